@@ -1,0 +1,172 @@
+"""Model and sample configuration with AI Toolkit's field names and defaults.
+
+Users move configs between AI Toolkit and this toolkit, so every key keeps its upstream name and default;
+only the fields the inference side uses are modelled, and unknown keys are kept in ``extra`` rather than
+rejected (an AI Toolkit training config carries many that do not concern generation).
+"""
+from __future__ import annotations
+
+import random
+import shlex
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any, Optional
+
+MAX_SEED = 2**32 - 1
+
+
+def _split_arch(arch: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+    """``zimage:turbo`` selects a variant in the UI; the model class only cares about the family."""
+    if not arch:
+        return None, None
+    name, _, tag = str(arch).partition(":")
+    return name, tag or None
+
+
+@dataclass
+class ModelConfig:
+    name_or_path: str
+    arch: Optional[str] = None
+    arch_tag: Optional[str] = None
+    extras_name_or_path: Optional[str] = None
+    dtype: str = "float16"
+    quantize: bool = False
+    qtype: str = "qfloat8"
+    quantize_te: Optional[bool] = None
+    qtype_te: str = "qfloat8"
+    low_vram: bool = False
+    layer_offloading: bool = False
+    layer_offloading_transformer_percent: float = 1.0
+    layer_offloading_text_encoder_percent: float = 1.0
+    lora_path: Optional[str] = None
+    lora_multiplier: float = 1.0
+    assistant_lora_path: Optional[str] = None
+    model_kwargs: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.name_or_path:
+            raise ValueError("ModelConfig: name_or_path is required")
+        arch, tag = _split_arch(self.arch)
+        self.arch = "flux" if arch == "flex1" else (arch or "sd1")
+        self.arch_tag = self.arch_tag or tag
+        self.extras_name_or_path = self.extras_name_or_path or self.name_or_path
+        if self.quantize_te is None:
+            self.quantize_te = self.quantize
+        if self.layer_offloading:
+            # AI Toolkit's layer offloading cannot run optimum-quanto types; it maps them to torchao's.
+            self.qtype = "float8" if self.qtype == "qfloat8" else self.qtype
+            self.qtype_te = "float8" if self.qtype_te == "qfloat8" else self.qtype_te
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ModelConfig":
+        data = dict(data)
+        if "auto_memory" in data and "layer_offloading" not in data:
+            data["layer_offloading"] = data.pop("auto_memory")
+        known = {f.name for f in fields(cls)} - {"extra"}
+        extra = {k: v for k, v in data.items() if k not in known}
+        return cls(**{k: v for k, v in data.items() if k in known}, extra=extra)
+
+    def identity(self) -> dict:
+        """Everything that decides which weights end up resident; the engine's holder fast path compares it."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        d.pop("arch_tag")
+        return d
+
+
+# Flags of AI Toolkit's inline prompt syntax: "a cat --w 512 --h 768 --seed 3 --n blurry".
+_PROMPT_FLAGS = {
+    "p2": ("prompt_2", str), "n": ("negative_prompt", str), "n2": ("negative_prompt_2", str),
+    "w": ("width", int), "h": ("height", int), "seed": ("seed", int), "d": ("seed", int),
+    "cfg": ("guidance_scale", float), "l": ("guidance_scale", float), "s": ("num_inference_steps", int),
+    "steps": ("num_inference_steps", int), "m": ("network_multiplier", float),
+    "network_multiplier": ("network_multiplier", float), "gr": ("guidance_rescale", float),
+    "frames": ("num_frames", int), "num_frames": ("num_frames", int), "fps": ("fps", int),
+    "ctrl_img": ("ctrl_img", str), "ctrl_idx": ("ctrl_idx", int),
+}
+
+
+@dataclass
+class GenerateImageConfig:
+    prompt: str = ""
+    prompt_2: Optional[str] = None
+    width: int = 512
+    height: int = 512
+    num_inference_steps: int = 50
+    guidance_scale: float = 7.5
+    negative_prompt: str = ""
+    negative_prompt_2: Optional[str] = None
+    seed: int = -1
+    network_multiplier: float = 1.0
+    guidance_rescale: float = 0.0
+    output_path: Optional[str] = None
+    output_folder: Optional[str] = None
+    output_ext: str = "png"
+    output_tail: str = ""
+    ctrl_img: Optional[str] = None
+    ctrl_img_1: Optional[str] = None
+    ctrl_img_2: Optional[str] = None
+    ctrl_img_3: Optional[str] = None
+    ctrl_idx: int = 0
+    num_frames: int = 1
+    fps: int = 15
+    # Audio families (not in AI Toolkit's GenerateImageConfig, which predates them in the engine).
+    duration_s: Optional[float] = None
+    lyrics: str = ""
+    extra_kwargs: dict = field(default_factory=dict)
+    gen_time: int = field(default_factory=lambda: int(time.time() * 1000))
+
+    def __post_init__(self):
+        self._apply_prompt_flags()
+        self.prompt_2 = self.prompt_2 if self.prompt_2 is not None else self.prompt
+        if self.negative_prompt_2 is None:
+            self.negative_prompt_2 = self.negative_prompt
+        self.ctrl_img_1 = self.ctrl_img_1 or self.ctrl_img
+        if self.seed is None or int(self.seed) < 0:
+            self.seed = random.randint(0, MAX_SEED)  # resolved here so it can be reported and replayed
+        self.output_ext = self.output_ext.lower().lstrip(".")
+
+    def _apply_prompt_flags(self):
+        """AI Toolkit splits on ``--``; a literal ``--`` in a prompt therefore ends the prompt."""
+        if "--" not in self.prompt:
+            return
+        head, *parts = self.prompt.split("--")
+        self.prompt = head.strip()
+        for part in parts:
+            words = shlex.split(part) if part.strip() else []
+            if not words:
+                continue
+            key, value = words[0], " ".join(words[1:])
+            if key not in _PROMPT_FLAGS:
+                continue
+            attr, cast = _PROMPT_FLAGS[key]
+            try:
+                setattr(self, attr, cast(value))
+            except ValueError as e:
+                raise ValueError(f"prompt flag --{key}: cannot read {value!r} as {cast.__name__}") from e
+
+    @property
+    def control_images(self) -> list[str]:
+        return [p for p in (self.ctrl_img_1, self.ctrl_img_2, self.ctrl_img_3) if p]
+
+    def snap_size(self, divisibility: int, minimum: Optional[int] = None) -> None:
+        """Floor width/height to what the arch can sample; AI Toolkit floors to 8 with a 64 minimum."""
+        minimum = minimum or divisibility
+        self.width = max(minimum, int(self.width) // divisibility * divisibility)
+        self.height = max(minimum, int(self.height) // divisibility * divisibility)
+
+    def snap_frames(self, temporal: int) -> None:
+        """Video VAEs compress time by ``temporal``: frame counts must be ``k * temporal + 1``."""
+        self.num_frames = max(1, (int(self.num_frames) - 1) // temporal * temporal + 1)
+
+    def get_image_path(self, count: int = 0, max_count: int = 0) -> str:
+        import os
+
+        if self.output_path:
+            return self.output_path
+        if not self.output_folder:
+            raise ValueError("GenerateImageConfig needs output_path or output_folder")
+        stem = f"{self.gen_time}_{str(count).zfill(len(str(max_count)))}"
+        if self.output_tail:
+            stem += f"_{self.output_tail}"
+        return os.path.join(self.output_folder, f"{stem}.{self.output_ext}")

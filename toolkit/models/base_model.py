@@ -1,0 +1,296 @@
+"""BaseModel: a family's components by role, its diffusers pipeline, and ``generate_images``.
+
+A family file (``toolkit/models/archs/<family>.py``) subclasses BaseModel and declares, as class attributes,
+everything a caller needs to know without loading weights: modality, pipeline class, component roles, latent
+spec, defaults and divisibility. The methods it overrides say how to call its pipeline and how to read what
+comes back. Loading, seeding, the step hook and state restoration live here once.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, ClassVar, Optional
+
+from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models.v2.mixin import import_class, load_component
+from toolkit.sample_step_hook import SchedulerStep, step_hook
+
+Hook = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class Component:
+    """One role of a pipeline. ``source`` says which config key supplies it: the denoiser comes from
+    ``name_or_path``; text encoders, tokenizers, VAE and scheduler from ``extras_name_or_path`` (AI Toolkit's
+    split, which is what lets two fine-tunes of one base share everything but the denoiser)."""
+
+    cls: str  # import path, or "auto" for the scheduler the checkpoint names
+    subfolder: str
+    source: str = "extras"  # "main" | "extras"
+    has_weights: bool = True  # tokenizers and schedulers take no dtype or device
+
+
+@dataclass(frozen=True)
+class LatentSpec:
+    """How streamed latents are laid out and how a client turns them into a preview.
+
+    Streamed latents are in the denoiser's space (what the scheduler steps), which is the space ComfyUI's
+    ``latent_rgb_factors`` were fitted in; ``scale``/``shift`` tell a client how to get back to VAE space."""
+
+    layout: str  # BCHW | BCFHW | BLC
+    channels: int
+    spatial_factor: int = 8
+    temporal_factor: int = 1
+    rgb_factors: Optional[tuple] = None  # channels x 3
+    rgb_bias: Optional[tuple] = None  # 3
+    scale: float = 1.0
+    shift: float = 0.0
+    factors_source: Optional[str] = None  # which ComfyUI latent format the numbers come from
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["rgb_factors"] = [list(r) for r in self.rgb_factors] if self.rgb_factors else None
+        d["rgb_bias"] = list(self.rgb_bias) if self.rgb_bias else None
+        return d
+
+
+@dataclass
+class GeneratedMedia:
+    """What a family hands back for saving: numpy arrays, never tensors, so media writing stays torch-free."""
+
+    kind: str  # image | video | audio
+    image: Any = None  # H x W x 3 uint8
+    frames: Any = None  # F x H x W x 3 uint8
+    audio: Any = None  # channels x samples float32
+    sample_rate: Optional[int] = None
+    fps: Optional[int] = None
+
+
+@dataclass
+class SampleStep:
+    """One denoising step as the engine sees it: latents come unpacked into the family's declared layout."""
+
+    step: int
+    num_steps: int
+    timestep: float
+    raw: SchedulerStep = field(repr=False)
+    model: "BaseModel" = field(repr=False)
+    gen: GenerateImageConfig = field(repr=False)
+
+    def latents(self, kind: str = "raw"):
+        tensor = self.raw.x0() if kind == "x0" else self.raw.sample
+        return self.model.unpack_latents(tensor, self.gen)
+
+
+class BaseModel:
+    arch: ClassVar[str]
+    modality: ClassVar[str]  # image | video | audio
+    pipeline_class: ClassVar[str]
+    components: ClassVar[dict[str, Component]]
+    pipeline_init_kwargs: ClassVar[dict] = {}
+    latent: ClassVar[LatentSpec]
+    divisibility: ClassVar[int] = 8
+    control_images: ClassVar[int] = 0  # how many control images a request must bring
+    defaults: ClassVar[dict] = {}  # width, height, num_inference_steps, guidance_scale, num_frames, fps, output_ext
+    output_exts: ClassVar[tuple] = ("png", "jpg", "webp")
+    native_resolution: ClassVar[int] = 1024
+    description: ClassVar[str] = ""
+
+    def __init__(self, device: str, model_config: ModelConfig, dtype: Optional[str] = None):
+        self.device = device
+        self.model_config = model_config
+        self.dtype = self._resolve_dtype(dtype or model_config.dtype, device)
+        self.parts: dict[str, Any] = {}
+        self.pipeline = None
+        self.sample_step_hook: Optional[Callable[[SampleStep], None]] = None
+        self._status_hooks: list[Hook] = []
+        self._after_sample_hooks: list[Hook] = []
+
+    @staticmethod
+    def _resolve_dtype(dtype: str, device: str) -> str:
+        # Half precision on CPU is slow and several CPU kernels lack it; it is a GPU setting.
+        if str(device).startswith("cpu") and dtype in ("float16", "fp16", "half"):
+            return "float32"
+        return dtype
+
+    # ------------------------------------------------------------------ hooks
+    def add_status_update_hook(self, fn: Hook) -> None:
+        self._status_hooks.append(fn)
+
+    def add_after_sample_image_hook(self, fn: Hook) -> None:
+        self._after_sample_hooks.append(fn)
+
+    def _status_update(self, message: str, stage: Optional[str] = None) -> None:
+        for fn in self._status_hooks:
+            fn(message, stage)
+
+    def print_and_status_update(self, message: str, stage: Optional[str] = None) -> None:
+        print(message, flush=True)
+        self._status_update(message, stage)
+
+    def _after_sample_image(self, index: int, total: int) -> None:
+        for fn in self._after_sample_hooks:
+            fn(index, total)
+
+    # ------------------------------------------------------------------ loading
+    def load_model(self) -> None:
+        for role, comp in self.components.items():
+            self.print_and_status_update(f"Loading {self.arch}: {role.replace('_', ' ')}", "loading")
+            self.parts[role] = self.load_component(role, comp)
+        self.pipeline = self.build_pipeline()
+
+    def load_component(self, role: str, comp: Component):
+        cfg = self.model_config
+        source = cfg.name_or_path if comp.source == "main" else cfg.extras_name_or_path
+        if not comp.has_weights:
+            return load_component(comp.cls, source, comp.subfolder)
+        return load_component(comp.cls, source, comp.subfolder, dtype=self.dtype, device=self.device,
+                              config_source=cfg.extras_name_or_path)
+
+    def build_pipeline(self):
+        pipe = import_class(f"diffusers.{self.pipeline_class}")(**self.parts, **self.pipeline_init_kwargs)
+        pipe.set_progress_bar_config(disable=True)
+        return pipe
+
+    def get_generation_pipeline(self):
+        if self.pipeline is None:
+            raise RuntimeError(f"{self.arch}: load_model() has not run")
+        return self.pipeline
+
+    # ------------------------------------------------------------------ per-family behaviour
+    def prepare_gen_config(self, gen: GenerateImageConfig) -> None:
+        """Snap sizes (and frames) to what the family can sample; callers report the snapped values."""
+        gen.snap_size(self.divisibility)
+        if self.modality == "video":
+            gen.snap_frames(self.latent.temporal_factor)
+
+    def pipeline_kwargs(self, gen: GenerateImageConfig) -> dict:
+        return dict(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, width=gen.width,
+                    height=gen.height, num_inference_steps=gen.num_inference_steps,
+                    guidance_scale=gen.guidance_scale, **gen.extra_kwargs)
+
+    def to_media(self, output, gen: GenerateImageConfig) -> GeneratedMedia:
+        import numpy as np
+
+        image = np.asarray(output.images[0])
+        return GeneratedMedia("image", image=(image.clip(0, 1) * 255).round().astype("uint8"))
+
+    def unpack_latents(self, latents, gen: GenerateImageConfig):
+        """Families whose pipelines pack latents into tokens override this to give the declared layout."""
+        return latents
+
+    def latent_shape(self, gen: GenerateImageConfig) -> tuple:
+        f = self.latent.spatial_factor
+        if self.latent.layout == "BCHW":
+            return (1, self.latent.channels, gen.height // f, gen.width // f)
+        if self.latent.layout == "BCFHW":
+            frames = (gen.num_frames - 1) // self.latent.temporal_factor + 1
+            return (1, self.latent.channels, frames, gen.height // f, gen.width // f)
+        raise NotImplementedError(f"{self.arch} must define latent_shape for layout {self.latent.layout}")
+
+    def generate_single_image(self, pipeline, gen: GenerateImageConfig, generator) -> GeneratedMedia:
+        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type="np")
+        return self.to_media(output, gen)
+
+    # ------------------------------------------------------------------ generation
+    def generate_images(self, image_configs: list[GenerateImageConfig], pipeline=None) -> list[dict]:
+        """Generate and save each config; returns the saved files' metadata in order.
+
+        RNG state and module placement are put back even when a hook raises (a cancel), so the next request on
+        this holder with the same seed reproduces an uncancelled run byte for byte."""
+        import torch
+
+        pipeline = pipeline or self.get_generation_pipeline()
+        rng = _RngState.capture()
+        placement = self._placement()
+        results = []
+        try:
+            for i, gen in enumerate(image_configs):
+                self.prepare_gen_config(gen)
+                media = self._sample(pipeline, gen)
+                self._status_update("Saving", "saving")
+                results.append(save_generated(media, gen, i, len(image_configs)))
+                self._after_sample_image(i, len(image_configs))
+        finally:
+            rng.restore()
+            self._restore_placement(placement)
+        return results
+
+    def _sample(self, pipeline, gen: GenerateImageConfig) -> GeneratedMedia:
+        import torch
+
+        torch.manual_seed(gen.seed)
+        generator = torch.Generator(device="cpu").manual_seed(gen.seed)
+        self._status_update("Encoding prompt", "encoding")
+        hook = self._step_callback(gen) if self.sample_step_hook else None
+        with torch.inference_mode(), step_hook(pipeline, hook):
+            return self.generate_single_image(pipeline, gen, generator)
+
+    def _step_callback(self, gen: GenerateImageConfig):
+        def on_step(raw: SchedulerStep) -> None:
+            if raw.index == 0:
+                self._status_update("Sampling", "sampling")
+            self.sample_step_hook(SampleStep(raw.index, raw.num_steps, raw.timestep, raw, self, gen))
+            if raw.index + 1 == raw.num_steps:
+                self._status_update("Decoding", "decoding")
+
+        return on_step
+
+    def _placement(self) -> dict:
+        return {role: _module_device(m) for role, m in self.parts.items() if _module_device(m) is not None}
+
+    def _restore_placement(self, placement: dict) -> None:
+        for role, device in placement.items():
+            module = self.parts[role]
+            if _module_device(module) != device:
+                module.to(device)
+
+    @classmethod
+    def describe(cls) -> dict:
+        """What ``GET /models`` serves for this family: enough for a client to build a form and a preview."""
+        return {
+            "arch": cls.arch, "modality": cls.modality, "description": cls.description,
+            "pipeline": cls.pipeline_class, "control_images": cls.control_images,
+            "divisibility": cls.divisibility, "native_resolution": cls.native_resolution,
+            "defaults": dict(cls.defaults), "output_exts": list(cls.output_exts),
+            "latent": cls.latent.to_dict(),
+        }
+
+
+def _module_device(module) -> Optional[str]:
+    params = getattr(module, "parameters", None)
+    if params is None:
+        return None
+    first = next(iter(params()), None)
+    return str(first.device) if first is not None else None
+
+
+class _RngState:
+    def __init__(self, cpu, cuda):
+        self.cpu, self.cuda = cpu, cuda
+
+    @classmethod
+    def capture(cls) -> "_RngState":
+        import torch
+
+        cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+        return cls(torch.get_rng_state(), cuda)
+
+    def restore(self) -> None:
+        import torch
+
+        torch.set_rng_state(self.cpu)
+        if self.cuda is not None:
+            torch.cuda.set_rng_state_all(self.cuda)
+
+
+def save_generated(media: GeneratedMedia, gen: GenerateImageConfig, count: int = 0, max_count: int = 0) -> dict:
+    """Atomic write of one result (temp file, thumbnail, then rename) through toolkit.media."""
+    from toolkit import media as media_io
+
+    path = gen.get_image_path(count, max_count)
+    if media.kind == "image":
+        return media_io.save_media(media.image, path)
+    if media.kind == "video":
+        return media_io.save_media(media.frames, path, fps=media.fps or gen.fps, audio=media.audio,
+                                   sample_rate=media.sample_rate)
+    return media_io.save_media(media.audio, path, sample_rate=media.sample_rate)

@@ -1,0 +1,136 @@
+"""The single load funnel: every component of every family is loaded by ``load_component``.
+
+One funnel means one place that resolves sources (hub id, local diffusers folder or one of its subfolders, a
+single ``.safetensors`` file with a config source, ``tiny:<arch>``), honours dtype, and, later, one place where
+the component pool decides hit or miss from exactly the arguments given here.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Optional
+
+DTYPES = {
+    "float16": "float16", "fp16": "float16", "half": "float16",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float32": "float32", "fp32": "float32", "float": "float32",
+}
+
+
+def torch_dtype(name: Optional[str]):
+    import torch
+
+    if name is None:
+        return None
+    if name not in DTYPES:
+        raise ValueError(f"dtype {name!r} is not one of {sorted(DTYPES)}")
+    return getattr(torch, DTYPES[name])
+
+
+def import_class(path: str):
+    """``"diffusers.AutoencoderKL"`` -> the class; arch files name classes by string so that importing the
+    registry does not import diffusers (the server and ``/models`` stay cheap)."""
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class ResolvedSource:
+    """Where a component's files are, after ``tiny:`` and local-folder resolution."""
+
+    path: str  # local folder, hub id or single file
+    subfolder: Optional[str]
+    single_file: bool = False
+    config_source: Optional[str] = None
+
+
+def resolve_source(name_or_path: str, subfolder: Optional[str], config_source: Optional[str] = None) -> ResolvedSource:
+    if name_or_path.startswith("tiny:"):
+        from toolkit.models.tiny import tiny_checkpoint
+
+        name_or_path = tiny_checkpoint(name_or_path[len("tiny:"):])
+    if name_or_path.endswith(".safetensors"):
+        if not os.path.isfile(name_or_path):
+            raise FileNotFoundError(f"single-file checkpoint {name_or_path!r} does not exist")
+        if not config_source:
+            raise ValueError(f"{name_or_path!r} is a single file: its config comes from extras_name_or_path, which is not set")
+        return ResolvedSource(name_or_path, subfolder, True, resolve_source(config_source, None).path)
+    if os.path.isdir(name_or_path):
+        path = os.path.abspath(name_or_path)
+        # A local folder may be the whole pipeline or just this component's folder.
+        if subfolder and not os.path.isdir(os.path.join(path, subfolder)):
+            subfolder = None
+        return ResolvedSource(path, subfolder)
+    if os.path.isabs(name_or_path) or name_or_path.startswith((".", "~")) or name_or_path.count("/") != 1:
+        # Hub ids are exactly "org/name"; anything else was meant as a local path.
+        raise FileNotFoundError(f"model path {name_or_path!r} does not exist (and is not a hub id 'org/name')")
+    return ResolvedSource(name_or_path, subfolder)
+
+
+def _scheduler_class(src: ResolvedSource):
+    """A checkpoint ships the scheduler it was tuned for (SD1.5: PNDM, Wan: UniPC); take that class."""
+    import diffusers
+
+    from huggingface_hub import hf_hub_download
+
+    folder = os.path.join(src.path, src.subfolder or "")
+    if os.path.isdir(src.path):
+        cfg_path = os.path.join(folder, "scheduler_config.json")
+    else:
+        cfg_path = hf_hub_download(src.path, "scheduler_config.json", subfolder=src.subfolder)
+    with open(cfg_path) as f:
+        return getattr(diffusers, json.load(f)["_class_name"])
+
+
+def _load_single_file(cls, src: ResolvedSource, dtype):
+    """Build the module from its config on the meta device, then assign the file's tensors (no double RAM)."""
+    from accelerate import init_empty_weights
+    from safetensors.torch import load_file
+
+    if hasattr(cls, "load_config"):  # diffusers model
+        config = cls.load_config(src.config_source, subfolder=src.subfolder)
+        with init_empty_weights():
+            module = cls.from_config(config)
+    else:  # transformers model
+        config = cls.config_class.from_pretrained(src.config_source, subfolder=src.subfolder or "")
+        with init_empty_weights():
+            module = cls._from_config(config)
+    state = load_file(src.path)
+    if dtype is not None:
+        state = {k: v.to(dtype) if v.is_floating_point() else v for k, v in state.items()}
+    missing, unexpected = module.load_state_dict(state, strict=False, assign=True)
+    if missing or unexpected:
+        raise ValueError(f"{src.path}: {len(missing)} missing and {len(unexpected)} unexpected keys "
+                         f"for {cls.__name__} (first: {(missing or unexpected)[:3]})")
+    return module.eval()
+
+
+def _quiet_progress_bars() -> None:
+    """Per-file "Loading weights" bars would flood job logs and the engine's console on every swap."""
+    from diffusers.utils import logging as diffusers_logging
+    from transformers.utils import logging as transformers_logging
+
+    diffusers_logging.disable_progress_bar()
+    transformers_logging.disable_progress_bar()
+
+
+def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = None, dtype: Optional[str] = None,
+                   device: Optional[str] = None, config_source: Optional[str] = None) -> Any:
+    """Load one component. ``cls_path`` ``"auto"`` means "the scheduler class the checkpoint names"."""
+    _quiet_progress_bars()
+    src = resolve_source(name_or_path, subfolder, config_source)
+    cls = _scheduler_class(src) if cls_path == "auto" else import_class(cls_path)
+    kwargs = {"subfolder": src.subfolder} if src.subfolder else {}
+    if src.single_file:
+        module = _load_single_file(cls, src, torch_dtype(dtype))
+    elif dtype is not None:
+        module = cls.from_pretrained(src.path, torch_dtype=torch_dtype(dtype), **kwargs)
+    else:
+        module = cls.from_pretrained(src.path, **kwargs)
+    if hasattr(module, "eval"):
+        module.eval()
+    if device is not None and hasattr(module, "to") and hasattr(module, "parameters"):
+        module.to(device)
+    return module

@@ -1,0 +1,102 @@
+"""One per-step hook for every family: a wrap of ``pipe.scheduler.step``.
+
+Every diffusers denoising loop calls ``self.scheduler.step`` exactly once per step, while
+``callback_on_step_end`` is missing from several pipelines (Stable Audio, PixArt, HunyuanVideo 1.5), so the
+scheduler is the one place that sees every family. Two traps shape this file (ref/python-stack.md §4.3):
+
+* the wrapper keeps ``step``'s signature (``functools.wraps``): pipelines inspect it to decide whether to pass
+  ``generator``/``eta``, and a hidden signature silently unseeds SDE samplers;
+* it is installed as a bound method on the instance (``types.MethodType``): LTX-2 and SkyReels deep-copy the
+  scheduler, and a deep copy rebinds bound methods to the copy instead of stepping the original twice.
+
+Without a hook nothing is installed, so plain generation pays nothing.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import types
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+
+class GenerationCancelled(Exception):
+    """Raised from a hook to stop sampling; the pipeline unwinds and the holder stays usable."""
+
+
+@dataclass
+class SchedulerStep:
+    """What one ``scheduler.step`` call saw. ``x0()`` is computed only when asked for."""
+
+    index: int
+    num_steps: int
+    timestep: float
+    sample: Any  # x_t after the step (what the scheduler returns)
+    model_output: Any
+    input_sample: Any
+    sigma: Optional[float]
+    pred_original_sample: Any = None
+
+    def x0(self):
+        """The denoised estimate: the scheduler's own where it gives one, else x_t - sigma * v (flow matching)."""
+        if self.pred_original_sample is not None:
+            return self.pred_original_sample
+        if self.sigma is None:
+            return self.sample
+        return self.input_sample - self.sigma * self.model_output
+
+
+def _sigma_of_step(scheduler) -> Optional[float]:
+    """Sigma at the step that just ran (``step_index`` has already advanced) for sigma-indexed schedulers."""
+    sigmas = getattr(scheduler, "sigmas", None)
+    index = getattr(scheduler, "step_index", None)
+    if sigmas is None or index is None or not 0 < index <= len(sigmas):
+        return None
+    return float(sigmas[index - 1])
+
+
+def _unpack_output(out):
+    if isinstance(out, tuple):
+        return out[0], None
+    return out.prev_sample, getattr(out, "pred_original_sample", None)
+
+
+@contextlib.contextmanager
+def step_hook(pipe, on_step: Optional[Callable[[SchedulerStep], None]], only_primary: bool = True):
+    """Call ``on_step`` after each step of ``pipe.scheduler`` inside the ``with`` block.
+
+    ``only_primary`` ignores deep copies of the scheduler (LTX-2's audio scheduler), so one call is one step.
+    """
+    if on_step is None:
+        yield None
+        return
+    sched = pipe.scheduler
+    cls_step = type(sched).step
+    state = {"i": 0}
+
+    @functools.wraps(cls_step)
+    def hooked(self, model_output, timestep, sample, *args, **kwargs):
+        out = cls_step(self, model_output, timestep, sample, *args, **kwargs)
+        if only_primary and self is not sched:
+            return out
+        prev, pred_x0 = _unpack_output(out)
+        timesteps = getattr(self, "timesteps", None)
+        info = SchedulerStep(
+            index=state["i"],
+            num_steps=len(timesteps) if timesteps is not None else 0,
+            timestep=float(timestep) if hasattr(timestep, "__float__") or isinstance(timestep, (int, float)) else 0.0,
+            sample=prev,
+            model_output=model_output,
+            input_sample=sample,
+            sigma=_sigma_of_step(self),
+            pred_original_sample=pred_x0,
+        )
+        state["i"] += 1
+        on_step(info)
+        return out
+
+    sched.step = types.MethodType(hooked, sched)
+    try:
+        yield state
+    finally:
+        sched.__dict__.pop("step", None)
