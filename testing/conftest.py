@@ -1,0 +1,19 @@
+"""Suite-wide settings: offline, and one tiny-checkpoint cache per test session (subprocesses inherit it)."""
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # a test that tries to download fails instead of hanging
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tiny_cache(tmp_path_factory):
+    if not os.environ.get("AITK_TINY_CACHE"):
+        os.environ["AITK_TINY_CACHE"] = str(tmp_path_factory.mktemp("tiny_cache"))
+    return os.environ["AITK_TINY_CACHE"]

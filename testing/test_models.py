@@ -1,0 +1,157 @@
+"""The model layer on real tiny checkpoints: loading through from_pretrained, the step hook, cancel, replay."""
+import copy
+import inspect
+
+import numpy as np
+import pytest
+import torch
+
+from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.media import probe
+from toolkit.models.registry import ARCHS, get_model_class
+from toolkit.sample_step_hook import GenerationCancelled, step_hook
+
+# Small but real sample settings per family: what each test generates.
+SAMPLES = {
+    "sd1": dict(width=64, height=64, output_ext="png"),
+    "flux": dict(width=64, height=64, output_ext="png"),
+    "wan21": dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp"),
+    "ace_step_15": dict(duration_s=2.0, output_ext="wav"),
+}
+STEPS = 3
+
+
+@pytest.fixture(scope="module", params=sorted(SAMPLES))
+def model(request, tiny_cache):
+    arch = request.param
+    m = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
+    m.load_model()
+    return m
+
+
+def gen_config(model, folder, seed=11, **overrides) -> GenerateImageConfig:
+    kw = dict(SAMPLES[model.arch], prompt="a red circle on a blue background", num_inference_steps=STEPS,
+              guidance_scale=4.0, seed=seed, output_folder=str(folder))
+    kw.update(overrides)
+    return GenerateImageConfig(**kw)
+
+
+def test_every_registered_arch_has_a_sample_setting():
+    assert sorted(SAMPLES) == sorted(ARCHS)
+
+
+def test_hook_fires_once_per_step_with_declared_latent_shape(model, tmp_path):
+    seen = []
+    model.sample_step_hook = lambda s: seen.append((s.step, s.num_steps, s.latents(), s.latents("x0")))
+    gen = gen_config(model, tmp_path)
+    try:
+        [result] = model.generate_images([gen])
+    finally:
+        model.sample_step_hook = None
+    assert [s[0] for s in seen] == list(range(STEPS))
+    assert all(s[1] == STEPS for s in seen)
+    declared = model.latent_shape(gen)
+    assert len(declared) == len(model.latent.layout)
+    for _, _, latents, x0 in seen:
+        assert tuple(latents.shape) == declared
+        assert tuple(x0.shape) == declared
+        assert torch.isfinite(latents).all() and torch.isfinite(x0).all()
+    assert result["kind"] == model.modality
+
+
+def test_cancel_then_same_seed_is_byte_identical_to_uncancelled(model, tmp_path):
+    reference = model.generate_images([gen_config(model, tmp_path / "a")])[0]
+
+    def cancel_at_step_1(step):
+        if step.step == 1:
+            raise GenerationCancelled()
+
+    model.sample_step_hook = cancel_at_step_1
+    with pytest.raises(GenerationCancelled):
+        model.generate_images([gen_config(model, tmp_path / "cancelled")])
+    model.sample_step_hook = None
+    assert not (tmp_path / "cancelled").exists() or not any(p.is_file() for p in (tmp_path / "cancelled").iterdir())
+
+    replay = model.generate_images([gen_config(model, tmp_path / "b")])[0]
+    with open(reference["path"], "rb") as a, open(replay["path"], "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_different_seeds_differ(model, tmp_path):
+    a = model.generate_images([gen_config(model, tmp_path / "a", seed=1)])[0]
+    b = model.generate_images([gen_config(model, tmp_path / "b", seed=2)])[0]
+    with open(a["path"], "rb") as fa, open(b["path"], "rb") as fb:
+        assert fa.read() != fb.read()
+
+
+def test_outputs_have_requested_size_frames_or_duration(model, tmp_path):
+    gen = gen_config(model, tmp_path)
+    [result] = model.generate_images([gen])
+    info = probe(result["path"])
+    assert info["kind"] == model.modality
+    if model.modality == "image":
+        assert (info["width"], info["height"]) == (64, 64)
+    elif model.modality == "video":
+        assert (info["width"], info["height"], info["frames"]) == (64, 64, 9)
+    else:
+        assert info["duration_s"] == pytest.approx(2.0, abs=1 / 25)
+
+
+def test_rng_state_is_restored_after_generation_and_after_cancel(model, tmp_path):
+    torch.manual_seed(1234)
+    before = torch.get_rng_state()
+    model.generate_images([gen_config(model, tmp_path)])
+    assert torch.equal(before, torch.get_rng_state())
+
+    model.sample_step_hook = lambda s: (_ for _ in ()).throw(GenerationCancelled())
+    try:
+        with pytest.raises(GenerationCancelled):
+            model.generate_images([gen_config(model, tmp_path / "x")])
+    finally:
+        model.sample_step_hook = None
+    assert torch.equal(before, torch.get_rng_state())
+
+
+@pytest.mark.parametrize("arch", [a for a in sorted(SAMPLES) if get_model_class(a).modality != "audio"])
+def test_sizes_are_floored_to_the_arch_divisibility(arch, tmp_path):
+    model = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))  # not loaded
+    gen = gen_config(model, tmp_path, width=64 + model.divisibility - 1, height=64 + model.divisibility + 1)
+    model.prepare_gen_config(gen)
+    assert (gen.width, gen.height) == (64, 64 + model.divisibility)
+
+
+def test_video_frames_are_snapped_to_the_temporal_compression(tmp_path):
+    model = get_model_class("wan21")("cpu", ModelConfig(name_or_path="tiny:wan21", arch="wan21"))
+    gen = gen_config(model, tmp_path, num_frames=12)
+    model.prepare_gen_config(gen)
+    assert gen.num_frames == 9  # 4k + 1
+
+
+# ------------------------------------------------------------------ the hook mechanism itself
+@pytest.fixture(scope="module")
+def sd1(tiny_cache):
+    m = get_model_class("sd1")("cpu", ModelConfig(name_or_path="tiny:sd1", arch="sd1"))
+    m.load_model()
+    return m
+
+
+def test_without_hook_nothing_is_installed(sd1):
+    with step_hook(sd1.pipeline, None):
+        assert "step" not in sd1.pipeline.scheduler.__dict__
+
+
+def test_hook_keeps_signature_and_is_removed_afterwards(sd1):
+    sched = sd1.pipeline.scheduler
+    original = inspect.signature(type(sched).step.__get__(sched))
+    with step_hook(sd1.pipeline, lambda s: None):
+        assert inspect.signature(sched.step) == original
+        assert "generator" in inspect.signature(sched.step).parameters
+    assert "step" not in sched.__dict__
+
+
+def test_hook_is_a_bound_method_that_deepcopy_rebinds(sd1):
+    sched = sd1.pipeline.scheduler
+    with step_hook(sd1.pipeline, lambda s: None):
+        clone = copy.deepcopy(sched)
+        assert clone.step.__self__ is clone
+        assert sched.step.__self__ is sched
