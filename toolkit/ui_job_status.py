@@ -157,19 +157,20 @@ class UIJobStatus:
 
     def _retry(self, operation: Callable[[], T]) -> T:
         """Run `operation`, backing off while another connection holds the write lock."""
-        for attempt in range(self.max_attempts):
+        attempt = 0
+        while True:
             try:
                 return operation()
             except sqlite3.OperationalError as exc:
-                if "database is locked" not in str(exc) or attempt == self.max_attempts - 1:
+                attempt += 1
+                if "database is locked" not in str(exc) or attempt >= self.max_attempts:
                     raise
-                delay = self.base_delay * (2**attempt)
+                delay = self.base_delay * 2 ** (attempt - 1)
                 print(
                     f"[AITK] Database locked, retrying in {delay:.2f}s "
-                    f"(attempt {attempt + 1}/{self.max_attempts})"
+                    f"(attempt {attempt}/{self.max_attempts})"
                 )
                 time.sleep(delay)
-        raise AssertionError("unreachable")
 
     def _write(self, sql: str, params: tuple) -> None:
         def operation() -> None:
