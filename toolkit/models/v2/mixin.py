@@ -32,6 +32,7 @@ def torch_dtype(name: Optional[str]):
 def import_class(path: str):
     """``"diffusers.AutoencoderKL"`` -> the class; arch files name classes by string so that importing the
     registry does not import diffusers (the server and ``/models`` stay cheap)."""
+    _quiet_library_logs()
     module, _, name = path.rpartition(".")
     return getattr(importlib.import_module(module), name)
 
@@ -107,19 +108,28 @@ def _load_single_file(cls, src: ResolvedSource, dtype):
     return module.eval()
 
 
-def _quiet_progress_bars() -> None:
-    """Per-file "Loading weights" bars would flood job logs and the engine's console on every swap."""
+def _quiet_library_logs() -> None:
+    """Per-file "Loading weights" bars would flood job logs and the engine's console on every swap, and
+    transformers 5 announces on each pipeline import that image processors fall back without torchvision
+    (no pipeline here needs torchvision). Filters go on the library's handler: child loggers emit these."""
     from diffusers.utils import logging as diffusers_logging
     from transformers.utils import logging as transformers_logging
 
     diffusers_logging.disable_progress_bar()
     transformers_logging.disable_progress_bar()
+    for handler in transformers_logging.get_logger().handlers:
+        if not any(isinstance(f, _DropTorchvisionNotice) for f in handler.filters):
+            handler.addFilter(_DropTorchvisionNotice())
+
+
+class _DropTorchvisionNotice:
+    def filter(self, record) -> bool:
+        return "requires torchvision" not in record.getMessage()
 
 
 def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = None, dtype: Optional[str] = None,
                    device: Optional[str] = None, config_source: Optional[str] = None) -> Any:
     """Load one component. ``cls_path`` ``"auto"`` means "the scheduler class the checkpoint names"."""
-    _quiet_progress_bars()
     src = resolve_source(name_or_path, subfolder, config_source)
     cls = _scheduler_class(src) if cls_path == "auto" else import_class(cls_path)
     kwargs = {"subfolder": src.subfolder} if src.subfolder else {}

@@ -1,0 +1,95 @@
+"""The engine as a job process: Job-row status, the server's lifecycle, engine.json, the main-thread loop.
+
+Stopping is always the same path, whatever asked for it (Job.stop from the UI, SIGINT, SIGTERM): a
+KeyboardInterrupt in the main thread, then in-flight streams end with an ``error`` frame, the server stops,
+engine.json is removed, memory is freed, and run.py records ``stopped`` and exits 0.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import threading
+import time
+
+from jobs.process.BaseExtensionProcess import BaseExtensionProcess
+from toolkit.paths import TOOLKIT_ROOT
+from toolkit.ui_job_status import DEFAULT_SQLITE_DB_PATH, UIJobStatus
+
+STREAM_FLUSH_S = 2.0  # how long closing streams get to deliver their last frames before the server stops
+
+
+class InferenceEngine(BaseExtensionProcess):
+    def __init__(self, process_id, job, config):
+        super().__init__(process_id, job, config)
+        self.ui = UIJobStatus(self.get_conf("sqlite_db_path", DEFAULT_SQLITE_DB_PATH))
+        self.device_name = self.get_conf("device", getattr(job, "device", None) or "auto")
+        training_folder = self.get_conf("training_folder", os.path.join(TOOLKIT_ROOT, "output"))
+        self.job_folder = os.path.abspath(self.get_conf("engine.job_folder", os.path.join(training_folder, job.name)))
+        self.output_folder = os.path.abspath(self.get_conf("engine.output_folder", os.path.join(self.job_folder, "outputs")))
+        self.assets_folder = os.path.abspath(self.get_conf("engine.assets_folder", os.path.join(self.job_folder, "assets")))
+        self.idle_unload_seconds = float(self.get_conf("engine.idle_unload_seconds", 0))
+        self.default_model = self.get_conf("engine.default_model")
+        self.engine_json = os.path.join(self.job_folder, "engine.json")
+        self.stop_event = threading.Event()
+
+    def run(self):
+        from extensions_built_in.inference_engine.engine import Engine
+        from extensions_built_in.inference_engine.server import EngineServer
+        from toolkit.device import resolve_device
+
+        self.ui.update_status("running", "Starting server")
+        self.ui.start_stop_watcher()
+        previous_sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        os.makedirs(self.job_folder, exist_ok=True)
+        engine = Engine(resolve_device(self.device_name), self.output_folder, self.assets_folder,
+                        idle_unload_seconds=self.idle_unload_seconds, on_info=lambda text: self.ui.update(info=text))
+        token = secrets.token_urlsafe(32)
+        server = EngineServer(engine, token)
+        try:
+            port = server.start()
+            self.write_engine_json(server.host, port, token)
+            print(f"Inference engine listening on http://{server.host}:{port} (device {engine.device})\n"
+                  f"  token and endpoint: {self.engine_json}\n"
+                  f"  outputs: {self.output_folder}", flush=True)
+            if self.default_model:
+                engine.load_default(dict(self.default_model))
+            engine.serve(self.stop_event)
+        finally:
+            engine.shutdown("Engine stopping")
+            _wait_for_streams(engine, STREAM_FLUSH_S)
+            server.stop()
+            self.remove_engine_json()
+            engine.unload_all()
+            signal.signal(signal.SIGTERM, previous_sigterm)
+
+    def write_engine_json(self, host: str, port: int, token: str) -> None:
+        """0600 from the first byte: the token in it is the only key to the engine."""
+        data = {"host": host, "port": port, "token": token, "pid": os.getpid(), "started_at": time.time(),
+                "url": f"http://{host}:{port}", "output_folder": self.output_folder}
+        tmp = self.engine_json + ".tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2)
+        os.replace(tmp, self.engine_json)
+
+    def remove_engine_json(self) -> None:
+        try:
+            os.remove(self.engine_json)
+        except FileNotFoundError:
+            pass
+
+    def on_error(self, e):
+        self.stop_event.set()
+        self.ui.on_error(e)
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _wait_for_streams(engine, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and engine.open_streams():
+        time.sleep(0.05)

@@ -1,0 +1,484 @@
+"""The engine: request queue, the active model holder, and the generation loop on the main thread.
+
+The server thread only calls the quick, torch-free methods (``submit``, ``cancel``, ``queue_snapshot``,
+``health``, ``run_on_main``); everything that touches weights runs on the main thread in ``serve``, one
+generation at a time, in FIFO order. Frames go to each request's :class:`FrameStream`, so nothing here waits on
+a client.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import queue
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional
+
+from extensions_built_in.inference_engine.latent_preview import preview_shape, shrink
+from extensions_built_in.inference_engine.stream import FrameStream
+from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
+from toolkit.sample_step_hook import GenerationCancelled
+
+INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step would cost more than the step
+
+
+class BadRequest(ValueError):
+    """A request the engine cannot run; ``loc`` names the field, as FastAPI's own 422s do."""
+
+    def __init__(self, loc: tuple, message: str):
+        super().__init__(message)
+        self.loc = loc
+
+
+@dataclass
+class StreamOptions:
+    latents: str = "raw"  # raw | x0 | none
+    every_n_steps: int = 1
+    max_frames: int = 0  # 0: every latent frame
+    downsample: int = 1
+
+
+@dataclass
+class Request:
+    id: str
+    model_class: type
+    model: ModelConfig
+    sample: GenerateImageConfig
+    options: StreamOptions
+    stream: FrameStream
+    body: dict
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    stage: str = "queued"
+    message: str = "Waiting in queue"
+    created: float = field(default_factory=time.time)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def output_kind(self) -> str:
+        return self.model_class.modality
+
+
+class Engine:
+    def __init__(self, device: str, output_folder: str, assets_folder: str, files_url_prefix: str = "/api/files",
+                 idle_unload_seconds: float = 0, on_info: Optional[Callable[[str], None]] = None):
+        self.device = device
+        self.output_folder = os.path.abspath(output_folder)
+        self.assets_folder = os.path.abspath(assets_folder)
+        self.files_url_prefix = files_url_prefix
+        self.idle_unload_seconds = idle_unload_seconds
+        self._on_info = on_info or (lambda text: None)
+        self._lock = threading.Lock()
+        self._pending: list[Request] = []
+        self._wake = threading.Condition(self._lock)
+        self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
+        self.running: Optional[Request] = None
+        self.holder = None
+        self.holder_identity: Optional[dict] = None
+        self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
+        self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
+        self._last_info = (0.0, "")
+        self._idle_since = time.monotonic()
+        os.makedirs(self.output_folder, exist_ok=True)
+        os.makedirs(self.assets_folder, exist_ok=True)
+
+    # ================================================================== server-thread API (no torch)
+    def models(self) -> list[dict]:
+        return [get_model_class(a).describe() for a in ARCHS]
+
+    def resolve(self, model: dict, sample: dict, stream: dict) -> tuple:
+        """Semantic checks on an already type-checked body; every failure names its field."""
+        try:
+            model_class = get_model_class(model.get("arch") or "sd1")
+        except UnknownArchError as e:
+            raise BadRequest(("body", "model", "arch"), str(e)) from None
+        model_config = ModelConfig.from_dict(model)
+        sample = {k: v for k, v in sample.items() if v is not None}
+        merged = {**{k: v for k, v in model_class.defaults.items()}, **sample}
+        if merged.get("output_ext") not in model_class.output_exts:
+            raise BadRequest(("body", "sample", "output_ext"),
+                             f"{model_class.arch} writes {', '.join(model_class.output_exts)}, not {merged.get('output_ext')!r}")
+        for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3"):
+            if merged.get(key):
+                merged[key] = self.resolve_image_ref(merged[key], ("body", "sample", key))
+        try:
+            gen = GenerateImageConfig(**merged)
+        except (TypeError, ValueError) as e:
+            raise BadRequest(("body", "sample"), str(e)) from None
+        if len(gen.control_images) < model_class.control_images:
+            raise BadRequest(("body", "sample", "ctrl_img"),
+                             f"{model_class.arch} needs {model_class.control_images} control image(s): upload one to "
+                             f"/assets and pass its id as ctrl_img")
+        model_class("cpu", model_config).prepare_gen_config(gen)  # snapping needs no weights
+        return model_class, model_config, gen, StreamOptions(**stream)
+
+    def resolve_image_ref(self, ref: str, loc: tuple) -> str:
+        """An uploaded asset id, or a server path inside the assets or output folder; nothing else."""
+        candidates = [os.path.join(self.assets_folder, name) for name in os.listdir(self.assets_folder)
+                      if os.path.splitext(name)[0] == ref] if _is_asset_id(ref) else []
+        if candidates:
+            return candidates[0]
+        if _is_asset_id(ref):
+            raise BadRequest(loc, f"unknown asset id {ref!r}: upload the image to /assets first")
+        path = os.path.realpath(ref)
+        for root in (self.assets_folder, self.output_folder):
+            if path.startswith(os.path.realpath(root) + os.sep) and os.path.isfile(path):
+                return path
+        raise BadRequest(loc, f"{ref!r} is neither an asset id nor a file inside the engine's assets or output folder")
+
+    def submit(self, model: dict, sample: dict, stream: dict, frames: FrameStream) -> Request:
+        model_class, model_config, gen, options = self.resolve(model, sample, stream)
+        req = Request(frames.request_id, model_class, model_config, gen, options, frames,
+                      body={"model": model, "sample": sample, "stream": stream})
+        gen.output_path = os.path.join(self.output_folder, f"{req.id}.{gen.output_ext}")
+        frames.emit("start", config=self.resolved_config(req), output={"kind": req.output_kind, "ext": gen.output_ext},
+                    latent=self.latent_spec(req))
+        with self._lock:
+            self._pending.append(req)
+            self._recent.append(req)
+            self.counters["requests"] += 1
+            position = len(self._pending)  # 1-based place in line; the running request is 0
+            self._wake.notify()
+        frames.emit("status", stage="queued", message="Waiting in queue", position=position)
+        return req
+
+    def resolved_config(self, req: Request) -> dict:
+        sample = {k: v for k, v in asdict(req.sample).items() if k not in ("output_path", "output_folder", "gen_time")}
+        return {"model": req.model.identity() | {"arch": req.model_class.arch}, "sample": sample,
+                "stream": asdict(req.options)}
+
+    def latent_spec(self, req: Request) -> dict:
+        spec = req.model_class.latent.to_dict()
+        shape = req.model_class("cpu", req.model).latent_shape(req.sample)
+        spec["shape"] = list(preview_shape(shape, spec["layout"], req.options.max_frames, req.options.downsample))
+        spec["kind"] = req.options.latents
+        spec["every_n_steps"] = req.options.every_n_steps
+        return spec
+
+    def position_field(self, req: Request) -> dict:
+        """``{"position": n}`` while queued (1-based place in line), ``{}`` once it runs."""
+        with self._lock:
+            if req in self._pending:
+                return {"position": self._pending.index(req) + 1}
+        return {}
+
+    def new_request_id(self) -> str:
+        return uuid.uuid4().hex
+
+    def cancel(self, request_id: str) -> Optional[str]:
+        """'cancelled' (was queued, now removed), 'cancelling' (running; stops at the next step) or None."""
+        with self._lock:
+            for req in self._pending:
+                if req.id == request_id:
+                    self._pending.remove(req)
+                    req.cancelled.set()
+                    break
+            else:
+                req = None
+            running = self.running if self.running and self.running.id == request_id else None
+        if req is not None:
+            req.stream.finish(False, "cancelled", "Cancelled while queued")
+            self._announce_positions()
+            return "cancelled"
+        if running is not None:
+            running.cancelled.set()
+            return "cancelling"
+        if any(r.id == request_id for r in list(self._recent)):
+            return "finished"
+        return None
+
+    def open_streams(self) -> list[Request]:
+        return [r for r in list(self._recent) if not r.stream.drained]
+
+    def queue_snapshot(self) -> dict:
+        with self._lock:
+            running = self.running
+            pending = list(self._pending)
+        def row(req: Request, position: int) -> dict:
+            return {"request_id": req.id, "arch": req.model_class.arch, "name_or_path": req.model.name_or_path,
+                    "prompt": req.sample.prompt, "stage": req.stage, "position": position, "created": req.created}
+        return {"running": row(running, 0) if running else None,
+                "pending": [row(r, i + 1) for i, r in enumerate(pending)]}
+
+    def health(self) -> dict:
+        with self._lock:
+            busy, queued = self.running is not None, len(self._pending)
+        active = None
+        if self.holder is not None:
+            active = {"arch": self.holder.arch, "name_or_path": self.holder.model_config.name_or_path,
+                      "config": self.holder_identity}
+        return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": [],
+                "counters": dict(self.counters), "device": self.device, "vram": _vram()}
+
+    def run_on_main(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:
+        """Run ``fn`` on the main thread between generations (model state is only touched there)."""
+        reply: queue.Queue = queue.Queue(maxsize=1)
+        self._tasks.put((fn, reply))
+        with self._lock:
+            self._wake.notify()
+        ok, value = reply.get(timeout=timeout)
+        if not ok:
+            raise value
+        return value
+
+    def list_outputs(self, limit: int = 100) -> list[dict]:
+        entries = []
+        for name in os.listdir(self.output_folder):
+            path = os.path.join(self.output_folder, name)
+            if name.startswith(".") or name.endswith(".json") or not os.path.isfile(path):
+                continue
+            sidecar = os.path.splitext(path)[0] + ".json"
+            meta = _read_json(sidecar)
+            entries.append({"name": name, "path": path, "url": self.file_url(path), "bytes": os.path.getsize(path),
+                            "mtime": os.path.getmtime(path), "meta": meta})
+        entries.sort(key=lambda e: e["mtime"], reverse=True)
+        return entries[:limit]
+
+    def file_url(self, path: str) -> str:
+        from urllib.parse import quote
+
+        return f"{self.files_url_prefix}/{quote(os.path.abspath(path), safe='')}"
+
+    # ================================================================== main thread
+    def serve(self, stop: threading.Event) -> None:
+        self._set_info(self._idle_text(), force=True)
+        while not stop.is_set():
+            self._run_tasks()
+            req = self._next_request(timeout=0.5)
+            if req is None:
+                self._maybe_idle_unload()
+                continue
+            self._execute(req)
+            self._idle_since = time.monotonic()
+            self._set_info(self._idle_text(), force=True)
+
+    def _next_request(self, timeout: float) -> Optional[Request]:
+        with self._lock:
+            if not self._pending and self._tasks.empty():
+                self._wake.wait(timeout)
+            if not self._pending:
+                return None
+            self.running = self._pending.pop(0)
+        self._announce_positions()
+        return self.running
+
+    def _run_tasks(self) -> None:
+        while True:
+            try:
+                fn, reply = self._tasks.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                reply.put((True, fn()))
+            except Exception as e:  # handed back to the caller's thread
+                reply.put((False, e))
+
+    def _announce_positions(self) -> None:
+        with self._lock:
+            pending = list(self._pending)
+        for i, req in enumerate(pending):
+            req.stream.emit("status", stage="queued", message="Waiting in queue", position=i + 1)
+
+    def _execute(self, req: Request) -> None:
+        started = time.monotonic()
+        req.timings["queued_s"] = round(time.time() - req.created, 4)
+        try:
+            if req.cancelled.is_set():
+                raise GenerationCancelled()
+            holder = self._holder_for(req)
+            req.timings["load_s"] = round(time.monotonic() - started, 4)
+            result = self._generate(holder, req)
+            req.timings["total_s"] = round(time.monotonic() - started, 4)
+            self._write_sidecar(req, result)
+            req.stream.emit("result", path=result["path"], url=self.file_url(result["path"]), kind=result["kind"],
+                            ext=result["ext"], width=result.get("width"), height=result.get("height"),
+                            frames=result.get("frames"), fps=result.get("fps"), sample_rate=result.get("sample_rate"),
+                            duration_s=result.get("duration_s"), bytes=result["bytes"], timings=req.timings,
+                            seed=req.sample.seed)
+            req.stream.finish(True)
+        except GenerationCancelled:
+            req.stream.finish(False, "cancelled", "Cancelled")
+        except LoadFailed as e:
+            req.stream.finish(False, "load_failed", str(e))
+        except Exception as e:
+            if _is_oom(e):
+                self._free_after_oom()
+                req.stream.finish(False, "oom", f"Out of memory: {e}".splitlines()[0][:500])
+            else:
+                req.stream.finish(False, "internal", f"{type(e).__name__}: {e}"[:2000])
+        except BaseException:  # KeyboardInterrupt: the engine is stopping mid-request
+            req.stream.finish(False, "cancelled", "Engine stopping")
+            raise
+        finally:
+            with self._lock:
+                self.running = None
+
+    def _holder_for(self, req: Request):
+        identity = req.model.identity()
+        if self.holder is not None and identity == self.holder_identity:
+            self.counters["holder_reuses"] += 1
+            return self.holder
+        self._drop_holder()
+        holder = req.model_class(self.device, req.model)
+        holder.add_status_update_hook(self._status_of_running)
+        try:
+            holder.load_model()
+        except GenerationCancelled:
+            raise
+        except Exception as e:
+            if _is_oom(e):
+                raise
+            raise LoadFailed(f"Loading {req.model_class.arch} from {req.model.name_or_path!r} failed: "
+                             f"{type(e).__name__}: {e}") from e
+        self.holder, self.holder_identity = holder, identity
+        self.counters["holder_builds"] += 1
+        return holder
+
+    def _drop_holder(self) -> None:
+        if self.holder is None:
+            return
+        self.holder = self.holder_identity = None
+        gc.collect()
+        _empty_cuda_cache()
+
+    def _generate(self, holder, req: Request) -> dict:
+        state = {"t0": time.monotonic()}
+        holder.sample_step_hook = lambda step: self._on_step(req, step, state)
+        try:
+            return holder.generate_images([req.sample])[0]
+        finally:
+            holder.sample_step_hook = None
+
+    def _status_of_running(self, message: str, stage: Optional[str]) -> None:
+        """The holder's one status hook: it reports to whichever request is running (none at warm load)."""
+        req = self.running
+        if req is not None:
+            self._on_status(req, message, stage)
+        elif stage == "loading":
+            self._set_info(message, force=True)
+
+    def _on_status(self, req: Request, message: str, stage: Optional[str]) -> None:
+        if req.cancelled.is_set():
+            raise GenerationCancelled()  # between components while loading, or before sampling
+        req.stage, req.message = stage or req.stage, message
+        req.stream.emit("status", stage=req.stage, message=message)
+        if stage == "loading":
+            self._set_info(message, force=True)
+
+    def _on_step(self, req: Request, step, state: dict) -> None:
+        if req.cancelled.is_set():
+            raise GenerationCancelled()
+        done = step.step + 1
+        elapsed = time.monotonic() - state["t0"]
+        it_s = done / elapsed if elapsed > 0 else 0.0
+        req.stream.emit("progress", step=done, total=step.num_steps, eta_s=round((step.num_steps - done) / it_s, 3)
+                        if it_s else None, it_s=round(it_s, 4))
+        opts = req.options
+        if opts.latents != "none" and (step.step % opts.every_n_steps == 0 or done == step.num_steps):
+            array = shrink(step.latents(opts.latents), req.model_class.latent.layout, opts.max_frames, opts.downsample)
+            req.stream.emit_latent(done, array, req.model_class.latent.layout)
+        self._set_info(f"Generating {done}/{step.num_steps}")
+
+    def _write_sidecar(self, req: Request, result: dict) -> None:
+        sidecar = os.path.splitext(result["path"])[0] + ".json"
+        data = {"request_id": req.id, "created": req.created, "config": self.resolved_config(req),
+                "request": req.body, "seed": req.sample.seed, "timings": req.timings,
+                "result": {k: v for k, v in result.items() if k != "path"} | {"url": self.file_url(result["path"])}}
+        tmp = sidecar + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, default=str)
+        os.replace(tmp, sidecar)
+
+    def _free_after_oom(self) -> None:
+        gc.collect()
+        _empty_cuda_cache()
+
+    def _maybe_idle_unload(self) -> None:
+        if (self.idle_unload_seconds and self.holder is not None
+                and time.monotonic() - self._idle_since > self.idle_unload_seconds):
+            self._drop_holder()
+            self._set_info(self._idle_text(), force=True)
+
+    def unload_all(self) -> dict:
+        had = self.holder is not None
+        self._drop_holder()
+        self._set_info(self._idle_text(), force=True)
+        return {"unloaded": had}
+
+    def load_default(self, model: dict) -> None:
+        """Warm load at start-up (``engine.default_model``), so the first request only samples."""
+        model_class = get_model_class(model.get("arch") or "sd1")
+        config = ModelConfig.from_dict(model)
+        holder = model_class(self.device, config)
+        holder.add_status_update_hook(self._status_of_running)
+        holder.load_model()
+        self.holder, self.holder_identity = holder, config.identity()
+        self.counters["holder_builds"] += 1
+        self._set_info(self._idle_text(), force=True)
+
+    def shutdown(self, message: str = "Engine stopped") -> None:
+        """End every open stream with an error frame; the server then closes the responses."""
+        with self._lock:
+            victims = list(self._pending) + ([self.running] if self.running else [])
+            self._pending.clear()
+        for req in victims:
+            req.cancelled.set()
+            req.stream.finish(False, "cancelled", message)
+
+    def _idle_text(self) -> str:
+        if self.holder is None:
+            return "Idle — no model loaded"
+        return f"Idle — {self.holder.arch} ({self.holder.model_config.name_or_path})"
+
+    def _set_info(self, text: str, force: bool = False) -> None:
+        last_t, last_text = self._last_info
+        now = time.monotonic()
+        if text == last_text or (not force and now - last_t < INFO_INTERVAL_S):
+            return
+        self._last_info = (now, text)
+        try:
+            self._on_info(text)
+        except Exception as e:  # a locked DB must never fail a generation
+            print(f"[engine] could not write job info: {e}", flush=True)
+
+
+class LoadFailed(RuntimeError):
+    pass
+
+
+def _is_asset_id(ref: str) -> bool:
+    return len(ref) == 32 and all(c in "0123456789abcdef" for c in ref)
+
+
+def _read_json(path: str) -> Optional[dict]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _is_oom(e: BaseException) -> bool:
+    import torch
+
+    return isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower()
+
+
+def _empty_cuda_cache() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _vram() -> Optional[dict]:
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    free, total = torch.cuda.mem_get_info()
+    return {"used": total - free, "total": total, "allocated": torch.cuda.memory_allocated()}

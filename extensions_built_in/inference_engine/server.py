@@ -1,0 +1,290 @@
+"""The engine's HTTP API: routes, validation, auth and the streaming response. No model code, no torch.
+
+uvicorn runs this on a thread bound to 127.0.0.1 with an ephemeral port; the generating main thread never
+waits on it. Every route but ``/health`` needs ``Authorization: Bearer <token>`` (the per-launch token in
+engine.json). Bad input becomes a 4xx whose JSON names the field, in FastAPI's own ``detail`` shape.
+"""
+from __future__ import annotations
+
+import asyncio
+import hmac
+import io
+import os
+import threading
+import time
+from typing import Literal, Optional
+
+from fastapi import FastAPI, HTTPException, Query, Request, UploadFile
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from extensions_built_in.inference_engine.engine import BadRequest, Engine
+from extensions_built_in.inference_engine.protocol import MEDIA_TYPE
+from extensions_built_in.inference_engine.stream import FrameStream
+
+HEARTBEAT_S = 1.5  # proxies and clients must see bytes at least every 2 s while a request waits or loads
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+MAX_UPLOAD_PIXELS = 64 * 1024 * 1024
+UPLOAD_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "BMP": "bmp"}
+
+
+# ---------------------------------------------------------------------------------------------- request bodies
+class ModelBody(BaseModel):
+    """AI Toolkit's ModelConfig keys. Unknown keys are kept (configs pasted from training jobs carry many)."""
+
+    model_config = ConfigDict(extra="allow", protected_namespaces=())
+    arch: str = Field("sd1", max_length=64, description="family, optionally with a tag: 'zimage:turbo'")
+    name_or_path: str = Field(..., min_length=1, max_length=1024, description="hub id, local folder, or tiny:<arch>")
+    extras_name_or_path: Optional[str] = Field(None, max_length=1024)
+    dtype: Literal["float16", "fp16", "bfloat16", "bf16", "float32", "fp32"] = "float16"
+    quantize: bool = False
+    qtype: str = Field("qfloat8", max_length=64)
+    quantize_te: Optional[bool] = None
+    qtype_te: str = Field("qfloat8", max_length=64)
+    low_vram: bool = False
+    layer_offloading: bool = False
+    layer_offloading_transformer_percent: float = Field(1.0, ge=0, le=1)
+    layer_offloading_text_encoder_percent: float = Field(1.0, ge=0, le=1)
+    lora_path: Optional[str] = Field(None, max_length=1024)
+    lora_multiplier: float = Field(1.0, ge=-10, le=10)
+
+
+class SampleBody(BaseModel):
+    """AI Toolkit's GenerateImageConfig keys; omitted values take the arch's defaults (see GET /models)."""
+
+    model_config = ConfigDict(extra="forbid")
+    prompt: str = Field(..., max_length=20000)
+    negative_prompt: str = Field("", max_length=20000)
+    width: Optional[int] = Field(None, ge=16, le=4096)
+    height: Optional[int] = Field(None, ge=16, le=4096)
+    num_inference_steps: Optional[int] = Field(None, ge=1, le=500)
+    guidance_scale: Optional[float] = Field(None, ge=0, le=100)
+    seed: int = Field(-1, ge=-1, le=2**32 - 1, description="-1 picks one; the start frame reports it")
+    num_frames: Optional[int] = Field(None, ge=1, le=1025)
+    fps: Optional[int] = Field(None, ge=1, le=240)
+    duration_s: Optional[float] = Field(None, gt=0, le=600)
+    lyrics: str = Field("", max_length=20000)
+    ctrl_img: Optional[str] = Field(None, max_length=4096, description="asset id from POST /assets, or a server path")
+    ctrl_img_1: Optional[str] = Field(None, max_length=4096)
+    ctrl_img_2: Optional[str] = Field(None, max_length=4096)
+    ctrl_img_3: Optional[str] = Field(None, max_length=4096)
+    output_ext: Optional[str] = Field(None, max_length=8)
+
+
+class StreamBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    latents: Literal["raw", "x0", "none"] = "raw"
+    every_n_steps: int = Field(1, ge=1, le=1000)
+    max_frames: int = Field(0, ge=0, le=1024, description="video: at most this many latent frames (0 = all)")
+    downsample: int = Field(1, ge=1, le=64, description="average-pool latents spatially by this factor")
+
+
+class GenerateBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+    model: ModelBody
+    sample: SampleBody
+    stream: StreamBody = StreamBody()
+
+
+class UnloadBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    all: bool = False
+    keys: list[str] = []
+
+
+# ---------------------------------------------------------------------------------------------- the app
+def bad_request(loc, message: str, status: int = 422) -> JSONResponse:
+    return JSONResponse({"detail": [{"loc": list(loc), "msg": message, "type": "value_error"}]}, status_code=status)
+
+
+def create_app(engine: Engine, token: str) -> FastAPI:
+    app = FastAPI(title="AI Toolkit inference engine", version="1",
+                  description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
+                              "(engine.json). POST /generate streams binary frames (see DESIGN §4).")
+    expected = f"Bearer {token}".encode()
+
+    @app.middleware("http")
+    async def require_token(request: Request, call_next):
+        if request.url.path != "/health":
+            given = request.headers.get("authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                return JSONResponse({"detail": "missing or wrong bearer token"}, status_code=401,
+                                    headers={"WWW-Authenticate": "Bearer"})
+        return await call_next(request)
+
+    @app.get("/health")
+    async def health():
+        return await asyncio.to_thread(engine.health)
+
+    @app.get("/models")
+    async def models():
+        return await asyncio.to_thread(engine.models)
+
+    @app.post("/generate", responses={200: {"content": {MEDIA_TYPE: {}}, "description": "binary frame stream"}})
+    async def generate(body: GenerateBody, request: Request, wait: bool = Query(False)):
+        stream = FrameStream(engine.new_request_id(), asyncio.get_running_loop())
+        try:
+            req = engine.submit(body.model.model_dump(exclude_none=True), body.sample.model_dump(exclude_none=True),
+                                body.stream.model_dump(), stream)
+        except BadRequest as e:
+            return bad_request(e.loc, str(e))
+        if wait:
+            return await wait_for_outcome(engine, req, request)
+        return StreamingResponse(stream_frames(engine, req, request), media_type=MEDIA_TYPE,
+                                 headers={"X-Request-Id": req.id, "Cache-Control": "no-cache, no-transform",
+                                          "X-Accel-Buffering": "no"})
+
+    @app.post("/cancel/{request_id}")
+    async def cancel(request_id: str):
+        status = engine.cancel(request_id)
+        if status is None:
+            raise HTTPException(404, f"no queued or running request {request_id!r}")
+        return {"request_id": request_id, "status": status}
+
+    @app.get("/queue")
+    async def queue():
+        return engine.queue_snapshot()
+
+    @app.post("/unload")
+    async def unload(body: UnloadBody):
+        if body.keys:
+            return bad_request(("body", "keys"), f"unknown pool key(s): {', '.join(body.keys[:5])}")
+        if not body.all:
+            return bad_request(("body", "all"), "say {\"all\": true} or list pool keys")
+        return await asyncio.to_thread(engine.run_on_main, engine.unload_all)
+
+    @app.post("/assets")
+    async def upload_asset(request: Request):
+        return await receive_asset(engine, request)
+
+    @app.get("/outputs")
+    async def outputs(limit: int = Query(100, ge=1, le=10000)):
+        return await asyncio.to_thread(engine.list_outputs, limit)
+
+    @app.get("/outputs/{name}")
+    async def output_file(name: str):
+        path = os.path.join(engine.output_folder, os.path.basename(name))
+        if os.path.basename(name) != name or name.startswith(".") or not os.path.isfile(path):
+            raise HTTPException(404, f"no output named {name!r}")
+        return FileResponse(path)
+
+    return app
+
+
+async def stream_frames(engine: Engine, req, request: Request):
+    """The response body: frames as they come, heartbeats while waiting; a vanished client cancels."""
+    stream = req.stream
+    try:
+        while True:
+            chunk = await stream.next_chunk(timeout=0.5)
+            if chunk:
+                yield chunk
+            if stream.drained:
+                return
+            if await request.is_disconnected():
+                return
+            if time.monotonic() - stream.last_emit > HEARTBEAT_S:
+                stream.emit("status", stage=req.stage, message=req.message, **engine.position_field(req))
+    finally:
+        if not stream.drained:
+            engine.cancel(req.id)
+
+
+async def wait_for_outcome(engine: Engine, req, request: Request) -> JSONResponse:
+    """``?wait=1``: one JSON object at the end; the frames are read and dropped as they come."""
+    from extensions_built_in.inference_engine.protocol import read_frames
+
+    outcome = {"request_id": req.id}
+    try:
+        while not req.stream.drained:
+            chunk = await req.stream.next_chunk(timeout=0.5)
+            for frame in read_frames(chunk) if chunk else ():
+                if frame.type in ("result", "error"):
+                    outcome[frame.type] = {k: v for k, v in frame.header.items() if k not in ("type", "request_id", "seq", "t")}
+            if await request.is_disconnected():
+                engine.cancel(req.id)
+                return JSONResponse(outcome, status_code=499)
+    except asyncio.CancelledError:
+        engine.cancel(req.id)
+        raise
+    if "result" in outcome:
+        outcome["timings"] = outcome["result"].get("timings")
+        return JSONResponse(outcome)
+    code = outcome.get("error", {}).get("code")
+    return JSONResponse(outcome, status_code={"cancelled": 409, "oom": 507, "load_failed": 424}.get(code, 500))
+
+
+async def receive_asset(engine: Engine, request: Request) -> JSONResponse:
+    """Multipart image upload: size-capped before and while reading, then fully decoded by PIL to verify."""
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + 64 * 1024:
+        return bad_request(("body", "file"), f"upload is larger than {MAX_UPLOAD_BYTES} bytes", 413)
+    try:
+        form = await request.form(max_files=1, max_fields=4)
+    except Exception as e:
+        return bad_request(("body",), f"expected multipart/form-data with a 'file' field: {e}")
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile) and not hasattr(upload, "read"):
+        return bad_request(("body", "file"), "missing 'file' field")
+    data = await upload.read(MAX_UPLOAD_BYTES + 1)
+    if len(data) > MAX_UPLOAD_BYTES:
+        return bad_request(("body", "file"), f"upload is larger than {MAX_UPLOAD_BYTES} bytes", 413)
+    try:
+        info = await asyncio.to_thread(store_image, engine.assets_folder, engine.new_request_id(), data)
+    except ValueError as e:
+        return bad_request(("body", "file"), str(e))
+    return JSONResponse(info, status_code=201)
+
+
+def store_image(folder: str, asset_id: str, data: bytes) -> dict:
+    from PIL import Image
+
+    Image.MAX_IMAGE_PIXELS = MAX_UPLOAD_PIXELS
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            img.verify()
+        with Image.open(io.BytesIO(data)) as img:
+            img.load()
+            fmt, size = img.format, img.size
+    except Exception as e:  # PIL raises many types for corrupt, truncated or bomb images
+        raise ValueError(f"not a readable image ({type(e).__name__}: {e})") from None
+    if fmt not in UPLOAD_FORMATS:
+        raise ValueError(f"image format {fmt} is not accepted; use {', '.join(UPLOAD_FORMATS)}")
+    path = os.path.join(folder, f"{asset_id}.{UPLOAD_FORMATS[fmt]}")
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(path + ".tmp", path)
+    return {"id": asset_id, "path": path, "width": size[0], "height": size[1], "format": fmt.lower()}
+
+
+# ---------------------------------------------------------------------------------------------- running it
+class EngineServer:
+    """uvicorn on a daemon thread, loopback only, on a port the OS picks."""
+
+    def __init__(self, engine: Engine, token: str, host: str = "127.0.0.1", port: int = 0):
+        import uvicorn
+
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError("the engine binds loopback only; reach it through the UI's proxy")
+        config = uvicorn.Config(create_app(engine, token), host=host, port=port, log_level="warning",
+                                timeout_graceful_shutdown=5, lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="engine-http", daemon=True)
+        self.host = host
+
+    def start(self, timeout: float = 30.0) -> int:
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the engine's HTTP server did not start")
+            time.sleep(0.02)
+        return self.port
+
+    @property
+    def port(self) -> int:
+        return self.server.servers[0].sockets[0].getsockname()[1]
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
