@@ -11,17 +11,10 @@ from toolkit.media import probe
 from toolkit.models.registry import ARCHS, get_model_class
 from toolkit.sample_step_hook import GenerationCancelled, step_hook
 
-# Small but real sample settings per family: what each test generates.
-SAMPLES = {
-    "sd1": dict(width=64, height=64, output_ext="png"),
-    "flux": dict(width=64, height=64, output_ext="png"),
-    "wan21": dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp"),
-    "ace_step_15": dict(duration_s=2.0, output_ext="wav"),
-}
 STEPS = 3
 
 
-@pytest.fixture(scope="module", params=sorted(SAMPLES))
+@pytest.fixture(scope="module", params=sorted(ARCHS))
 def model(request, tiny_cache):
     arch = request.param
     m = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
@@ -30,14 +23,21 @@ def model(request, tiny_cache):
 
 
 def gen_config(model, folder, seed=11, **overrides) -> GenerateImageConfig:
-    kw = dict(SAMPLES[model.arch], prompt="a red circle on a blue background", num_inference_steps=STEPS,
+    kw = dict(model.tiny_sample, prompt="a red circle on a blue background", num_inference_steps=STEPS,
               guidance_scale=4.0, seed=seed, output_folder=str(folder))
     kw.update(overrides)
     return GenerateImageConfig(**kw)
 
 
-def test_every_registered_arch_has_a_sample_setting():
-    assert sorted(SAMPLES) == sorted(ARCHS)
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_every_arch_declares_what_clients_need(arch):
+    cls = get_model_class(arch)
+    info = cls.describe()
+    assert info["modality"] in ("image", "video", "audio")
+    assert cls.tiny_sample and cls.tiny_sample["output_ext"] in cls.output_exts
+    assert cls.defaults["output_ext"] in cls.output_exts
+    factors = info["latent"]["rgb_factors"]
+    assert factors is None or (len(factors) == info["latent"]["channels"] and all(len(r) == 3 for r in factors))
 
 
 def test_hook_fires_once_per_step_with_declared_latent_shape(model, tmp_path):
@@ -112,7 +112,7 @@ def test_rng_state_is_restored_after_generation_and_after_cancel(model, tmp_path
     assert torch.equal(before, torch.get_rng_state())
 
 
-@pytest.mark.parametrize("arch", [a for a in sorted(SAMPLES) if get_model_class(a).modality != "audio"])
+@pytest.mark.parametrize("arch", [a for a in sorted(ARCHS) if get_model_class(a).modality != "audio"])
 def test_sizes_are_floored_to_the_arch_divisibility(arch, tmp_path):
     model = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))  # not loaded
     gen = gen_config(model, tmp_path, width=64 + model.divisibility - 1, height=64 + model.divisibility + 1)

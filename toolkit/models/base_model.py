@@ -94,6 +94,7 @@ class BaseModel:
     output_exts: ClassVar[tuple] = ("png", "jpg", "webp")
     native_resolution: ClassVar[int] = 1024
     description: ClassVar[str] = ""
+    tiny_sample: ClassVar[dict] = {}  # small settings that suit the tiny checkpoint (tests, the demo)
 
     def __init__(self, device: str, model_config: ModelConfig, dtype: Optional[str] = None):
         self.device = device
@@ -173,6 +174,17 @@ class BaseModel:
 
         image = np.asarray(output.images[0])
         return GeneratedMedia("image", image=(image.clip(0, 1) * 255).round().astype("uint8"))
+
+    def control_image(self, gen: GenerateImageConfig, index: int = 0, size: Optional[tuple] = None):
+        """The request's index-th control image as RGB PIL, resized to ``size`` (width, height) when given."""
+        from PIL import Image
+
+        paths = gen.control_images
+        if index >= len(paths):
+            raise ValueError(f"{self.arch} needs control image {index + 1} (ctrl_img_{index + 1})")
+        with Image.open(paths[index]) as img:
+            img = img.convert("RGB")
+        return img.resize(size, Image.LANCZOS) if size else img
 
     def unpack_latents(self, latents, gen: GenerateImageConfig):
         """Families whose pipelines pack latents into tokens override this to give the declared layout."""

@@ -8,9 +8,12 @@ from __future__ import annotations
 import importlib
 
 ARCHS = {
+    # image
     "sd1": "toolkit.models.archs.sd1:SD1Model",
     "flux": "toolkit.models.archs.flux:FluxModel",
+    # video
     "wan21": "toolkit.models.archs.wan21:Wan21Model",
+    # audio
     "ace_step_15": "toolkit.models.archs.ace_step_15:AceStep15Model",
 }
 

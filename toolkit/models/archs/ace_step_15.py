@@ -26,6 +26,7 @@ class AceStep15Model(BaseModel):
     native_resolution = 0
     output_exts = ("mp3", "wav", "flac")
     defaults = dict(num_inference_steps=8, guidance_scale=7.0, duration_s=30.0, output_ext="mp3")
+    tiny_sample = dict(duration_s=2.0, output_ext="wav")
     latents_per_second = 25.0  # 48 kHz / 1920-sample hop
 
     def prepare_gen_config(self, gen):

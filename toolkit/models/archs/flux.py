@@ -33,6 +33,7 @@ class FluxModel(BaseModel):
     divisibility = 16
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=3.5, output_ext="png")
+    tiny_sample = dict(width=64, height=64, output_ext="png")
 
     def pipeline_kwargs(self, gen):
         # Flux-dev is guidance-distilled: guidance_scale is an embedding, not CFG, so no negative prompt.

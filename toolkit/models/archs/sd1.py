@@ -31,6 +31,7 @@ class SD1Model(BaseModel):
     divisibility = 8
     native_resolution = 512
     defaults = dict(width=512, height=512, num_inference_steps=25, guidance_scale=7.5, output_ext="png")
+    tiny_sample = dict(width=64, height=64, output_ext="png")
 
     @staticmethod
     def build_tiny(variant=None):

@@ -32,6 +32,7 @@ class Wan21Model(BaseModel):
     output_exts = ("mp4", "webp")
     defaults = dict(width=832, height=480, num_inference_steps=30, guidance_scale=5.0, num_frames=33, fps=16,
                     output_ext="mp4")
+    tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
 
     def pipeline_kwargs(self, gen):
         return dict(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, width=gen.width,
