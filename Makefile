@@ -1,0 +1,14 @@
+# The two commands a new user needs (README): `make demo` and `make test`. Both set everything up first.
+.PHONY: setup demo test test-python
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup
+	.venv/bin/python run.py config/examples/inference_engine_tiny.yaml
+
+test:
+	@bash scripts/test.sh
+
+test-python: setup
+	.venv/bin/python -m pytest -q

@@ -1,0 +1,30 @@
+"""The real engine and HTTP server in one process, for tests and testing/test_inference_engine.py's CLI."""
+
+
+class EngineHarness:
+    """The real engine and HTTP server in this process on an ephemeral port; the engine loop on a thread."""
+
+    TOKEN = "test-token"
+
+    def __init__(self, folder):
+        import threading
+
+        from extensions_built_in.inference_engine.client import EngineClient
+        from extensions_built_in.inference_engine.engine import Engine
+        from extensions_built_in.inference_engine.server import EngineServer
+
+        self.engine = Engine("cpu", str(folder / "outputs"), str(folder / "assets"))
+        self.server = EngineServer(self.engine, self.TOKEN)
+        self.port = self.server.start()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self.engine.serve, args=(self.stop_event,), daemon=True)
+        self.thread.start()
+        self.client = EngineClient(self.url, self.TOKEN, timeout=120)
+
+    def close(self):
+        self.stop_event.set()
+        self.engine.shutdown("test session over")
+        self.thread.join(30)
+        self.client.close()
+        self.server.stop()

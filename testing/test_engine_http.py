@@ -1,0 +1,308 @@
+"""The engine's HTTP contract: auth, hostile input, uploads, disconnects, the FIFO queue. Real server, real HTTP."""
+import io
+import os
+import threading
+import time
+
+import httpx
+import pytest
+
+from extensions_built_in.inference_engine.protocol import FrameDecoder
+from testing.test_inference_engine import body_for
+
+ROUTES = [("GET", "/models"), ("POST", "/generate"), ("POST", "/cancel/abc"), ("GET", "/queue"), ("POST", "/unload"),
+          ("POST", "/assets"), ("GET", "/outputs"), ("GET", "/outputs/x.png"), ("GET", "/docs"), ("GET", "/openapi.json")]
+
+
+@pytest.fixture()
+def http(engine_server):
+    with httpx.Client(base_url=engine_server.url, timeout=60) as client:
+        yield client
+
+
+def auth(engine_server):
+    return {"Authorization": f"Bearer {engine_server.TOKEN}"}
+
+
+def wait_until(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def engine_idle(engine_server):
+    q = engine_server.client.queue()
+    return q["running"] is None and not q["pending"]
+
+
+# ---------------------------------------------------------------------------------------------- auth
+@pytest.mark.parametrize("method,path", ROUTES)
+@pytest.mark.parametrize("header", [None, "Bearer wrong", "Basic dGVzdA==", "Bearer test-token-but-longer", "bearer test-token"])
+def test_every_route_but_health_needs_the_token(http, method, path, header):
+    headers = {"Authorization": header} if header else {}
+    r = http.request(method, path, headers=headers)
+    assert r.status_code == 401
+    assert "token" in r.json()["detail"]
+
+
+def test_health_is_open_and_reports_state(http):
+    r = http.get("/health")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["ok"] is True and {"busy", "queue", "active", "pool", "counters", "vram"} <= set(body)
+
+
+def test_models_lists_every_arch_with_what_a_form_needs(engine_server):
+    from toolkit.models.registry import ARCHS
+
+    models = {m["arch"]: m for m in engine_server.client.models()}
+    assert set(models) == set(ARCHS)
+    for m in models.values():
+        assert m["modality"] in ("image", "video", "audio")
+        assert {"defaults", "divisibility", "latent", "control_images", "output_exts"} <= set(m)
+
+
+def test_openapi_schema_is_served(http, engine_server):
+    schema = http.get("/openapi.json", headers=auth(engine_server)).json()
+    assert "/generate" in schema["paths"] and "/assets" in schema["paths"]
+
+
+# ---------------------------------------------------------------------------------------------- hostile input
+def hostile_bodies():
+    good = body_for("sd1")
+
+    def with_sample(**kw):
+        return {**good, "sample": {**good["sample"], **kw}}
+
+    def with_model(**kw):
+        return {**good, "model": {**good["model"], **kw}}
+
+    no_prompt = {**good, "sample": {k: v for k, v in good["sample"].items() if k != "prompt"}}
+    return [
+        ("unknown arch", with_model(arch="sd9000"), ["model", "arch"], "sd1"),  # lists the known ones
+        ("negative steps", with_sample(num_inference_steps=-5), ["sample", "num_inference_steps"], None),
+        ("huge steps", with_sample(num_inference_steps=10**9), ["sample", "num_inference_steps"], None),
+        ("huge width", with_sample(width=100000), ["sample", "width"], None),
+        ("huge height", with_sample(height=10**6), ["sample", "height"], None),
+        ("steps as text", with_sample(num_inference_steps="many"), ["sample", "num_inference_steps"], None),
+        ("prompt as object", with_sample(prompt={"a": 1}), ["sample", "prompt"], None),
+        ("missing prompt", no_prompt, ["sample", "prompt"], None),
+        ("missing model", {"sample": good["sample"]}, ["model"], None),
+        ("unknown sample key", with_sample(colour="red"), ["sample", "colour"], None),
+        ("bad output ext", with_sample(output_ext="exe"), ["sample", "output_ext"], "png"),
+        ("unknown asset id", with_sample(ctrl_img="0" * 32), ["sample", "ctrl_img"], "unknown asset"),
+        ("traversal in ctrl path", with_sample(ctrl_img="../../../../etc/passwd"), ["sample", "ctrl_img"], None),
+        ("absolute ctrl path outside roots", with_sample(ctrl_img="/etc/hostname"), ["sample", "ctrl_img"], None),
+        ("bad stream mode", {**good, "stream": {"latents": "jpeg"}}, ["stream", "latents"], None),
+        ("seed too big", with_sample(seed=2**40), ["sample", "seed"], None),
+        ("bad dtype", with_model(dtype="int3"), ["model", "dtype"], None),
+    ]
+
+
+@pytest.mark.parametrize("name,body,loc,mentions", hostile_bodies(), ids=[h[0] for h in hostile_bodies()])
+def test_hostile_generate_bodies_get_422_naming_the_field(http, engine_server, name, body, loc, mentions):
+    r = http.post("/generate", json=body, headers=auth(engine_server))
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"]
+    assert any(d["loc"][1:len(loc) + 1] == loc for d in detail), detail
+    if mentions:
+        assert mentions in str(detail)
+
+
+def test_malformed_json_is_422_and_the_next_request_works(http, engine_server):
+    r = http.post("/generate", content=b"{not json", headers={**auth(engine_server), "content-type": "application/json"})
+    assert r.status_code == 422
+    out = engine_server.client.generate_wait(body_for("sd1"))
+    assert out["http_status"] == 200 and "result" in out
+
+
+def test_cancel_of_unknown_id_is_404(http, engine_server):
+    r = http.post("/cancel/nope", headers=auth(engine_server))
+    assert r.status_code == 404
+
+
+def test_outputs_route_does_not_escape_its_folder(http, engine_server):
+    for name in ("..%2F..%2Fetc%2Fpasswd", ".hidden", "%2Fetc%2Fpasswd"):
+        assert http.get(f"/outputs/{name}", headers=auth(engine_server)).status_code == 404
+
+
+# ---------------------------------------------------------------------------------------------- uploads
+def png_bytes(size=(32, 24), color=(200, 30, 30)) -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", size, color).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_upload_a_png_and_use_it_as_a_control_image(http, engine_server):
+    r = http.post("/assets", files={"file": ("c.png", png_bytes(), "image/png")}, headers=auth(engine_server))
+    assert r.status_code == 201, r.text
+    asset = r.json()
+    assert (asset["width"], asset["height"]) == (32, 24) and os.path.isfile(asset["path"])
+    body = body_for("sd1")
+    body["sample"]["ctrl_img"] = asset["id"]
+    out = engine_server.client.generate_wait(body)
+    assert out["http_status"] == 200  # sd1 ignores control images, but the reference resolves
+
+
+@pytest.mark.parametrize("payload,status", [
+    (b"this is not an image at all", 422),
+    (png_bytes()[:40], 422),  # truncated PNG
+    (b"GIF89a" + b"\x00" * 100, 422),
+])
+def test_non_images_are_rejected(http, engine_server, payload, status):
+    r = http.post("/assets", files={"file": ("x.png", payload, "image/png")}, headers=auth(engine_server))
+    assert r.status_code == status, r.text
+    assert r.json()["detail"][0]["loc"][-1] == "file"
+
+
+def test_oversize_upload_is_413(http, engine_server):
+    from extensions_built_in.inference_engine.server import MAX_UPLOAD_BYTES
+
+    payload = png_bytes() + b"\x00" * (MAX_UPLOAD_BYTES + 10)
+    r = http.post("/assets", files={"file": ("big.png", payload, "image/png")}, headers=auth(engine_server))
+    assert r.status_code == 413
+
+
+def test_upload_without_file_field_is_422(http, engine_server):
+    r = http.post("/assets", data={"other": "x"}, headers=auth(engine_server))
+    assert r.status_code == 422
+
+
+# ---------------------------------------------------------------------------------------------- disconnects and queue
+def open_stream(engine_server, body):
+    """A raw streaming request we can abandon mid-way; returns (response, decoder-fed frame iterator)."""
+    client = httpx.Client(base_url=engine_server.url, timeout=60, headers=auth(engine_server))
+    response = client.send(client.build_request("POST", "/generate", json=body), stream=True)
+    decoder = FrameDecoder()
+
+    def frames():
+        for chunk in response.iter_raw():
+            yield from decoder.feed(chunk)
+
+    return client, response, frames()
+
+
+def test_disconnect_mid_run_cancels_and_the_queue_advances(engine_server):
+    body = body_for("sd1", steps=500)
+    client, response, frames = open_stream(engine_server, body)
+    request_id = None
+    for frame in frames:
+        request_id = frame.request_id
+        if frame.type == "progress" and frame.header["step"] >= 2:
+            break
+    response.close()
+    client.close()
+    assert wait_until(lambda: engine_idle(engine_server)), engine_server.client.queue()
+    out_dir = engine_server.engine.output_folder
+    assert not any(name.startswith(request_id) for name in os.listdir(out_dir))
+    assert engine_server.client.generate_wait(body_for("sd1"))["http_status"] == 200
+
+
+def test_disconnect_while_queued_removes_the_request(engine_server):
+    blocker = body_for("sd1", steps=500)
+    c1, r1, f1 = open_stream(engine_server, blocker)
+    blocker_id = next(f for f in f1 if f.type == "progress").request_id
+    c2, r2, f2 = open_stream(engine_server, body_for("sd1"))
+    queued = next(f for f in f2 if f.type == "status" and f.header["stage"] == "queued")
+    assert queued.header["position"] == 1
+    r2.close()
+    c2.close()
+    assert wait_until(lambda: not engine_server.client.queue()["pending"])
+    engine_server.client.cancel(blocker_id)
+    r1.close()
+    c1.close()
+    assert wait_until(lambda: engine_idle(engine_server))
+    assert not any(n.startswith(queued.request_id) for n in os.listdir(engine_server.engine.output_folder))
+
+
+def test_three_concurrent_clients_are_served_fifo_with_positions(engine_server):
+    c0, r0, f0 = open_stream(engine_server, body_for("sd1", steps=500))
+    blocker_id = next(f for f in f0 if f.type == "progress").request_id
+    results, positions, streams = {}, {}, []
+    for i in range(3):  # submitted one after the other, so FIFO order is i
+        client, response, frames = open_stream(engine_server, body_for("sd1", seed=i))
+        first_status = next(f for f in frames if f.type == "status")
+        positions[i] = first_status.header["position"]
+        streams.append((i, client, response, frames))
+    assert positions == {0: 1, 1: 2, 2: 3}
+    assert [row["position"] for row in engine_server.client.queue()["pending"]] == [1, 2, 3]
+
+    def drain(i, client, response, frames):
+        for frame in frames:
+            if frame.type == "result":
+                results[i] = frame.header["t"]
+        response.close()
+        client.close()
+
+    threads = [threading.Thread(target=drain, args=s) for s in streams]
+    for t in threads:
+        t.start()
+    engine_server.client.cancel(blocker_id)
+    for t in threads:
+        t.join(60)
+    r0.close()
+    c0.close()
+    assert sorted(results) == [0, 1, 2]
+    assert results[0] <= results[1] <= results[2]
+
+
+def test_heartbeats_arrive_while_waiting_in_queue(engine_server):
+    c0, r0, f0 = open_stream(engine_server, body_for("sd1", steps=500))
+    blocker_id = next(f for f in f0 if f.type == "progress").request_id
+    c1, r1, f1 = open_stream(engine_server, body_for("sd1"))
+    times = []
+    for frame in f1:
+        if frame.type == "status" and frame.header["stage"] == "queued":
+            times.append(time.monotonic())
+        if len(times) == 3:
+            break
+    engine_server.client.cancel(blocker_id)
+    for c, r in ((c0, r0), (c1, r1)):
+        r.close()
+        c.close()
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert all(gap < 2.0 for gap in gaps), gaps
+    assert wait_until(lambda: engine_idle(engine_server))
+
+
+def test_slow_reader_still_gets_every_progress_frame_and_the_end(engine_server):
+    """A client that reads nothing for a while: sampling goes on; ordered frames all arrive, latents may drop."""
+    client, response, frames = open_stream(engine_server, body_for("sd1", steps=20))
+    first = next(frames)
+    time.sleep(1.0)
+    rest = list(frames)
+    response.close()
+    client.close()
+    progress = [f.header["step"] for f in rest if f.type == "progress"]
+    latents = [f for f in rest if f.type == "latent"]
+    assert first.type == "start" and rest[-1].type == "end" and rest[-1].header["ok"]
+    assert progress == list(range(1, 21))
+    assert 1 <= len(latents) <= 20 and latents[-1].header["step"] == 20
+
+
+# ---------------------------------------------------------------------------------------------- schema fuzz
+def test_schema_fuzz_finds_no_server_errors(engine_server):
+    """Schemathesis generates requests from the OpenAPI spec; none may produce a 5xx."""
+    import schemathesis
+    from hypothesis import HealthCheck, given, settings
+
+    schema = schemathesis.openapi.from_url(f"{engine_server.url}/openapi.json", headers=auth(engine_server))
+    failures = []
+    for result in schema.get_all_operations():
+        operation = result.ok()
+
+        @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @given(case=operation.as_strategy())
+        def run(case):
+            response = case.call(headers=auth(engine_server), timeout=60)
+            if response.status_code >= 500:
+                failures.append((case.method, case.path, response.status_code, response.text[:300]))
+
+        run()
+    assert not failures, failures[:5]
+    assert wait_until(lambda: engine_idle(engine_server), timeout=60)

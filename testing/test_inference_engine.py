@@ -1,0 +1,189 @@
+"""The engine through real HTTP, on tiny models. Also a CLI:
+
+    python testing/test_inference_engine.py --arch sd1          # one arch, in this process
+    python testing/test_inference_engine.py --arch sd1 --cancel # cancel mid-run, then replay
+    python testing/test_inference_engine.py --all               # every arch, one subprocess each, + report.md
+
+Results (files, report.md) go to testing/.engine_test_outputs/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+OUTPUTS = ROOT / "testing" / ".engine_test_outputs"
+MEDIA_EXTS = {"image": ("png", "jpg", "webp"), "video": ("mp4", "webp"), "audio": ("wav", "mp3", "flac")}
+
+
+def body_for(arch: str, steps: int = 3, seed: int = 7, **sample) -> dict:
+    from toolkit.models.registry import get_model_class
+
+    cls = get_model_class(arch)
+    return {"model": {"arch": arch, "name_or_path": f"tiny:{arch}", "dtype": "float32"},
+            "sample": {"prompt": "a red circle on a blue background", "num_inference_steps": steps, "seed": seed,
+                       **cls.tiny_sample, **sample}}
+
+
+def check_arch(client, arch: str) -> dict:
+    """One generation, asserting the stream contract; returns a report row (raises AssertionError on a FAIL)."""
+    import numpy as np
+
+    from toolkit.media import probe
+    from toolkit.models.registry import get_model_class
+
+    t0 = time.monotonic()
+    frames = list(client.generate(body_for(arch)))
+    elapsed = time.monotonic() - t0
+    types = [f.type for f in frames]
+    assert types[0] == "start" and types[-1] == "end", types
+    assert frames[-1].header["ok"] is True, [f.header for f in frames if f.type == "error"]
+    seqs = [f.seq for f in frames]
+    assert all(b > a for a, b in zip(seqs, seqs[1:])), seqs
+    start = frames[0].header
+    latents = [f for f in frames if f.type == "latent"]
+    assert any(t == "progress" for t in types) and latents
+    for f in latents:
+        assert f.header["shape"] == start["latent"]["shape"], (f.header["shape"], start["latent"]["shape"])
+        assert f.header["layout"] == start["latent"]["layout"] and f.header["dtype"] == "float16"
+        assert np.isfinite(f.array().astype("float32")).all()
+    [result] = [f.header for f in frames if f.type == "result"]
+    kind = get_model_class(arch).modality
+    assert result["kind"] == kind == start["output"]["kind"] and result["ext"] in MEDIA_EXTS[kind]
+    assert os.path.isfile(result["path"]) and os.path.getsize(result["path"]) > 1024
+    assert result["path"].endswith("." + result["ext"]) and probe(result["path"])["kind"] == kind
+    return {"arch": arch, "status": "PASS", "seconds": round(elapsed, 2), "kind": kind, "ext": result["ext"],
+            "latent_shape": start["latent"]["shape"], "latent_frames": len(latents), "path": result["path"],
+            "timings": result["timings"]}
+
+
+def cancel_and_replay(client, arch: str = "sd1", steps: int = 40) -> dict:
+    """Uncancelled run, a run cancelled mid-way, then the uncancelled run again: the two files are identical."""
+    body = body_for(arch, steps=steps, seed=99)
+    first = next(f.header for f in client.generate(body) if f.type == "result")
+    cancelled_frames = []
+    for frame in client.generate(body):
+        cancelled_frames.append(frame)
+        if frame.type == "progress" and frame.header["step"] == 3:
+            client.cancel(frame.request_id)
+    errors = [f.header for f in cancelled_frames if f.type == "error"]
+    assert errors and errors[0]["code"] == "cancelled", errors
+    assert cancelled_frames[-1].type == "end" and cancelled_frames[-1].header["ok"] is False
+    last_step = max(f.header["step"] for f in cancelled_frames if f.type == "progress")
+    assert last_step < steps, "the cancelled run went to the end"
+    replay = next(f.header for f in client.generate(body) if f.type == "result")
+    assert Path(first["path"]).read_bytes() == Path(replay["path"]).read_bytes()
+    return {"arch": arch, "status": "PASS", "cancelled_at_step": last_step}
+
+
+# ================================================================================================ pytest
+try:
+    import pytest
+except ImportError:  # the CLI works without pytest
+    pytest = None
+
+if pytest is not None:
+    from toolkit.models.registry import ARCHS
+
+    @pytest.mark.parametrize("arch", sorted(ARCHS))
+    def test_arch_streams_start_progress_latent_result_end(engine_server, arch):
+        check_arch(engine_server.client, arch)
+
+    def test_cancel_mid_run_then_same_holder_replays_byte_identical(engine_server):
+        builds = engine_server.engine.counters["holder_builds"]
+        cancel_and_replay(engine_server.client)
+        assert engine_server.engine.counters["holder_builds"] <= builds + 1  # one build at most, then reuse
+
+    def test_wait_mode_returns_one_json_object(engine_server):
+        out = engine_server.client.generate_wait(body_for("sd1"))
+        assert out["http_status"] == 200 and out["result"]["kind"] == "image"
+        assert os.path.isfile(out["result"]["path"]) and out["timings"]["total_s"] > 0
+
+    def test_wait_mode_reports_a_load_failure_as_json(engine_server):
+        body = body_for("sd1")
+        body["model"]["name_or_path"] = "/no/such/model"
+        out = engine_server.client.generate_wait(body)
+        assert out["http_status"] == 424 and out["error"]["code"] == "load_failed"
+        assert "/no/such/model" in out["error"]["message"]
+
+
+def pytest_cli():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--arch", help="run one arch in this process")
+    parser.add_argument("--cancel", action="store_true", help="also cancel mid-run and check the replay")
+    parser.add_argument("--all", action="store_true", help="every registered arch, one subprocess each")
+    parser.add_argument("--json", help="write this arch's report row here (used by --all)")
+    args = parser.parse_args()
+    OUTPUTS.mkdir(parents=True, exist_ok=True)
+    if args.all:
+        return run_all()
+    if not args.arch:
+        parser.error("give --arch NAME or --all")
+    return run_one(args.arch, args.cancel, args.json)
+
+
+def run_one(arch: str, cancel: bool, json_path: str | None) -> int:
+    from testing.engine_harness import EngineHarness
+
+    harness = EngineHarness(OUTPUTS / arch)
+    try:
+        row = check_arch(harness.client, arch)
+        if cancel:
+            row["cancel"] = cancel_and_replay(harness.client, arch)
+    except AssertionError as e:
+        row = {"arch": arch, "status": "FAIL", "error": str(e)[:2000]}
+    except Exception as e:
+        row = {"arch": arch, "status": "FAIL", "error": f"{type(e).__name__}: {e}"[:2000]}
+    finally:
+        harness.close()
+    print(json.dumps(row, indent=2))
+    if json_path:
+        Path(json_path).write_text(json.dumps(row))
+    return 0 if row["status"] == "PASS" else 1
+
+
+def run_all() -> int:
+    from toolkit.models.registry import ARCHS
+
+    rows = []
+    for arch in sorted(ARCHS):
+        out = OUTPUTS / f"{arch}.json"
+        out.unlink(missing_ok=True)
+        t0 = time.monotonic()
+        proc = subprocess.run([sys.executable, __file__, "--arch", arch, "--json", str(out)], capture_output=True,
+                              text=True, cwd=ROOT)
+        row = json.loads(out.read_text()) if out.exists() else {
+            "arch": arch, "status": "FAIL", "error": (proc.stderr or proc.stdout)[-1500:]}
+        row["process_s"] = round(time.monotonic() - t0, 1)
+        rows.append(row)
+        print(f"{row['status']:4}  {arch:24} {row['process_s']:6.1f}s  {row.get('error', '')[:120]}", flush=True)
+    write_report(rows)
+    failed = [r for r in rows if r["status"] != "PASS"]
+    print(f"{len(rows) - len(failed)} passed, {len(failed)} failed  ->  {OUTPUTS / 'report.md'}")
+    return 1 if failed else 0
+
+
+def write_report(rows: list[dict]) -> None:
+    lines = ["# Engine test report", "", f"{time.strftime('%Y-%m-%d %H:%M:%S')}, every arch through the HTTP stream "
+             "(tiny checkpoints, CPU).", "", "| arch | result | process s | stream s | output | latent shape | latent frames |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["status"] == "PASS":
+            lines.append(f"| {r['arch']} | PASS | {r['process_s']} | {r['seconds']} | {r['kind']} .{r['ext']} | "
+                         f"{r['latent_shape']} | {r['latent_frames']} |")
+        else:
+            lines.append(f"| {r['arch']} | **FAIL** | {r['process_s']} | | | | {r.get('error', '')[:200]} |")
+    (OUTPUTS / "report.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(pytest_cli())

@@ -1,0 +1,55 @@
+"""FrameStream: the buffer between the generating thread and the HTTP response."""
+import asyncio
+import threading
+
+import numpy as np
+
+from extensions_built_in.inference_engine.protocol import read_frames
+from extensions_built_in.inference_engine.stream import FrameStream
+
+
+def decode(stream):
+    return read_frames(b"".join(stream.collect()))
+
+
+def test_unsent_latents_are_replaced_by_newer_ones_and_ordered_frames_are_kept():
+    s = FrameStream("r1")
+    for step in range(1, 11):
+        s.emit("progress", step=step, total=10, eta_s=0.0, it_s=1.0)
+        s.emit_latent(step, np.full((1, 4, 2, 2), step, dtype=np.float32), "BCHW")
+    frames = decode(s)
+    assert [f.header["step"] for f in frames if f.type == "progress"] == list(range(1, 11))
+    latents = [f for f in frames if f.type == "latent"]
+    assert len(latents) == 1 and latents[0].header["step"] == 10 and latents[0].array()[0, 0, 0, 0] == 10
+    assert s.dropped_latents == 9
+    seqs = [f.seq for f in frames]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+
+def test_buffer_stays_bounded_by_latents_for_a_reader_that_never_reads():
+    s = FrameStream("r2")
+    big = np.zeros((1, 16, 64, 64), dtype=np.float32)
+    for step in range(200):
+        s.emit_latent(step, big, "BCHW")
+    assert sum(len(b) for b in s.collect()) < 2 * big.size * 2  # one float16 frame, not 200
+
+
+def test_nothing_after_end_and_finish_is_idempotent():
+    s = FrameStream("r3")
+    s.finish(False, "cancelled", "stop")
+    s.finish(False, "internal", "again")
+    assert s.emit("progress", step=1, total=1, eta_s=0.0, it_s=1.0) is False
+    frames = decode(s)
+    assert [f.type for f in frames] == ["error", "end"]
+    assert frames[0].header["code"] == "cancelled" and s.drained
+
+
+def test_reader_wakes_for_frames_written_from_another_thread():
+    async def main():
+        s = FrameStream("r4", asyncio.get_running_loop())
+        threading.Timer(0.05, lambda: s.emit("status", stage="loading", message="x")).start()
+        chunk = await s.next_chunk(timeout=5)
+        assert read_frames(chunk)[0].header["stage"] == "loading"
+        assert await s.next_chunk(timeout=0.05) == b""  # timeout with nothing new
+
+    asyncio.run(main())
