@@ -41,8 +41,11 @@ def check_arch(client, arch: str) -> dict:
     from toolkit.media import probe
     from toolkit.models.registry import get_model_class
 
+    body = body_for(arch)
+    for i in range(get_model_class(arch).control_images):
+        body["sample"]["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = upload_test_image(client, seed=i)["id"]
     t0 = time.monotonic()
-    frames = list(client.generate(body_for(arch)))
+    frames = list(client.generate(body))
     elapsed = time.monotonic() - t0
     types = [f.type for f in frames]
     assert types[0] == "start" and types[-1] == "end", types
@@ -64,6 +67,23 @@ def check_arch(client, arch: str) -> dict:
     return {"arch": arch, "status": "PASS", "seconds": round(elapsed, 2), "kind": kind, "ext": result["ext"],
             "latent_shape": start["latent"]["shape"], "latent_frames": len(latents), "path": result["path"],
             "timings": result["timings"]}
+
+
+def upload_test_image(client, seed: int = 0, size=(64, 64)) -> dict:
+    """A small coloured gradient as a control image, uploaded through /assets like a user's."""
+    import tempfile
+
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    pixels = (rng.random((size[1], size[0], 3)) * 255).astype("uint8")
+    with tempfile.NamedTemporaryFile(suffix=".png", delete=False) as f:
+        Image.fromarray(pixels).save(f, format="PNG")
+    try:
+        return client.upload_asset(f.name)
+    finally:
+        os.unlink(f.name)
 
 
 def cancel_and_replay(client, arch: str = "sd1", steps: int = 40) -> dict:

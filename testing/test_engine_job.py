@@ -1,0 +1,118 @@
+"""The engine as a real job: ``python run.py`` subprocess, a real sqlite Job row, stop from the DB or a signal."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from extensions_built_in.inference_engine.client import EngineClient
+from testing.test_inference_engine import body_for
+from toolkit.ui_job_status import create_schema, insert_job
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def job_row(db, job_id):
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        return dict(conn.execute("SELECT * FROM Job WHERE id = ?", (job_id,)).fetchone())
+
+
+@pytest.fixture()
+def engine_job(tmp_path):
+    """Starts the engine the way the UI does: a DB row, .job_config.json, AITK_JOB_ID, a detached run.py."""
+    db = str(tmp_path / "aitk_db.db")
+    create_schema(db)
+    folder = tmp_path / "engine_job"
+    config = {"job": "extension", "config": {"name": "engine_job", "process": [{
+        "type": "InferenceEngine", "sqlite_db_path": db, "device": "cpu",
+        "engine": {"job_folder": str(folder),
+                   "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"}}}]}}
+    job_id = insert_job(db, "engine_job", config, job_type="inference", status="running")
+    folder.mkdir()
+    (folder / ".job_config.json").write_text(json.dumps(config))
+    log = open(folder / "log.txt", "w")
+    proc = subprocess.Popen([sys.executable, "run.py", str(folder / ".job_config.json")], cwd=ROOT, stdout=log,
+                            stderr=subprocess.STDOUT, env={**os.environ, "AITK_JOB_ID": job_id, "PYTHONUNBUFFERED": "1"})
+    engine_json = folder / "engine.json"
+    try:
+        wait_for(lambda: engine_json.exists() or proc.poll() is not None, 90, "engine.json")
+        assert proc.poll() is None, (folder / "log.txt").read_text()[-3000:]
+        wait_for(lambda: job_row(db, job_id)["info"].startswith("Idle — sd1"), 60, "the warm load")
+        yield proc, db, job_id, engine_json
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        log.close()
+
+
+def start_long_generation(engine_json):
+    """A generation running on a background thread; returns the list its frames land in."""
+    frames, progressed = [], threading.Event()
+
+    def run():
+        with EngineClient.from_engine_json(str(engine_json)) as client:
+            try:
+                for frame in client.generate(body_for("sd1", steps=500)):
+                    frames.append(frame)
+                    if frame.type == "progress":
+                        progressed.set()
+            except Exception as e:  # a stream cut without an end frame would land here
+                frames.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert progressed.wait(60), frames
+    return frames, thread
+
+
+def test_engine_json_is_private_and_the_row_shows_idle(engine_job):
+    proc, db, job_id, engine_json = engine_job
+    info = json.loads(engine_json.read_text())
+    assert info["host"] == "127.0.0.1" and info["pid"] == proc.pid and len(info["token"]) >= 32
+    assert oct(os.stat(engine_json).st_mode & 0o777) == "0o600"
+    row = job_row(db, job_id)
+    assert row["status"] == "running" and row["info"] == "Idle — sd1 (tiny:sd1)"
+
+
+def test_job_stop_flag_ends_the_engine_cleanly(engine_job):
+    proc, db, job_id, engine_json = engine_job
+    frames, thread = start_long_generation(engine_json)
+    wait_for(lambda: job_row(db, job_id)["info"].startswith("Generating"), 30, "info 'Generating n/N'")
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE Job SET stop = 1 WHERE id = ?", (job_id,))
+    assert proc.wait(30) == 0
+    thread.join(10)
+    row = job_row(db, job_id)
+    assert row["status"] == "stopped"
+    assert not engine_json.exists()
+    assert frames[-1].type == "end" and frames[-1].header["ok"] is False
+    assert any(f.type == "error" and f.header["code"] == "cancelled" for f in frames)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signals_end_the_engine_cleanly(engine_job, sig):
+    proc, db, job_id, engine_json = engine_job
+    frames, thread = start_long_generation(engine_json)
+    proc.send_signal(sig)
+    assert proc.wait(30) == 0
+    thread.join(10)
+    assert job_row(db, job_id)["status"] == "stopped"
+    assert not engine_json.exists()
+    assert frames[-1].type == "end" and any(f.type == "error" for f in frames)
