@@ -393,3 +393,28 @@ def read_frames(data: bytes) -> list[Frame]:
     frames = decoder.feed(data)
     decoder.close()
     return frames
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m extensions_built_in.inference_engine.protocol frames.bin``: one line per frame (e.g. from curl)."""
+    import sys
+
+    paths = argv if argv is not None else sys.argv[1:]
+    if len(paths) != 1:
+        print("usage: python -m extensions_built_in.inference_engine.protocol FRAMES_FILE", file=sys.stderr)
+        return 2
+    with open(paths[0], "rb") as f:
+        try:
+            frames = read_frames(f.read())
+        except ProtocolError as e:
+            print(f"protocol error: {e}", file=sys.stderr)
+            return 1
+    for frame in frames:
+        fields = {k: v for k, v in frame.header.items() if k not in ENVELOPE_KEYS + ("config", "latent")}
+        extra = f" payload={len(frame.payload)}B" if frame.payload else ""
+        print(f"{frame.seq:4d} {frame.type:8s} {json.dumps(fields, ensure_ascii=False)[:160]}{extra}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
