@@ -22,9 +22,23 @@ def model(request, tiny_cache):
     return m
 
 
+def control_image_file(folder, index: int) -> str:
+    """A deterministic noise PNG standing in for a user's control image (edit / image-to-video families)."""
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"control_{index}.png"
+    if not path.exists():
+        pixels = np.random.default_rng(index).integers(0, 256, (64, 64, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(path)
+    return str(path)
+
+
 def gen_config(model, folder, seed=11, **overrides) -> GenerateImageConfig:
     kw = dict(model.tiny_sample, prompt="a red circle on a blue background", num_inference_steps=STEPS,
               guidance_scale=4.0, seed=seed, output_folder=str(folder))
+    for i in range(model.control_images):
+        kw["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = control_image_file(folder.parent / "controls", i)
     kw.update(overrides)
     return GenerateImageConfig(**kw)
 

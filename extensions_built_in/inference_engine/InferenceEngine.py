@@ -30,6 +30,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.output_folder = os.path.abspath(self.get_conf("engine.output_folder", os.path.join(self.job_folder, "outputs")))
         self.assets_folder = os.path.abspath(self.get_conf("engine.assets_folder", os.path.join(self.job_folder, "assets")))
         self.idle_unload_seconds = float(self.get_conf("engine.idle_unload_seconds", 0))
+        self.keep_resident_gb = float(self.get_conf("engine.keep_resident_gb", 0))
         self.default_model = self.get_conf("engine.default_model")
         self.engine_json = os.path.join(self.job_folder, "engine.json")
         self.stop_event = threading.Event()
@@ -44,7 +45,8 @@ class InferenceEngine(BaseExtensionProcess):
         previous_sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
         os.makedirs(self.job_folder, exist_ok=True)
         engine = Engine(resolve_device(self.device_name), self.output_folder, self.assets_folder,
-                        idle_unload_seconds=self.idle_unload_seconds, on_info=lambda text: self.ui.update(info=text))
+                        idle_unload_seconds=self.idle_unload_seconds, keep_resident_gb=self.keep_resident_gb,
+                        on_info=lambda text: self.ui.update(info=text))
         token = secrets.token_urlsafe(32)
         server = EngineServer(engine, token)
         try:

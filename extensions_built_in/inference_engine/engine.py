@@ -7,7 +7,6 @@ a client.
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
 import queue
@@ -22,6 +21,7 @@ from extensions_built_in.inference_engine.latent_preview import preview_shape, s
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
+from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
 from toolkit.sample_step_hook import GenerationCancelled
 
 INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step would cost more than the step
@@ -65,7 +65,8 @@ class Request:
 
 class Engine:
     def __init__(self, device: str, output_folder: str, assets_folder: str, files_url_prefix: str = "/api/files",
-                 idle_unload_seconds: float = 0, on_info: Optional[Callable[[str], None]] = None):
+                 idle_unload_seconds: float = 0, keep_resident_gb: float = 0,
+                 on_info: Optional[Callable[[str], None]] = None):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
         self.assets_folder = os.path.abspath(assets_folder)
@@ -77,8 +78,10 @@ class Engine:
         self._wake = threading.Condition(self._lock)
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.running: Optional[Request] = None
+        self.pool = ComponentPool(keep_resident_gb)
         self.holder = None
         self.holder_identity: Optional[dict] = None
+        self.holder_keys: set = set()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
         self._last_info = (0.0, "")
@@ -211,8 +214,9 @@ class Engine:
         if self.holder is not None:
             active = {"arch": self.holder.arch, "name_or_path": self.holder.model_config.name_or_path,
                       "config": self.holder_identity}
-        return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": [],
-                "counters": dict(self.counters), "device": self.device, "vram": _vram()}
+        return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": self.pool.snapshot(),
+                "counters": dict(self.counters) | self.pool.counters,
+                "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": _vram()}
 
     def run_on_main(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:
         """Run ``fn`` on the main thread between generations (model state is only touched there)."""
@@ -305,7 +309,7 @@ class Engine:
         except LoadFailed as e:
             req.stream.finish(False, "load_failed", str(e))
         except Exception as e:
-            if _is_oom(e):
+            if is_oom(e):
                 self._free_after_oom()
                 req.stream.finish(False, "oom", f"Out of memory: {e}".splitlines()[0][:500])
             else:
@@ -318,32 +322,50 @@ class Engine:
                 self.running = None
 
     def _holder_for(self, req: Request):
+        """Same ModelConfig: the resident holder as is. Otherwise a new holder whose loads hit or miss the pool;
+        afterwards whatever it does not use is released (beyond the keep-warm budget)."""
         identity = req.model.identity()
+        self.pool.begin_request()
         if self.holder is not None and identity == self.holder_identity:
             self.counters["holder_reuses"] += 1
+            for key in self.holder_keys:
+                self.pool.mark_used(key)
             return self.holder
         self._drop_holder()
-        holder = req.model_class(self.device, req.model)
-        holder.add_status_update_hook(self._status_of_running)
         try:
-            holder.load_model()
-        except GenerationCancelled:
-            raise
+            holder = self._build_holder(req.model_class, req.model)
         except Exception as e:
-            if _is_oom(e):
+            if not is_oom(e):
                 raise
-            raise LoadFailed(f"Loading {req.model_class.arch} from {req.model.name_or_path!r} failed: "
-                             f"{type(e).__name__}: {e}") from e
-        self.holder, self.holder_identity = holder, identity
+            # Free every component this request has not touched, then try once more.
+            req.stream.emit("status", stage="loading",
+                            message="Out of memory while loading: freeing unused components and retrying once")
+            self.pool.evict([k for k in list(self.pool.entries) if k not in self.pool.used])
+            holder = self._build_holder(req.model_class, req.model)
+        self.pool.release_unused()
+        self.holder, self.holder_identity, self.holder_keys = holder, identity, self.pool.used
         self.counters["holder_builds"] += 1
         return holder
 
+    def _build_holder(self, model_class, model_config: ModelConfig):
+        holder = model_class(self.device, model_config)
+        holder.add_status_update_hook(self._status_of_running)
+        try:
+            with active_pool(self.pool):
+                holder.load_model()
+        except GenerationCancelled:
+            raise
+        except Exception as e:
+            if is_oom(e):
+                raise
+            raise LoadFailed(f"Loading {model_class.arch} from {model_config.name_or_path!r} failed: "
+                             f"{type(e).__name__}: {e}") from e
+        return holder
+
     def _drop_holder(self) -> None:
-        if self.holder is None:
-            return
+        """Forget the holder (its pooled components stay in the pool until released)."""
         self.holder = self.holder_identity = None
-        gc.collect()
-        _empty_cuda_cache()
+        self.holder_keys = set()
 
     def _generate(self, holder, req: Request) -> dict:
         state = {"t0": time.monotonic()}
@@ -394,29 +416,33 @@ class Engine:
         os.replace(tmp, sidecar)
 
     def _free_after_oom(self) -> None:
-        gc.collect()
-        _empty_cuda_cache()
+        """Sampling ran out of memory: drop the step's tensors now so the next request starts from the baseline."""
+        free_memory()
 
     def _maybe_idle_unload(self) -> None:
-        if (self.idle_unload_seconds and self.holder is not None
+        if (self.idle_unload_seconds and self.pool.entries
                 and time.monotonic() - self._idle_since > self.idle_unload_seconds):
+            self.unload()
+
+    def unload(self, keys: Optional[list[str]] = None) -> dict:
+        """Main thread only. Everything, or the named pool entries; the holder goes too if it used one of them."""
+        named = set(keys) if keys is not None else None
+        if named is None or named & {str(k) for k in self.holder_keys}:
             self._drop_holder()
-            self._set_info(self._idle_text(), force=True)
+        unloaded = self.pool.unload(keys)
+        self._set_info(self._idle_text(), force=True)
+        return {"unloaded": unloaded, "resident_bytes": self.pool.resident_bytes()}
 
     def unload_all(self) -> dict:
-        had = self.holder is not None
-        self._drop_holder()
-        self._set_info(self._idle_text(), force=True)
-        return {"unloaded": had}
+        return self.unload(None)
 
     def load_default(self, model: dict) -> None:
         """Warm load at start-up (``engine.default_model``), so the first request only samples."""
         model_class = get_model_class(model.get("arch") or "sd1")
         config = ModelConfig.from_dict(model)
-        holder = model_class(self.device, config)
-        holder.add_status_update_hook(self._status_of_running)
-        holder.load_model()
-        self.holder, self.holder_identity = holder, config.identity()
+        self.pool.begin_request()
+        holder = self._build_holder(model_class, config)
+        self.holder, self.holder_identity, self.holder_keys = holder, config.identity(), self.pool.used
         self.counters["holder_builds"] += 1
         self._set_info(self._idle_text(), force=True)
 
@@ -460,19 +486,6 @@ def _read_json(path: str) -> Optional[dict]:
             return json.load(f)
     except (OSError, ValueError):
         return None
-
-
-def _is_oom(e: BaseException) -> bool:
-    import torch
-
-    return isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower()
-
-
-def _empty_cuda_cache() -> None:
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
 
 
 def _vram() -> Optional[dict]:

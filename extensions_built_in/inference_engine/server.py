@@ -147,11 +147,12 @@ def create_app(engine: Engine, token: str) -> FastAPI:
 
     @app.post("/unload")
     async def unload(body: UnloadBody):
-        if body.keys:
-            return bad_request(("body", "keys"), f"unknown pool key(s): {', '.join(body.keys[:5])}")
-        if not body.all:
-            return bad_request(("body", "all"), "say {\"all\": true} or list pool keys")
-        return await asyncio.to_thread(engine.run_on_main, engine.unload_all)
+        if not body.all and not body.keys:
+            return bad_request(("body", "all"), 'say {"all": true} or list pool keys (GET /health shows them)')
+        try:
+            return await asyncio.to_thread(engine.run_on_main, lambda: engine.unload(None if body.all else body.keys))
+        except KeyError as e:
+            return bad_request(("body", "keys"), f"unknown pool key(s): {e.args[0]}")
 
     @app.post("/assets")
     async def upload_asset(request: Request):

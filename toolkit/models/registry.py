@@ -11,10 +11,33 @@ ARCHS = {
     # image
     "sd1": "toolkit.models.archs.sd1:SD1Model",
     "flux": "toolkit.models.archs.flux:FluxModel",
+    "sdxl": "toolkit.models.archs.sdxl:SDXLModel",
+    "zimage": "toolkit.models.archs.zimage:ZImageModel",
+    "qwen_image": "toolkit.models.archs.qwen_image:QwenImageModel",
+    "qwen_image_edit": "toolkit.models.archs.qwen_image_edit:QwenImageEditModel",
+    "qwen_image_edit_plus": "toolkit.models.archs.qwen_image_edit_plus:QwenImageEditPlusModel",
+    "chroma": "toolkit.models.archs.chroma:ChromaModel",
+    "sd3": "toolkit.models.archs.sd3:SD3Model",
+    "flux2_klein_4b": "toolkit.models.archs.flux2_klein:Flux2Klein4BModel",
+    "flux2_klein_9b": "toolkit.models.archs.flux2_klein:Flux2Klein9BModel",
+    "flux_kontext": "toolkit.models.archs.flux_kontext:FluxKontextModel",
+    "lumina2": "toolkit.models.archs.lumina2:Lumina2Model",
+    "cogview4": "toolkit.models.archs.cogview4:CogView4Model",
+    "auraflow": "toolkit.models.archs.auraflow:AuraFlowModel",
+    "pixart_sigma": "toolkit.models.archs.pixart_sigma:PixArtSigmaModel",
+    "hidream": "toolkit.models.archs.hidream:HiDreamModel",
     # video
     "wan21": "toolkit.models.archs.wan21:Wan21Model",
+    "wan22_5b": "toolkit.models.archs.wan22_5b:Wan225bModel",
+    "wan21_i2v": "toolkit.models.archs.wan21_i2v:Wan21I2VModel",
+    "wan22_14b": "toolkit.models.archs.wan22_14b:Wan2214bModel",
+    "wan22_14b_i2v": "toolkit.models.archs.wan22_14b_i2v:Wan2214bI2VModel",
+    "ltx": "toolkit.models.archs.ltx:LTXModel",
+    "ltx2": "toolkit.models.archs.ltx2:LTX2Model",
+    "hunyuan_video": "toolkit.models.archs.hunyuan_video:HunyuanVideoModel",
     # audio
     "ace_step_15": "toolkit.models.archs.ace_step_15:AceStep15Model",
+    "stable_audio": "toolkit.models.archs.stable_audio:StableAudioModel",
 }
 
 

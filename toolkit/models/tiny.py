@@ -152,3 +152,153 @@ def vae_kl(latent_channels: int = 4, blocks: int = 4, ch: int = 32, **kw):
 def variant_seed(variant: Optional[str]) -> int:
     """Variants (``tiny:sd1/b``) differ only in the denoiser's seed: two fine-tunes of one base."""
     return 0 if not variant else sum(map(ord, variant))
+
+
+# ---------------------------------------------------------------------------------------------- video/audio helpers
+# Appended for the video and audio families (wan21_i2v, ltx2, hunyuan_video, ...).
+def clip_vision_encoder(hidden: int = 32, image_size: int = 32, patch_size: int = 8, layers: int = 2):
+    """Tiny ``CLIPVisionModel`` and a matching ``CLIPImageProcessor`` (resize + centre crop to ``image_size``,
+    OpenAI mean/std): the image-encoder pair Wan 2.1 I2V (and IP-Adapter-style families) load."""
+    from transformers import CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel
+
+    cfg = CLIPVisionConfig(hidden_size=hidden, intermediate_size=hidden * 2, projection_dim=hidden,
+                           num_hidden_layers=layers, num_attention_heads=2, image_size=image_size,
+                           patch_size=patch_size, hidden_act="quick_gelu")
+    seeded()
+    encoder = CLIPVisionModel(cfg).eval()
+    processor = CLIPImageProcessor(size={"shortest_edge": image_size},
+                                   crop_size={"height": image_size, "width": image_size})
+    return encoder, processor
+
+
+def gemma_tokenizer(model_max_length: int = 1024):
+    """SentencePiece-style Gemma/Gemma3 tokenizer (▁ for spaces, <0xNN> byte fallback, turn and image tokens),
+    character-level with no merges."""
+    from transformers import GemmaTokenizer
+
+    vocab = {}
+    for t in ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "<start_of_turn>", "<end_of_turn>",
+              "<start_of_image>", "<end_of_image>", "<image_soft_token>"]:
+        vocab[t] = len(vocab)
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    for ch in "▁" + string.ascii_letters + string.digits + string.punctuation:
+        if ch not in vocab:
+            vocab[ch] = len(vocab)
+    return GemmaTokenizer(vocab=vocab, merges=[], model_max_length=model_max_length)
+
+
+# ---------------------------------------------------------------------------------------------- image helpers
+# Appended for the image families (zimage, flux2_klein_*, qwen_image*, ...).
+def qwen3_text_encoder(tok, hidden: int = 32, layers: int = 2, heads: int = 2, kv_heads: int = 2,
+                       causal_lm: bool = False):
+    """Tiny ``Qwen3Model`` (Z-Image reads ``hidden_states[-2]``) or ``Qwen3ForCausalLM`` (Flux.2 Klein stacks
+    three of its hidden states). bos/eos/pad are the tokenizer's, so the config warns about nothing."""
+    from transformers import Qwen3Config, Qwen3ForCausalLM, Qwen3Model
+
+    eos = tok.convert_tokens_to_ids("<|im_end|>")
+    cfg = Qwen3Config(vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2,
+                      num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
+                      head_dim=hidden // heads, max_position_embeddings=1024, tie_word_embeddings=causal_lm,
+                      bos_token_id=tok.pad_token_id, eos_token_id=eos, pad_token_id=tok.pad_token_id)
+    seeded()
+    return (Qwen3ForCausalLM if causal_lm else Qwen3Model)(cfg).eval()
+
+
+def qwen25_vl_text_encoder(tok, hidden: int = 16, layers: int = 2):
+    """Tiny ``Qwen2_5_VLForConditionalGeneration`` (Qwen-Image's text encoder; the edit pipelines also run its
+    vision tower on the control image). Vision/image token ids point at the tiny tokenizer's specials."""
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+
+    ids = {t: tok.convert_tokens_to_ids(t) for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
+                                                      "<|video_pad|>", "<|im_end|>")}
+    cfg = Qwen2_5_VLConfig(
+        text_config=dict(hidden_size=hidden, intermediate_size=hidden, num_hidden_layers=layers,
+                         num_attention_heads=2, num_key_value_heads=2, vocab_size=len(tok), rope_theta=1e6,
+                         # mrope sections sum to head_dim / 2 (16 / 2 heads = 8 -> 4)
+                         rope_scaling={"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
+                         bos_token_id=tok.pad_token_id, eos_token_id=ids["<|im_end|>"],
+                         pad_token_id=tok.pad_token_id),
+        vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=hidden),
+        vocab_size=len(tok), vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+    )
+    seeded()
+    return Qwen2_5_VLForConditionalGeneration(cfg).eval()
+
+
+def qwen2_vl_processor(tok, max_pixels: int = 56 * 56):
+    """The edit pipelines' processor: Qwen2-VL image processing (14 px patches, 2x2 merge) + the tokenizer.
+    ``max_pixels`` keeps the tiny vision tower's input to a few patches whatever the control image's size."""
+    from transformers import Qwen2VLImageProcessor
+
+    from toolkit.models.qwen_vl_processor import QwenVLImageProcessor
+
+    image_processor = Qwen2VLImageProcessor(min_pixels=28 * 28, max_pixels=max_pixels)
+    return QwenVLImageProcessor(image_processor=image_processor, tokenizer=tok)
+
+
+def glm4_tokenizer(model_max_length: int = 1024):
+    """Byte-level BPE like GLM-4's (CogView4), whose post-processor prefixes ``[gMASK]<sop>``: so an empty
+    negative prompt still encodes to tokens, as with the real tokenizer. Loads back through AutoTokenizer."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {c: i for i, c in enumerate(_bytes_to_unicode().values())}
+    specials = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
+                "<|assistant|>", "<|observation|>"]
+    for t in specials:
+        vocab[t] = len(vocab)
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    backend.decoder = decoders.ByteLevel()
+    backend.post_processor = processors.TemplateProcessing(
+        single="[gMASK] <sop> $A", pair="[gMASK] <sop> $A $B",
+        special_tokens=[("[gMASK]", vocab["[gMASK]"]), ("<sop>", vocab["<sop>"])])
+    return PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                   additional_special_tokens=specials[1:], padding_side="left",
+                                   model_max_length=model_max_length)
+
+
+def llama3_tokenizer(model_max_length: int = 128):
+    """Byte-level BPE like Llama 3's (HiDream's fourth tokenizer): prefixes ``<|begin_of_text|>``, ends turns
+    with ``<|eot_id|>`` (HiDreamImagePipeline pads with the eos token). Loads back through AutoTokenizer."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {c: i for i, c in enumerate(_bytes_to_unicode().values())}
+    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+    for t in specials:
+        vocab[t] = len(vocab)
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    backend.decoder = decoders.ByteLevel()
+    backend.post_processor = processors.TemplateProcessing(
+        single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A $B",
+        special_tokens=[("<|begin_of_text|>", vocab["<|begin_of_text|>"])])
+    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>",
+                                   additional_special_tokens=specials[1:], model_max_length=model_max_length)
+
+
+def llama3_tokenizer(words=(), model_max_length: int = 1024):
+    """Byte-level BPE like Llama 3 (tiktoken-style pieces, ``Ġ`` for a leading space) with Llama 3's header and
+    turn specials. Text is split into bytes except the strings in ``words``, which become single tokens (merged
+    left to right): that lets a family match the token count a real prompt template has."""
+    from transformers import Qwen2Tokenizer
+
+    b2u = _bytes_to_unicode()
+    vocab = {c: i for i, c in enumerate(b2u.values())}
+    merges = []
+    for word in words:
+        piece = "".join(b2u[b] for b in word.encode())
+        for i in range(1, len(piece)):
+            if piece[: i + 1] not in vocab:
+                vocab[piece[: i + 1]] = len(vocab)
+                merges.append((piece[:i], piece[i]))
+    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+    for s in specials:
+        vocab[s] = len(vocab)
+    tok = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token="<|end_of_text|>", bos_token="<|begin_of_text|>",
+                         eos_token="<|eot_id|>", pad_token="<|end_of_text|>", model_max_length=model_max_length)
+    tok.add_special_tokens({"additional_special_tokens": specials[2:]})
+    return tok

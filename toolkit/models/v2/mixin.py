@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from toolkit.models.v2.pool import ComponentKey, current_pool
+
 DTYPES = {
     "float16": "float16", "fp16": "float16", "half": "float16",
     "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -129,8 +131,21 @@ class _DropTorchvisionNotice:
 
 def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = None, dtype: Optional[str] = None,
                    device: Optional[str] = None, config_source: Optional[str] = None) -> Any:
-    """Load one component. ``cls_path`` ``"auto"`` means "the scheduler class the checkpoint names"."""
+    """Load one component, through the active component pool when there is one.
+
+    ``cls_path`` ``"auto"`` means "the scheduler class the checkpoint names"; schedulers are stateful and cheap,
+    so they are never shared. The pool key is built from exactly these arguments after source resolution."""
     src = resolve_source(name_or_path, subfolder, config_source)
+    pool = current_pool()
+    if pool is None or cls_path == "auto":
+        return _load(cls_path, src, dtype, device)
+    key = ComponentKey(cls_path, src.path, src.subfolder, DTYPES.get(dtype, dtype), device=device)
+    if device:
+        pool.evict_for(estimate_bytes(src), device, protect=set())
+    return pool.get_or_load(key, lambda: _load(cls_path, src, dtype, device))
+
+
+def _load(cls_path: str, src: ResolvedSource, dtype: Optional[str], device: Optional[str]) -> Any:
     cls = _scheduler_class(src) if cls_path == "auto" else import_class(cls_path)
     kwargs = {"subfolder": src.subfolder} if src.subfolder else {}
     if src.single_file:
@@ -144,3 +159,14 @@ def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = 
     if device is not None and hasattr(module, "to") and hasattr(module, "parameters"):
         module.to(device)
     return module
+
+
+def estimate_bytes(src: ResolvedSource) -> int:
+    """Size on disk of a local component's weights: what a pre-load eviction must make room for."""
+    if src.single_file:
+        return os.path.getsize(src.path)
+    folder = os.path.join(src.path, src.subfolder or "")
+    if not os.path.isdir(folder):
+        return 0
+    return sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder)
+               if f.endswith((".safetensors", ".bin")))

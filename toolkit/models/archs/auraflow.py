@@ -1,0 +1,48 @@
+"""AuraFlow v0.x: MMDiT with a UMT5 (Pile-T5) text encoder on the SDXL VAE, 4-channel BCHW latents."""
+from toolkit.models.archs.sdxl import SDXL_RGB_BIAS, SDXL_RGB_FACTORS
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
+from toolkit.models import tiny
+
+
+class AuraFlowModel(BaseModel):
+    arch = "auraflow"
+    modality = "image"
+    description = "AuraFlow v0.3"
+    pipeline_class = "AuraFlowPipeline"
+    components = {
+        "transformer": Component("diffusers.AuraFlowTransformer2DModel", "transformer", source="main"),
+        "text_encoder": Component("transformers.UMT5EncoderModel", "text_encoder"),
+        # The real repo ships a Llama-style fast tokenizer; AutoTokenizer reads whichever class a folder names.
+        "tokenizer": Component("transformers.AutoTokenizer", "tokenizer", has_weights=False),
+        "vae": Component("diffusers.AutoencoderKL", "vae"),
+        "scheduler": Component("auto", "scheduler", has_weights=False),
+    }
+    # The SDXL VAE: ComfyUI previews AuraFlow with latent_formats.SDXL (ref/anchors.md §1.5), on x * 0.13025,
+    # the space the pipeline samples in.
+    latent = LatentSpec("BCHW", 4, spatial_factor=8, rgb_factors=SDXL_RGB_FACTORS, rgb_bias=SDXL_RGB_BIAS,
+                        scale=0.13025, factors_source="ComfyUI SDXL")
+    divisibility = 16  # 8x VAE x 2x2 patches
+    native_resolution = 1024
+    defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=3.5, output_ext="png")
+    tiny_sample = dict(width=64, height=64, output_ext="png")
+
+    def pipeline_kwargs(self, gen):
+        return dict(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, width=gen.width,
+                    height=gen.height, num_inference_steps=gen.num_inference_steps,
+                    guidance_scale=gen.guidance_scale, **gen.extra_kwargs)
+
+    @staticmethod
+    def build_tiny(variant=None):
+        from diffusers import AuraFlowPipeline, AuraFlowTransformer2DModel, FlowMatchEulerDiscreteScheduler
+
+        tok = tiny.t5_tokenizer()
+        te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
+        tiny.seeded(tiny.variant_seed(variant))
+        tr = AuraFlowTransformer2DModel(sample_size=8, patch_size=2, in_channels=4, out_channels=4,
+                                        num_mmdit_layers=1, num_single_dit_layers=1, attention_head_dim=8,
+                                        num_attention_heads=4, caption_projection_dim=32,
+                                        joint_attention_dim=32,  # == UMT5 d_model
+                                        pos_embed_max_size=64).eval()
+        vae = tiny.vae_kl(latent_channels=4, scaling_factor=0.13025)
+        sched = FlowMatchEulerDiscreteScheduler(shift=1.73)
+        return AuraFlowPipeline(tokenizer=tok, text_encoder=te, vae=vae, transformer=tr, scheduler=sched)

@@ -1,0 +1,29 @@
+"""FLUX.1 Kontext [dev]: Flux.1 conditioned on a control image whose tokens join the sequence (editing)."""
+from toolkit.models.archs.flux import FluxModel
+
+
+class FluxKontextModel(FluxModel):
+    arch = "flux_kontext"
+    description = "FLUX.1 Kontext [dev] (instruction editing, one control image)"
+    pipeline_class = "FluxKontextPipeline"
+    control_images = 1
+    defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=2.5, output_ext="png")
+
+    def pipeline_kwargs(self, gen):
+        # max_area = the request's area keeps the requested size (the pipeline otherwise rescales to 1 MP);
+        # _auto_resize=False keeps the control image at that size instead of Kontext's preferred ~1 MP buckets.
+        # Only the generated tokens are stepped; the control image's tokens are sliced off each step.
+        return dict(super().pipeline_kwargs(gen), image=self.control_image(gen, 0, (gen.width, gen.height)),
+                    max_area=gen.width * gen.height, _auto_resize=False)
+
+    def unpack_latents(self, latents, gen):
+        from diffusers import FluxKontextPipeline
+
+        return FluxKontextPipeline._unpack_latents(latents, gen.height, gen.width, self.latent.spatial_factor)
+
+    @staticmethod
+    def build_tiny(variant=None):
+        from diffusers import FluxKontextPipeline
+
+        flux = FluxModel.build_tiny(variant)
+        return FluxKontextPipeline(**{k: v for k, v in flux.components.items()})

@@ -1,0 +1,109 @@
+"""HunyuanVideo 1.0 (13B): 16-channel BCFHW latents, 8x spatial and 4x temporal compression; a Llama (llava-
+llama-3) text encoder read at its third-last hidden state, plus CLIP-L's pooled output; guidance is embedded
+(guidance-distilled), so a negative prompt only acts when extra_kwargs sets ``true_cfg_scale`` > 1.
+"""
+import re
+
+from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
+from toolkit.models import tiny
+
+# ComfyUI latent_formats.HunyuanVideo (ref/anchors.md Appendix A), fitted on x * 0.476986, which is what
+# diffusers' HunyuanVideo loop samples (the pipeline divides by vae.config.scaling_factor before decoding).
+HUNYUAN_VIDEO_RGB_FACTORS = (
+    (-0.0395, -0.0331, 0.0445), (0.0696, 0.0795, 0.0518), (0.0135, -0.0945, -0.0282), (0.0108, -0.0250, -0.0765),
+    (-0.0209, 0.0032, 0.0224), (-0.0804, -0.0254, -0.0639), (-0.0991, 0.0271, -0.0669), (-0.0646, -0.0422, -0.0400),
+    (-0.0696, -0.0595, -0.0894), (-0.0799, -0.0208, -0.0375), (0.1166, 0.1627, 0.0962), (0.1165, 0.0432, 0.0407),
+    (-0.2315, -0.1920, -0.1355), (-0.0270, 0.0401, -0.0821), (-0.0616, -0.0997, -0.0727), (0.0249, -0.0469, -0.1703),
+)
+HUNYUAN_VIDEO_RGB_BIAS = (0.0259, -0.0192, -0.0761)
+
+# The pipeline's default prompt template drops its first 95 tokens (crop_start, counted with the real Llama 3
+# tokenizer). The tiny tokenizer is built so that the same template prefix is exactly 95 tokens too.
+TEMPLATE_PREFIX_TOKENS = 95
+
+
+class HunyuanVideoModel(BaseModel):
+    arch = "hunyuan_video"
+    modality = "video"
+    description = "HunyuanVideo 1.0 (13B text-to-video, 720p)"
+    pipeline_class = "HunyuanVideoPipeline"
+    components = {
+        "transformer": Component("diffusers.HunyuanVideoTransformer3DModel", "transformer", source="main"),
+        "text_encoder": Component("transformers.LlamaModel", "text_encoder"),
+        # Real repos name LlamaTokenizerFast; AutoTokenizer reads whichever class tokenizer_config.json names.
+        "tokenizer": Component("transformers.AutoTokenizer", "tokenizer", has_weights=False),
+        "text_encoder_2": Component("transformers.CLIPTextModel", "text_encoder_2"),
+        "tokenizer_2": Component("transformers.CLIPTokenizer", "tokenizer_2", has_weights=False),
+        "vae": Component("diffusers.AutoencoderKLHunyuanVideo", "vae"),
+        "scheduler": Component("auto", "scheduler", has_weights=False),
+    }
+    latent = LatentSpec("BCFHW", 16, spatial_factor=8, temporal_factor=4, rgb_factors=HUNYUAN_VIDEO_RGB_FACTORS,
+                        rgb_bias=HUNYUAN_VIDEO_RGB_BIAS, scale=0.476986, factors_source="ComfyUI HunyuanVideo")
+    divisibility = 16  # 8x VAE x transformer patch 2
+    native_resolution = 1280
+    output_exts = ("mp4", "webp")
+    defaults = dict(width=1280, height=720, num_inference_steps=50, guidance_scale=6.0, num_frames=129, fps=24,
+                    output_ext="mp4")
+    tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
+
+    def pipeline_kwargs(self, gen):
+        return dict(prompt=gen.prompt, prompt_2=gen.prompt_2, negative_prompt=gen.negative_prompt or None,
+                    width=gen.width, height=gen.height, num_frames=gen.num_frames,
+                    num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
+                    **gen.extra_kwargs)
+
+    def to_media(self, output, gen):
+        frames = output.frames[0]  # F x H x W x 3 in [0, 1]
+        return GeneratedMedia("video", frames=(frames.clip(0, 1) * 255).round().astype("uint8"), fps=gen.fps)
+
+    @staticmethod
+    def tiny_tokenizer():
+        """Byte-level Llama 3 style tokenizer whose words make the default template prefix 95 tokens long."""
+        from diffusers.pipelines.hunyuan_video.pipeline_hunyuan_video import DEFAULT_PROMPT_TEMPLATE
+
+        prefix = DEFAULT_PROMPT_TEMPLATE["template"].split("{}")[0]
+        text = re.sub(r"<\|[a-z_]+\|>", "|", prefix)
+        pieces = re.findall(r" ?[A-Za-z]+|\n\n", text)
+        words = sorted(set(pieces), key=lambda w: (-len(w), w))
+        once = [w for w in words if pieces.count(w) == 1]  # shortening these adds exactly one token each
+        while True:
+            tok = tiny.llama3_tokenizer(words)
+            count = len(tok(prefix).input_ids)
+            if count >= TEMPLATE_PREFIX_TOKENS or not once:
+                break
+            word = once.pop(0)
+            words[words.index(word)] = word[:-1]  # leave its last letter unmerged
+        if count != TEMPLATE_PREFIX_TOKENS:
+            raise RuntimeError(f"tiny HunyuanVideo tokenizer: template prefix is {count} tokens, not 95")
+        return tok
+
+    @staticmethod
+    def build_tiny(variant=None):
+        from diffusers import (AutoencoderKLHunyuanVideo, FlowMatchEulerDiscreteScheduler, HunyuanVideoPipeline,
+                               HunyuanVideoTransformer3DModel)
+        from transformers import LlamaConfig, LlamaModel
+
+        tok = HunyuanVideoModel.tiny_tokenizer()
+        tiny.seeded()
+        # The pipeline reads hidden_states[-3]: two layers give the embeddings, which is enough for plumbing.
+        te = LlamaModel(LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                    num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+                                    max_position_embeddings=1024, pad_token_id=tok.pad_token_id,
+                                    bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)).eval()
+        tok2 = tiny.clip_tokenizer()
+        te2 = tiny.clip_text_encoder(tok2, hidden=32)  # the same tiny CLIP-L as sd1/flux
+        tiny.seeded()
+        # Four blocks: 8x spatial, 4x temporal, 16 latent channels as in production.
+        vae = AutoencoderKLHunyuanVideo(latent_channels=16, block_out_channels=(8, 8, 8, 8), layers_per_block=1,
+                                        norm_num_groups=4, mid_block_add_attention=False,
+                                        scaling_factor=0.476986).eval()
+        tiny.seeded(tiny.variant_seed(variant))
+        # text_embed_dim == Llama hidden, pooled_projection_dim == CLIP hidden, sum(rope_axes_dim) == head dim.
+        tr = HunyuanVideoTransformer3DModel(in_channels=16, out_channels=16, num_attention_heads=2,
+                                            attention_head_dim=8, num_layers=1, num_single_layers=1,
+                                            num_refiner_layers=1, patch_size=2, patch_size_t=1, text_embed_dim=16,
+                                            pooled_projection_dim=32, rope_axes_dim=(2, 2, 4),
+                                            guidance_embeds=True).eval()
+        sched = FlowMatchEulerDiscreteScheduler(shift=7.0)  # what the community diffusers repo ships
+        return HunyuanVideoPipeline(text_encoder=te, tokenizer=tok, transformer=tr, vae=vae, scheduler=sched,
+                                    text_encoder_2=te2, tokenizer_2=tok2)

@@ -1,0 +1,35 @@
+"""Qwen-Image-Edit: Qwen-Image conditioned on one control image (through the VL encoder and the VAE)."""
+from toolkit.models.archs.qwen_image import QwenImageModel
+from toolkit.models.base_model import Component
+
+
+class QwenImageEditModel(QwenImageModel):
+    arch = "qwen_image_edit"
+    description = "Qwen-Image-Edit (instruction editing, one control image)"
+    pipeline_class = "QwenImageEditPipeline"
+    components = {
+        **QwenImageModel.components,
+        # Image-only Qwen2-VL processor: transformers' own also wants a video processor, which needs torchvision.
+        "processor": Component("toolkit.models.qwen_vl_processor.QwenVLImageProcessor", "processor",
+                               has_weights=False),
+    }
+    control_images = 1
+    defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=4.0, output_ext="png")
+    native_resolution = 1024
+
+    def control_inputs(self, gen):
+        return self.control_image(gen, 0, (gen.width, gen.height))
+
+    def pipeline_kwargs(self, gen):
+        # The pipeline re-sizes the control image to ~1 MP (same aspect) for the VAE and feeds it to the VL
+        # encoder; the output size is the request's.
+        return dict(super().pipeline_kwargs(gen), image=self.control_inputs(gen))
+
+    @staticmethod
+    def build_tiny(variant=None):
+        from diffusers import QwenImageEditPipeline
+
+        from toolkit.models import tiny
+
+        parts = QwenImageModel.tiny_parts(variant)
+        return QwenImageEditPipeline(processor=tiny.qwen2_vl_processor(parts["tokenizer"]), **parts)

@@ -1,0 +1,27 @@
+"""Qwen-Image-Edit-2509/2511 ("Plus"): Qwen-Image-Edit with one to three reference images."""
+from toolkit.models.archs.qwen_image_edit import QwenImageEditModel
+
+
+class QwenImageEditPlusModel(QwenImageEditModel):
+    arch = "qwen_image_edit_plus"
+    description = "Qwen-Image-Edit Plus (2509 / 2511: editing with up to three reference images)"
+    pipeline_class = "QwenImageEditPlusPipeline"
+    control_images = 1  # required; ctrl_img_2 and ctrl_img_3 are used when given
+    max_control_images = 3
+    defaults = dict(width=1024, height=1024, num_inference_steps=40, guidance_scale=4.0, output_ext="png")
+
+    def control_inputs(self, gen):
+        # Every reference goes in at the output size; the pipeline makes a 384^2-area copy for the VL encoder
+        # ("Picture 1: ...") and a 1024^2-area copy for the VAE of each.
+        count = max(1, min(len(gen.control_images), self.max_control_images))
+        return [self.control_image(gen, i, (gen.width, gen.height)) for i in range(count)]
+
+    @staticmethod
+    def build_tiny(variant=None):
+        from diffusers import QwenImageEditPlusPipeline
+
+        from toolkit.models import tiny
+        from toolkit.models.archs.qwen_image import QwenImageModel
+
+        parts = QwenImageModel.tiny_parts(variant)
+        return QwenImageEditPlusPipeline(processor=tiny.qwen2_vl_processor(parts["tokenizer"]), **parts)

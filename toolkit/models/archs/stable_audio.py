@@ -1,0 +1,112 @@
+"""Stable Audio Open 1.0: a DiT over 64-channel Oobleck latents (2048 samples per latent frame at 44.1 kHz).
+
+The pipeline always samples a full window of ``transformer.config.sample_size`` latent frames (1024 = 47.55 s)
+and tells the model the requested length through its seconds-start/seconds-end conditioning; the decoded
+waveform is then cut to ``audio_end_in_s``. So the streamed latents are the whole window whatever the duration,
+and the saved file has exactly the requested duration. Latents are (B, C, L) in the loop; streamed as B, L, C.
+"""
+import math
+
+from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
+from toolkit.models import tiny
+
+SAMPLE_RATE = 44100
+HOP = 2048  # Oobleck downsampling 2 * 4 * 4 * 8 * 8
+WINDOW = 1024  # transformer.config.sample_size of the real checkpoint: 1024 * 2048 / 44100 = 47.55 s
+
+
+class StableAudioModel(BaseModel):
+    arch = "stable_audio"
+    modality = "audio"
+    description = "Stable Audio Open 1.0 (sound effects and music up to 47 s, 44.1 kHz stereo)"
+    pipeline_class = "StableAudioPipeline"
+    components = {
+        "transformer": Component("diffusers.StableAudioDiTModel", "transformer", source="main"),
+        "projection_model": Component("diffusers.StableAudioProjectionModel", "projection_model"),
+        "text_encoder": Component("transformers.T5EncoderModel", "text_encoder"),
+        "tokenizer": Component("transformers.T5Tokenizer", "tokenizer", has_weights=False),
+        "vae": Component("diffusers.AutoencoderOobleck", "vae"),
+        # The checkpoint ships CosineDPMSolverMultistepScheduler (needs torchsde), not the annotated EDM one.
+        "scheduler": Component("auto", "scheduler", has_weights=False),
+    }
+    # ComfyUI's StableAudio1 format has no RGB factors (and no scaling): clients draw a per-channel heatmap.
+    latent = LatentSpec("BLC", 64, spatial_factor=1, temporal_factor=HOP, factors_source=None)
+    divisibility = 1
+    native_resolution = 0
+    output_exts = ("wav", "flac", "mp3")
+    defaults = dict(num_inference_steps=100, guidance_scale=7.0, duration_s=10.0, output_ext="wav")
+    tiny_sample = dict(duration_s=2.0, output_ext="wav")
+
+    def window(self) -> int:
+        """Latent frames the pipeline samples: the loaded transformer's ``sample_size`` (1024 when not loaded)."""
+        if self.pipeline is not None:
+            return int(self.pipeline.transformer.config.sample_size)
+        return WINDOW
+
+    def sample_rate(self) -> int:
+        return int(self.pipeline.vae.config.sampling_rate) if self.pipeline is not None else SAMPLE_RATE
+
+    def max_duration_s(self) -> float:
+        return self.window() * HOP / self.sample_rate()
+
+    def prepare_gen_config(self, gen):
+        duration = float(gen.duration_s or self.defaults["duration_s"])
+        # Longer than the window is impossible (the pipeline raises); clamp and report the clamped value.
+        gen.duration_s = min(duration, math.floor(self.max_duration_s() * 100) / 100)
+
+    def pipeline_kwargs(self, gen):
+        return dict(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, audio_start_in_s=0.0,
+                    audio_end_in_s=gen.duration_s, num_inference_steps=gen.num_inference_steps,
+                    guidance_scale=gen.guidance_scale, **gen.extra_kwargs)
+
+    def generate_single_image(self, pipeline, gen, generator):
+        import warnings
+
+        with warnings.catch_warnings():
+            # torchsde's Brownian interval warns on each SDE step that float32 sigmas sit a hair outside
+            # [sigma_min, sigma_max]; the real checkpoint does the same and sampling is unaffected.
+            warnings.filterwarnings("ignore", message="Should have t", category=UserWarning, module=r"torchsde\.")
+            output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type="np")
+        return self.to_media(output, gen)
+
+    def unpack_latents(self, latents, gen):
+        return latents.transpose(1, 2)  # (B, C, L) -> declared BLC
+
+    def latent_shape(self, gen):
+        return (1, self.window(), self.latent.channels)
+
+    def to_media(self, output, gen):
+        audio = output.audios[0]  # channels x samples, already cut to [start, end) by the pipeline
+        audio = audio.float().cpu().numpy() if hasattr(audio, "cpu") else audio
+        rate = self.sample_rate()
+        return GeneratedMedia("audio", audio=audio[:, : int(round(gen.duration_s * rate))], sample_rate=rate)
+
+    @staticmethod
+    def build_tiny(variant=None):
+        from diffusers import (AutoencoderOobleck, CosineDPMSolverMultistepScheduler, StableAudioDiTModel,
+                               StableAudioPipeline, StableAudioProjectionModel)
+
+        tok = tiny.t5_tokenizer(model_max_length=128)
+        te = tiny.t5_text_encoder(tok, d_model=32)
+        tiny.seeded(tiny.variant_seed(variant))
+        # Production latent width (64) and hop; a 48-frame window (2.2 s) instead of 1024 keeps it fast.
+        # global_states_input_dim = 2 x conditioning_dim (seconds start + end); cross_attention_input_dim =
+        # conditioning_dim.
+        tr = StableAudioDiTModel(sample_size=48, in_channels=64, out_channels=64, num_layers=2,
+                                 attention_head_dim=8, num_attention_heads=2, num_key_value_attention_heads=1,
+                                 cross_attention_dim=16, time_proj_dim=16, global_states_input_dim=32,
+                                 cross_attention_input_dim=16).eval()
+        tiny.seeded()
+        vae = AutoencoderOobleck(encoder_hidden_size=8, downsampling_ratios=[2, 4, 4, 8, 8], decoder_channels=8,
+                                 decoder_input_channels=64, audio_channels=2, channel_multiples=[1] * 5,
+                                 sampling_rate=SAMPLE_RATE).eval()
+        tiny.seeded()
+        proj = StableAudioProjectionModel(text_encoder_dim=32, conditioning_dim=16, min_value=0,
+                                          max_value=512).eval()
+        # The real checkpoint's scheduler_config.json.
+        sched = CosineDPMSolverMultistepScheduler(sigma_min=0.3, sigma_max=500, sigma_data=1.0,
+                                                  sigma_schedule="exponential", solver_order=2,
+                                                  prediction_type="v_prediction", rho=7.0,
+                                                  final_sigmas_type="zero")
+        return StableAudioPipeline(vae=vae, text_encoder=te, projection_model=proj, tokenizer=tok, transformer=tr,
+                                   scheduler=sched)

@@ -1,0 +1,247 @@
+"""ComponentPool: which loaded components stay resident, shared between model configs.
+
+Identity is computed in the load funnel from exactly the arguments it receives (class, resolved source and
+subfolder, dtype, quantization, offload policy, device), so two configs share a component exactly when they
+would have loaded the same thing: two fine-tunes with one ``extras_name_or_path`` share text encoders and VAE.
+
+A request marks what it uses (``begin_request`` ... ``release_unused``); what it does not use is freed, except
+what the ``keep_resident_gb`` keep-warm budget holds, least recently used first out. Counters and per-entry bytes
+are what ``/health`` shows and what the tests assert on.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+GB = 1024**3
+
+
+@dataclass(frozen=True)
+class ComponentKey:
+    cls: str
+    source: str
+    subfolder: Optional[str]
+    dtype: Optional[str] = None
+    qtype: Optional[str] = None
+    offload: Optional[str] = None
+    device: Optional[str] = None
+
+    def __str__(self) -> str:
+        parts = [self.cls, self.source + (f"/{self.subfolder}" if self.subfolder else "")]
+        parts += [p for p in (self.dtype, self.qtype, self.offload, self.device) if p]
+        return "|".join(parts)
+
+
+@dataclass
+class PoolEntry:
+    key: ComponentKey
+    module: Any
+    bytes: int
+    last_used: float = field(default_factory=time.time)
+    hits: int = 0
+
+    def describe(self, in_use: bool) -> dict:
+        return {"key": str(self.key), "class": self.key.cls.rpartition(".")[2], "source": self.key.source,
+                "subfolder": self.key.subfolder, "dtype": self.key.dtype, "device": self.key.device,
+                "bytes": self.bytes, "hits": self.hits, "last_used": self.last_used, "in_use": in_use}
+
+
+def module_bytes(module) -> int:
+    """Parameter + buffer bytes; 0 for tokenizers and other weightless components."""
+    total = 0
+    for getter in ("parameters", "buffers"):
+        fn = getattr(module, getter, None)
+        if fn is not None:
+            total += sum(t.numel() * t.element_size() for t in fn())
+    return total
+
+
+class ComponentPool:
+    def __init__(self, keep_resident_gb: float = 0.0):
+        self.keep_resident_bytes = int(keep_resident_gb * GB)
+        self.entries: "OrderedDict[ComponentKey, PoolEntry]" = OrderedDict()  # LRU order: oldest first
+        self.counters = {"hits": 0, "misses": 0, "evictions": 0}
+        self._used: set[ComponentKey] = set()
+        self._lock = threading.RLock()
+        self._inject_oom = 0
+
+    # ------------------------------------------------------------------ the funnel's side
+    def get_or_load(self, key: ComponentKey, load: Callable[[], Any], on_event: Optional[Callable] = None) -> Any:
+        with self._lock:
+            entry = self.entries.get(key)
+            if entry is not None:
+                self.counters["hits"] += 1
+                entry.hits += 1
+                self._touch(entry)
+                return entry.module
+        if self._inject_oom:
+            self._inject_oom -= 1
+            raise _oom_error(f"injected out-of-memory while loading {key}")
+        module = load()
+        with self._lock:
+            self.counters["misses"] += 1
+            entry = PoolEntry(key, module, module_bytes(module))
+            self.entries[key] = entry
+            self._touch(entry)
+        return module
+
+    def _touch(self, entry: PoolEntry) -> None:
+        entry.last_used = time.time()
+        self.entries.move_to_end(entry.key)
+        self._used.add(entry.key)
+
+    # ------------------------------------------------------------------ the engine's side
+    def begin_request(self) -> None:
+        with self._lock:
+            self._used = set()
+
+    def mark_used(self, key: ComponentKey) -> None:
+        with self._lock:
+            if key in self.entries:
+                self._touch(self.entries[key])
+
+    @property
+    def used(self) -> set:
+        return set(self._used)
+
+    def release_unused(self, keep: Optional[set] = None) -> list[ComponentKey]:
+        """Free what the current request did not use, beyond the keep-warm budget (LRU leaves first)."""
+        keep = set(keep or ()) | self._used
+        with self._lock:
+            idle = [e for k, e in self.entries.items() if k not in keep]  # oldest first
+            budget = self.keep_resident_bytes
+            kept_bytes = 0
+            victims = []
+            for entry in reversed(idle):  # newest idle entries are the ones worth keeping warm
+                if kept_bytes + entry.bytes <= budget:
+                    kept_bytes += entry.bytes
+                else:
+                    victims.append(entry.key)
+        return self.evict(victims)
+
+    def evict(self, keys) -> list[ComponentKey]:
+        evicted = []
+        with self._lock:
+            for key in keys:
+                entry = self.entries.pop(key, None)
+                if entry is None:
+                    continue
+                _detach_hooks(entry.module)
+                entry.module = None
+                self.counters["evictions"] += 1
+                evicted.append(key)
+        if evicted:
+            free_memory()
+        return evicted
+
+    def unload(self, keys: Optional[list[str]] = None, protect: Optional[set] = None) -> list[str]:
+        """``/unload``: everything (``keys`` None) or the named entries, never those ``protect``ed (in use)."""
+        protect = protect or set()
+        with self._lock:
+            if keys is None:
+                targets = [k for k in self.entries if k not in protect]
+            else:
+                by_name = {str(k): k for k in self.entries}
+                unknown = [k for k in keys if k not in by_name]
+                if unknown:
+                    raise KeyError(", ".join(unknown))
+                targets = [by_name[k] for k in keys if by_name[k] not in protect]
+        return [str(k) for k in self.evict(targets)]
+
+    def evict_for(self, needed_bytes: int, device: str, protect: set) -> list[ComponentKey]:
+        """Before a load: free LRU entries the current request does not use until ``needed_bytes`` fit."""
+        free = free_device_bytes(device)
+        if free is None or free >= needed_bytes:
+            return []
+        victims = []
+        with self._lock:
+            for key, entry in self.entries.items():  # oldest first
+                if free >= needed_bytes:
+                    break
+                if key in protect or key in self._used or key.device != device:
+                    continue
+                victims.append(key)
+                free += entry.bytes
+        return self.evict(victims)
+
+    def snapshot(self) -> list[dict]:
+        with self._lock:
+            return [e.describe(k in self._used) for k, e in reversed(self.entries.items())]
+
+    def resident_bytes(self) -> int:
+        with self._lock:
+            return sum(e.bytes for e in self.entries.values())
+
+    def inject_oom(self, count: int = 1) -> None:
+        """Test hook: the next ``count`` loads (misses) raise a CUDA out-of-memory error."""
+        self._inject_oom = count
+
+
+# ------------------------------------------------------------------ the active pool the funnel consults
+_active: Optional[ComponentPool] = None
+_active_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def active_pool(pool: Optional[ComponentPool]) -> Iterator[Optional[ComponentPool]]:
+    """Loads inside this block go through ``pool``; arch files never see it."""
+    global _active
+    with _active_lock:
+        previous, _active = _active, pool
+    try:
+        yield pool
+    finally:
+        with _active_lock:
+            _active = previous
+
+
+def current_pool() -> Optional[ComponentPool]:
+    return _active
+
+
+# ------------------------------------------------------------------ memory
+def _detach_hooks(module) -> None:
+    """Offload hooks (accelerate/diffusers) hold references to the module; remove them before dropping it."""
+    try:
+        from accelerate.hooks import remove_hook_from_module
+
+        if hasattr(module, "_hf_hook"):
+            remove_hook_from_module(module, recurse=True)
+    except Exception:
+        pass
+
+
+def free_memory() -> None:
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:
+        pass
+
+
+def free_device_bytes(device: Optional[str]) -> Optional[int]:
+    if not device or not str(device).startswith("cuda"):
+        return None
+    import torch
+
+    return torch.cuda.mem_get_info(torch.device(device))[0]
+
+
+def _oom_error(message: str) -> Exception:
+    import torch
+
+    return torch.cuda.OutOfMemoryError(message)
+
+
+def is_oom(e: BaseException) -> bool:
+    import torch
+
+    return isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower()
