@@ -40,7 +40,7 @@ FAMILY_FORMAT = {
     "sdxl": "SDXL", "auraflow": "SDXL", "pixart_sigma": "SDXL", "sd3": "SD3",
     "zimage": "Flux", "chroma": "Flux", "lumina2": "Flux", "hidream": "Flux", "flux_kontext": "Flux",
     "qwen_image": "Wan21", "qwen_image_edit": "Wan21", "qwen_image_edit_plus": "Wan21",
-    "flux2_klein_4b": "Flux2", "flux2_klein_9b": "Flux2",
+    "flux2_klein_4b": "Flux2", "flux2_klein_9b": "Flux2", "flux2": "Flux2",
 }
 EXPECTED_PIXELS = {  # format: ((k1, rgb), (k2, rgb), zero-latent rgb)
     "SDXL": ((0, (188, 179, 183)), (3, (101, 93, 99)), (141, 125, 127)),
@@ -123,7 +123,8 @@ def gen_config(model, folder, **overrides):
 FLUX_PACKED = {"chroma": "ChromaPipeline", "flux_kontext": "FluxKontextPipeline"}
 QWEN_PACKED = {"qwen_image": "QwenImagePipeline", "qwen_image_edit": "QwenImageEditPipeline",
                "qwen_image_edit_plus": "QwenImageEditPlusPipeline"}
-FLUX2_PACKED = {"flux2_klein_4b": "Flux2KleinPipeline", "flux2_klein_9b": "Flux2KleinPipeline"}
+FLUX2_PACKED = {"flux2_klein_4b": "Flux2KleinPipeline", "flux2_klein_9b": "Flux2KleinPipeline",
+                "flux2": "Flux2Pipeline"}
 
 
 @pytest.mark.parametrize("arch", _registered(FLUX_PACKED))
@@ -183,7 +184,8 @@ def test_flux2_unpack_round_trips_the_pipelines_packing_and_normalisation(arch, 
 
 @pytest.mark.parametrize("arch", _registered(FLUX2_PACKED))
 def test_flux2_last_streamed_latent_is_what_the_pipeline_decodes(arch, tmp_path):
-    """Flux2KleinPipeline's output_type='latent' returns the unpacked, denormalised 32-channel map it decodes."""
+    """Flux2KleinPipeline's output_type='latent' returns the unpacked, denormalised 32-channel map it decodes;
+    Flux2Pipeline's returns the packed tokens (then the family's unpacking must agree with the hook's)."""
     model = load(arch)
     seen = []
     model.sample_step_hook = lambda s: seen.append(s.latents())
@@ -196,8 +198,11 @@ def test_flux2_last_streamed_latent_is_what_the_pipeline_decodes(arch, tmp_path)
     torch.manual_seed(gen.seed)
     with torch.inference_mode():
         out = model.pipeline(**model.pipeline_kwargs(gen), generator=torch.Generator().manual_seed(gen.seed),
-                             output_type="latent")
-    assert torch.allclose(out.images, seen[-1], atol=1e-6)
+                             output_type="latent").images
+    if arch == "flux2":
+        assert out.shape == (1, 4 * 6, 128)
+        out = model.unpack_latents(out, gen)
+    assert torch.allclose(out, seen[-1], atol=1e-6)
 
 
 # ------------------------------------------------------------------ (3) control images
@@ -266,3 +271,46 @@ def test_hidream_keeps_the_requested_size(tmp_path):
     assert (result["width"], result["height"]) == (96, 48)
     assert seen == [(1, 16, 6, 12)] * 2
     assert model.pipeline.default_sample_size == 128  # put back after the call
+
+
+# ------------------------------------------------------------------ processors that avoid torchvision
+@pytest.mark.skipif("flux2" not in ARCHS, reason="not registered")
+def test_mistral_text_processor_loads_a_pixtral_processor_folder(tmp_path):
+    """FLUX.2 [dev]'s tokenizer folder is a PixtralProcessor's; the text-only class reads it and ignores the rest."""
+    import json
+
+    from toolkit.models import tiny
+    from toolkit.models.v2.mixin import load_component
+
+    tiny.mistral_text_processor().save_pretrained(tmp_path)
+    (tmp_path / "processor_config.json").write_text(json.dumps({
+        "processor_class": "PixtralProcessor", "patch_size": 14, "spatial_merge_size": 2, "image_token": "[IMG]",
+        "image_break_token": "[IMG_BREAK]", "image_end_token": "[IMG_END]"}))
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"image_processor_type": "PixtralImageProcessor"}))
+    proc = load_component("toolkit.models.processors.MistralTextProcessor", str(tmp_path))
+    messages = [[{"role": "system", "content": [{"type": "text", "text": "sys"}]},
+                 {"role": "user", "content": [{"type": "text", "text": "a cat"}]}]]
+    ids = proc.apply_chat_template(messages, add_generation_prompt=False, tokenize=True, return_dict=True,
+                                   return_tensors="pt", padding="max_length", truncation=True, max_length=24)
+    tok = proc.tokenizer
+    expected = ([tok.bos_token_id, tok.convert_tokens_to_ids("[SYSTEM_PROMPT]")] + tok.encode("sys", add_special_tokens=False)
+                + [tok.convert_tokens_to_ids("[/SYSTEM_PROMPT]"), tok.convert_tokens_to_ids("[INST]")]
+                + tok.encode("a cat", add_special_tokens=False) + [tok.convert_tokens_to_ids("[/INST]")])
+    assert ids["input_ids"][0, :len(expected)].tolist() == expected
+    assert ids["input_ids"].shape == (1, 24) and int(ids["attention_mask"].sum()) == len(expected)
+
+
+@pytest.mark.skipif("qwen_image_edit" not in ARCHS, reason="not registered")
+def test_qwen_vl_image_processor_loads_a_folder_with_a_video_processor_config(tmp_path):
+    import json
+
+    from toolkit.models import tiny
+    from toolkit.models.v2.mixin import load_component
+
+    tiny.qwen2_vl_processor(tiny.qwen2_tokenizer()).save_pretrained(tmp_path)
+    (tmp_path / "video_preprocessor_config.json").write_text(json.dumps({"video_processor_type": "Qwen2VLVideoProcessor"}))
+    proc = load_component("toolkit.models.processors.QwenVLImageProcessor", str(tmp_path))
+    out = proc(text=["<|vision_start|><|image_pad|><|vision_end|>edit"], images=Image.new("RGB", (96, 64)),
+               padding=True, return_tensors="pt")
+    merged = int(out["image_grid_thw"].prod()) // 4  # 2x2 patch merge
+    assert (out["input_ids"] == proc.image_token_id).sum() == merged

@@ -217,11 +217,16 @@ def test_stable_audio_clamps_durations_longer_than_its_window(tmp_path):
     gen = gen_config(model, tmp_path, duration_s=600.0)
     model.prepare_gen_config(gen)
     assert gen.duration_s <= model.max_duration_s() < gen.duration_s + 0.01
-    unloaded = get_model_class("stable_audio")("cpu", ModelConfig(name_or_path="tiny:stable_audio",
-                                                                  arch="stable_audio"))
-    gen = gen_config(unloaded, tmp_path, duration_s=600.0)
-    unloaded.prepare_gen_config(gen)
-    assert gen.duration_s == pytest.approx(47.55, abs=0.01)  # the real window: 1024 x 2048 / 44100
+    # Unloaded (how the engine announces the latent shape) it reads the window from the checkpoint's config...
+    cls = get_model_class("stable_audio")
+    unloaded = cls("cpu", ModelConfig(name_or_path="tiny:stable_audio", arch="stable_audio"))
+    assert unloaded.latent_shape(gen) == model.latent_shape(gen)
+    # ...and without a readable config (a hub id while offline) assumes Stable Audio Open 1.0's 47.55 s.
+    offline = cls("cpu", ModelConfig(name_or_path="nobody/not-a-stable-audio-repo", arch="stable_audio"))
+    gen = gen_config(offline, tmp_path, duration_s=600.0)
+    offline.prepare_gen_config(gen)
+    assert offline.latent_shape(gen) == (1, 1024, 64)
+    assert gen.duration_s == pytest.approx(47.55, abs=0.01)  # 1024 x 2048 / 44100
 
 
 # ------------------------------------------------------------------ image to video

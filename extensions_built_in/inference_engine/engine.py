@@ -21,7 +21,9 @@ from extensions_built_in.inference_engine.latent_preview import preview_shape, s
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
+from toolkit.models.v2.mixin import check_qtype
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
+from toolkit.paths import MODELS_PATH
 from toolkit.sample_step_hook import GenerationCancelled
 
 INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step would cost more than the step
@@ -66,12 +68,14 @@ class Request:
 class Engine:
     def __init__(self, device: str, output_folder: str, assets_folder: str, files_url_prefix: str = "/api/files",
                  idle_unload_seconds: float = 0, keep_resident_gb: float = 0,
-                 on_info: Optional[Callable[[str], None]] = None):
+                 lora_roots: Optional[list[str]] = None, on_info: Optional[Callable[[str], None]] = None):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
         self.assets_folder = os.path.abspath(assets_folder)
         self.files_url_prefix = files_url_prefix
         self.idle_unload_seconds = idle_unload_seconds
+        self.lora_roots = [os.path.abspath(p) for p in (lora_roots or [MODELS_PATH])] + [self.assets_folder,
+                                                                                         self.output_folder]
         self._on_info = on_info or (lambda text: None)
         self._lock = threading.Lock()
         self._pending: list[Request] = []
@@ -100,6 +104,9 @@ class Engine:
         except UnknownArchError as e:
             raise BadRequest(("body", "model", "arch"), str(e)) from None
         model_config = ModelConfig.from_dict(model)
+        self.check_memory_options(model_config)
+        if model_config.lora_path:
+            model_config.lora_path = self.resolve_lora(model_config.lora_path)
         sample = {k: v for k, v in sample.items() if v is not None}
         merged = {**{k: v for k, v in model_class.defaults.items()}, **sample}
         if merged.get("output_ext") not in model_class.output_exts:
@@ -118,6 +125,26 @@ class Engine:
                              f"/assets and pass its id as ctrl_img")
         model_class("cpu", model_config).prepare_gen_config(gen)  # snapping needs no weights
         return model_class, model_config, gen, StreamOptions(**stream)
+
+    def check_memory_options(self, cfg: ModelConfig) -> None:
+        for flag, field_name, qtype in (("quantize", "qtype", cfg.qtype), ("quantize_te", "qtype_te", cfg.qtype_te)):
+            if getattr(cfg, flag):
+                problem = check_qtype(qtype, self.device)
+                if problem:
+                    raise BadRequest(("body", "model", field_name), problem)
+
+    def resolve_lora(self, path: str) -> str:
+        """LoRA files are read from the engine's LoRA roots only (MODELS_PATH, assets, outputs by default)."""
+        real = os.path.realpath(os.path.expanduser(path))
+        if os.path.isdir(real):
+            real = os.path.join(real, "pytorch_lora_weights.safetensors")
+        inside = any(real.startswith(os.path.realpath(root) + os.sep) for root in self.lora_roots)
+        if not inside:
+            raise BadRequest(("body", "model", "lora_path"),
+                             f"{path!r} is outside the engine's LoRA folders ({', '.join(self.lora_roots)})")
+        if not real.endswith(".safetensors") or not os.path.isfile(real):
+            raise BadRequest(("body", "model", "lora_path"), f"{path!r} is not a .safetensors LoRA file")
+        return real
 
     def resolve_image_ref(self, ref: str, loc: tuple) -> str:
         """An uploaded asset id, or a server path inside the assets or output folder; nothing else."""

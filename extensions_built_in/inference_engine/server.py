@@ -22,7 +22,7 @@ from extensions_built_in.inference_engine.engine import BadRequest, Engine
 from extensions_built_in.inference_engine.protocol import MEDIA_TYPE
 from extensions_built_in.inference_engine.stream import FrameStream
 
-HEARTBEAT_S = 1.5  # proxies and clients must see bytes at least every 2 s while a request waits or loads
+HEARTBEAT_S = 1.0  # proxies and clients must see bytes at least every 2 s while a request waits or loads
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
 MAX_UPLOAD_PIXELS = 64 * 1024 * 1024
 UPLOAD_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "BMP": "bmp"}

@@ -7,6 +7,8 @@ comes back. Loading, seeding, the step hook and state restoration live here once
 """
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
@@ -138,14 +140,54 @@ class BaseModel:
             self.print_and_status_update(f"Loading {self.arch}: {role.replace('_', ' ')}", "loading")
             self.parts[role] = self.load_component(role, comp)
         self.pipeline = self.build_pipeline()
+        self.apply_lora()
+        self.apply_offloading()
+
+    def apply_lora(self) -> None:
+        """Make the LoRA state of the (possibly shared) denoiser match this config.
+
+        Adapters stay unmerged (PEFT): the base weights never change, so a denoiser shared through the pool
+        keeps its identity, and switching LoRAs loads only the adapter. Adapters this config does not want are
+        deleted, so a holder without a LoRA samples exactly the base model."""
+        cfg, pipe = self.model_config, self.pipeline
+        if not hasattr(pipe, "get_list_adapters"):
+            if cfg.lora_path:
+                raise ValueError(f"{self.arch}: its pipeline cannot load LoRA weights")
+            return
+        wanted = lora_adapter_name(cfg.lora_path) if cfg.lora_path else None
+        loaded = {a for adapters in pipe.get_list_adapters().values() for a in adapters}
+        stale = sorted(loaded - {wanted})
+        if stale:
+            pipe.delete_adapters(stale)
+        if wanted is None:
+            return
+        if wanted not in loaded:
+            self.print_and_status_update(f"Loading {self.arch}: LoRA {os.path.basename(cfg.lora_path)}", "loading")
+            pipe.load_lora_weights(cfg.lora_path, adapter_name=wanted)
+        pipe.set_adapters([wanted], adapter_weights=[cfg.lora_multiplier])
+
+    def apply_offloading(self) -> None:
+        """``low_vram``: diffusers' model CPU offload (a module moves to the GPU only while it runs).
+        ``layer_offloading`` is applied per component in the load funnel (diffusers group offloading)."""
+        if self.model_config.low_vram and str(self.device).startswith("cuda"):
+            self.pipeline.enable_model_cpu_offload(device=self.device)
 
     def load_component(self, role: str, comp: Component):
         cfg = self.model_config
         source = cfg.name_or_path if comp.source == "main" else cfg.extras_name_or_path
         if not comp.has_weights:
             return load_component(comp.cls, source, comp.subfolder)
-        return load_component(comp.cls, source, comp.subfolder, dtype=self.dtype, device=self.device,
-                              config_source=cfg.extras_name_or_path)
+        is_denoiser = comp.source == "main"
+        quantize = cfg.quantize if is_denoiser else cfg.quantize_te
+        percent = cfg.layer_offloading_transformer_percent if is_denoiser else cfg.layer_offloading_text_encoder_percent
+        on_gpu = str(self.device).startswith("cuda")
+        # With model CPU offload the component lives on the CPU and visits the GPU; the device is part of identity.
+        device = "cpu" if cfg.low_vram and on_gpu else self.device
+        return load_component(comp.cls, source, comp.subfolder, dtype=self.dtype, device=device,
+                              config_source=cfg.extras_name_or_path,
+                              qtype=(cfg.qtype if is_denoiser else cfg.qtype_te) if quantize else None,
+                              offload=f"group:{percent:g}" if cfg.layer_offloading and on_gpu and percent > 0 else None,
+                              onload_device=self.device)
 
     def build_pipeline(self):
         pipe = import_class(f"diffusers.{self.pipeline_class}")(**self.parts, **self.pipeline_init_kwargs)
@@ -266,6 +308,13 @@ class BaseModel:
             "defaults": dict(cls.defaults), "output_exts": list(cls.output_exts),
             "latent": cls.latent.to_dict(),
         }
+
+
+def lora_adapter_name(path: str) -> str:
+    """Stable per file version: a LoRA re-saved at the same path is a new adapter, not a stale hit."""
+    stat = os.stat(path)
+    digest = hashlib.sha1(f"{os.path.abspath(path)}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
+    return f"lora_{digest[:12]}"
 
 
 def _module_device(module) -> Optional[str]:

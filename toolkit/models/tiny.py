@@ -232,7 +232,7 @@ def qwen2_vl_processor(tok, max_pixels: int = 56 * 56):
     ``max_pixels`` keeps the tiny vision tower's input to a few patches whatever the control image's size."""
     from transformers import Qwen2VLImageProcessor
 
-    from toolkit.models.qwen_vl_processor import QwenVLImageProcessor
+    from toolkit.models.processors import QwenVLImageProcessor
 
     image_processor = Qwen2VLImageProcessor(min_pixels=28 * 28, max_pixels=max_pixels)
     return QwenVLImageProcessor(image_processor=image_processor, tokenizer=tok)
@@ -260,9 +260,10 @@ def glm4_tokenizer(model_max_length: int = 1024):
                                    model_max_length=model_max_length)
 
 
-def llama3_tokenizer(model_max_length: int = 128):
-    """Byte-level BPE like Llama 3's (HiDream's fourth tokenizer): prefixes ``<|begin_of_text|>``, ends turns
-    with ``<|eot_id|>`` (HiDreamImagePipeline pads with the eos token). Loads back through AutoTokenizer."""
+def llama3_bos_tokenizer(model_max_length: int = 128):
+    """Llama 3-style fast tokenizer for HiDream's fourth text encoder: byte-level, prefixes
+    ``<|begin_of_text|>`` like the real one, eos ``<|eot_id|>`` (HiDreamImagePipeline pads with the eos token).
+    Loads back through AutoTokenizer. (``llama3_tokenizer`` below is the video families' Qwen2-class one.)"""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
@@ -302,3 +303,55 @@ def llama3_tokenizer(words=(), model_max_length: int = 1024):
                          eos_token="<|eot_id|>", pad_token="<|end_of_text|>", model_max_length=model_max_length)
     tok.add_special_tokens({"additional_special_tokens": specials[2:]})
     return tok
+
+
+MISTRAL_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['content'] is string %}{% set text = message['content'] %}"
+    "{% else %}{% set text = message['content'] | selectattr('type', 'equalto', 'text') | map(attribute='text')"
+    " | join('') %}{% endif %}"
+    "{% if message['role'] == 'system' %}[SYSTEM_PROMPT]{{ text }}[/SYSTEM_PROMPT]"
+    "{% elif message['role'] == 'user' %}[INST]{{ text }}[/INST]"
+    "{% elif message['role'] == 'assistant' %}{{ text }}{{ eos_token }}{% endif %}{% endfor %}"
+)
+
+
+def mistral_text_processor(model_max_length: int = 1024):
+    """FLUX.2 [dev]'s processor, text half: a byte-level tokenizer with Mistral's control tokens at their real
+    ids ([INST]=3, [IMG]=10, <pad>=11, [SYSTEM_PROMPT]=17) and a Mistral-Small-3.1-style chat template that
+    reads structured message content."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from toolkit.models.processors import MistralTextProcessor
+
+    specials = ["<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+                "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]", "[IMG_END]",
+                "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]"]
+    vocab = {t: i for i, t in enumerate(specials)}
+    for c in _bytes_to_unicode().values():
+        vocab[c] = len(vocab)
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    backend.decoder = decoders.ByteLevel()
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                                  pad_token="<pad>", additional_special_tokens=specials[3:],
+                                  model_max_length=model_max_length)
+    return MistralTextProcessor(tokenizer=tok, chat_template=MISTRAL_CHAT_TEMPLATE)
+
+
+def mistral3_text_encoder(tok, hidden: int = 16, layers: int = 31):
+    """Tiny ``Mistral3ForConditionalGeneration`` (FLUX.2 [dev]'s text encoder; the Pixtral vision tower is built
+    but text-only prompts never run it). 31 layers: the pipeline stacks hidden states 10, 20 and 30."""
+    from transformers import Mistral3Config, Mistral3ForConditionalGeneration
+
+    cfg = Mistral3Config(
+        text_config=dict(model_type="mistral", vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2,
+                         num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=1,
+                         head_dim=hidden // 2, max_position_embeddings=1024, bos_token_id=tok.bos_token_id,
+                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id),
+        vision_config=dict(model_type="pixtral", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                           num_attention_heads=2, head_dim=8, image_size=32, patch_size=16),
+        image_token_index=tok.convert_tokens_to_ids("[IMG]"), spatial_merge_size=2)
+    seeded()
+    return Mistral3ForConditionalGeneration(cfg).eval()

@@ -59,7 +59,7 @@ class HiDreamModel(BaseModel):
         from transformers import CLIPTextConfig, CLIPTextModelWithProjection
 
         tok, tok2 = tiny.clip_tokenizer(model_max_length=248), tiny.clip_tokenizer(model_max_length=248)
-        tok3, tok4 = tiny.t5_tokenizer(model_max_length=128), tiny.llama3_tokenizer(model_max_length=128)
+        tok3, tok4 = tiny.t5_tokenizer(model_max_length=128), tiny.llama3_bos_tokenizer(model_max_length=128)
 
         def long_clip(t):  # HiDream's CLIPs are Long-CLIPs: 248 positions (the pipeline pads them to 128)
             tiny.seeded()

@@ -59,10 +59,10 @@ class QwenImageModel(BaseModel):
                                          joint_attention_dim=16,  # == Qwen2.5-VL hidden size
                                          guidance_embeds=False, axes_dims_rope=(8, 4, 4)).eval()
         tiny.seeded()
-        # 8x spatial like production (three downsamples); 16 latent channels with the real Wan 2.1 statistics.
-        # base_dim 2: the edit pipelines VAE-encode the control image at ~1024^2 whatever the output size, and
-        # this VAE is what that costs on a CPU (mid-block attention over 128x128 positions included).
-        vae = AutoencoderKLQwenImage(base_dim=2, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
+        # 8x spatial like production (three downsamples), 16 channels, the real Wan 2.1 statistics. Narrow and
+        # without res blocks because the edit pipelines VAE-encode every control image at ~1024^2 whatever the
+        # output size: on a CPU that encode (mid-block attention over 128 x 128 positions) is most of a run.
+        vae = AutoencoderKLQwenImage(base_dim=4, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=0,
                                      temperal_downsample=[False, True, True], latents_mean=WAN21_LATENTS_MEAN,
                                      latents_std=WAN21_LATENTS_STD).eval()
         sched = FlowMatchEulerDiscreteScheduler(shift=1.0, use_dynamic_shifting=True, base_shift=0.5, max_shift=0.9,

@@ -10,7 +10,7 @@ class QwenImageEditModel(QwenImageModel):
     components = {
         **QwenImageModel.components,
         # Image-only Qwen2-VL processor: transformers' own also wants a video processor, which needs torchvision.
-        "processor": Component("toolkit.models.qwen_vl_processor.QwenVLImageProcessor", "processor",
+        "processor": Component("toolkit.models.processors.QwenVLImageProcessor", "processor",
                                has_weights=False),
     }
     control_images = 1

@@ -15,6 +15,29 @@ HOP = 2048  # Oobleck downsampling 2 * 4 * 4 * 8 * 8
 WINDOW = 1024  # transformer.config.sample_size of the real checkpoint: 1024 * 2048 / 44100 = 47.55 s
 
 
+_WINDOWS: dict = {}
+
+
+def checkpoint_window(name_or_path: str, extras_name_or_path: str) -> int:
+    """``transformer/config.json``'s sample_size, without loading weights; 1024 when it cannot be read (e.g. a
+    hub id while offline). Only successful reads are remembered."""
+    key = (name_or_path, extras_name_or_path)
+    if key not in _WINDOWS:
+        try:
+            from diffusers import StableAudioDiTModel
+
+            from toolkit.models.v2.mixin import resolve_source
+
+            src = resolve_source(name_or_path, "transformer", extras_name_or_path)
+            if src.single_file:  # a bare transformer file takes its config from the extras checkpoint
+                src = resolve_source(extras_name_or_path, "transformer")
+            kwargs = {"subfolder": src.subfolder} if src.subfolder else {}
+            _WINDOWS[key] = int(StableAudioDiTModel.load_config(src.path, **kwargs)["sample_size"])
+        except Exception:
+            return WINDOW
+    return _WINDOWS[key]
+
+
 class StableAudioModel(BaseModel):
     arch = "stable_audio"
     modality = "audio"
@@ -38,10 +61,12 @@ class StableAudioModel(BaseModel):
     tiny_sample = dict(duration_s=2.0, output_ext="wav")
 
     def window(self) -> int:
-        """Latent frames the pipeline samples: the loaded transformer's ``sample_size`` (1024 when not loaded)."""
+        """Latent frames the pipeline samples: the transformer's ``sample_size`` (1024 for Open 1.0, 256 for Open
+        Small). The engine asks before loading (to announce the latent shape), so read the checkpoint's config."""
         if self.pipeline is not None:
             return int(self.pipeline.transformer.config.sample_size)
-        return WINDOW
+        cfg = self.model_config
+        return checkpoint_window(cfg.name_or_path, cfg.extras_name_or_path)
 
     def sample_rate(self) -> int:
         return int(self.pipeline.vae.config.sampling_rate) if self.pipeline is not None else SAMPLE_RATE

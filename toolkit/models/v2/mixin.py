@@ -54,6 +54,8 @@ def resolve_source(name_or_path: str, subfolder: Optional[str], config_source: O
         from toolkit.models.tiny import tiny_checkpoint
 
         name_or_path = tiny_checkpoint(name_or_path[len("tiny:"):])
+    elif name_or_path.startswith("builtin:"):
+        name_or_path = builtin_checkpoint(name_or_path[len("builtin:"):])
     if name_or_path.endswith(".safetensors"):
         if not os.path.isfile(name_or_path):
             raise FileNotFoundError(f"single-file checkpoint {name_or_path!r} does not exist")
@@ -70,6 +72,18 @@ def resolve_source(name_or_path: str, subfolder: Optional[str], config_source: O
         # Hub ids are exactly "org/name"; anything else was meant as a local path.
         raise FileNotFoundError(f"model path {name_or_path!r} does not exist (and is not a hub id 'org/name')")
     return ResolvedSource(name_or_path, subfolder)
+
+
+BUILTIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "builtin")
+
+
+def builtin_checkpoint(name: str) -> str:
+    """``builtin:<name>``: a small trained checkpoint shipped in the repository (toolkit/models/builtin/)."""
+    folder = os.path.join(BUILTIN_ROOT, name)
+    if not name or os.sep in name or name.startswith(".") or not os.path.isfile(os.path.join(folder, "model_index.json")):
+        shipped = sorted(d for d in os.listdir(BUILTIN_ROOT) if not d.startswith(".")) if os.path.isdir(BUILTIN_ROOT) else []
+        raise FileNotFoundError(f"no built-in model {name!r}; shipped: {', '.join(shipped) or 'none'}")
+    return folder
 
 
 def _scheduler_class(src: ResolvedSource):
@@ -130,24 +144,56 @@ class _DropTorchvisionNotice:
 
 
 def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = None, dtype: Optional[str] = None,
-                   device: Optional[str] = None, config_source: Optional[str] = None) -> Any:
+                   device: Optional[str] = None, config_source: Optional[str] = None, qtype: Optional[str] = None,
+                   offload: Optional[str] = None, onload_device: Optional[str] = None) -> Any:
     """Load one component, through the active component pool when there is one.
 
     ``cls_path`` ``"auto"`` means "the scheduler class the checkpoint names"; schedulers are stateful and cheap,
-    so they are never shared. The pool key is built from exactly these arguments after source resolution."""
+    so they are never shared. The pool key is built from exactly these arguments after source resolution:
+    a quantized or offloaded copy is a different entry from the plain one, never the same module mutated."""
     src = resolve_source(name_or_path, subfolder, config_source)
+    load = lambda: _load(cls_path, src, dtype, device, qtype, offload, onload_device)  # noqa: E731
     pool = current_pool()
     if pool is None or cls_path == "auto":
-        return _load(cls_path, src, dtype, device)
-    key = ComponentKey(cls_path, src.path, src.subfolder, DTYPES.get(dtype, dtype), device=device)
+        return load()
+    key = ComponentKey(cls_path, src.path, src.subfolder, DTYPES.get(dtype, dtype), qtype, offload, device)
     if device:
-        pool.evict_for(estimate_bytes(src), device, protect=set())
-    return pool.get_or_load(key, lambda: _load(cls_path, src, dtype, device))
+        pool.evict_for(estimate_bytes(src), onload_device or device, protect=set())
+    return pool.get_or_load(key, load)
 
 
-def _load(cls_path: str, src: ResolvedSource, dtype: Optional[str], device: Optional[str]) -> Any:
+QTYPES = {"float8": "float8wo", "qfloat8": "float8wo", "int8": "int8wo", "qint8": "int8wo", "uint4": "uint4wo",
+          "int4": "int4wo"}
+
+
+def check_qtype(qtype: str, device: str) -> Optional[str]:
+    """Why ``qtype`` cannot run here, or None. Checked before a request is queued so it fails as a 4xx."""
+    import importlib.util
+
+    if qtype not in QTYPES:
+        return f"qtype {qtype!r} is not supported; use one of {', '.join(sorted(QTYPES))} (torchao weight-only)"
+    if importlib.util.find_spec("torchao") is None:
+        return f"qtype {qtype!r} needs the torchao package, which is not installed"
+    if QTYPES[qtype].startswith("float8") and not str(device).startswith("cuda"):
+        return f"qtype {qtype!r} needs a CUDA GPU with float8 support; this engine runs on {device}"
+    return None
+
+
+def _quantization_config(cls, qtype: str):
+    """diffusers and transformers each take a TorchAoConfig of their own."""
+    if cls.__module__.startswith("diffusers"):
+        from diffusers import TorchAoConfig
+    else:
+        from transformers import TorchAoConfig
+    return TorchAoConfig(QTYPES[qtype])
+
+
+def _load(cls_path: str, src: ResolvedSource, dtype: Optional[str], device: Optional[str], qtype: Optional[str] = None,
+          offload: Optional[str] = None, onload_device: Optional[str] = None) -> Any:
     cls = _scheduler_class(src) if cls_path == "auto" else import_class(cls_path)
     kwargs = {"subfolder": src.subfolder} if src.subfolder else {}
+    if qtype:
+        kwargs["quantization_config"] = _quantization_config(cls, qtype)
     if src.single_file:
         module = _load_single_file(cls, src, torch_dtype(dtype))
     elif dtype is not None:
@@ -156,9 +202,21 @@ def _load(cls_path: str, src: ResolvedSource, dtype: Optional[str], device: Opti
         module = cls.from_pretrained(src.path, **kwargs)
     if hasattr(module, "eval"):
         module.eval()
-    if device is not None and hasattr(module, "to") and hasattr(module, "parameters"):
+    if offload and offload.startswith("group:"):
+        _group_offload(module, onload_device or device)
+    elif device is not None and hasattr(module, "to") and hasattr(module, "parameters"):
         module.to(device)
     return module
+
+
+def _group_offload(module, onload_device: str) -> None:
+    """Layer offloading through diffusers' group offloading: blocks stream to the GPU as they run."""
+    import torch
+    from diffusers.hooks import apply_group_offloading
+
+    onload = torch.device(onload_device)
+    apply_group_offloading(module, onload_device=onload, offload_device=torch.device("cpu"),
+                           offload_type="block_level", num_blocks_per_group=1, use_stream=onload.type == "cuda")
 
 
 def estimate_bytes(src: ResolvedSource) -> int:

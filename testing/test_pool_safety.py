@@ -1,0 +1,88 @@
+"""Pooled modules are never mutated in ways that change their identity: one test per rule (DESIGN §6)."""
+import hashlib
+
+import pytest
+import torch
+
+from testing.engine_harness import EngineHarness
+from testing.test_lora import loras, make_lora, with_lora  # noqa: F401  (fixture)
+from testing.test_pool import run, sd1
+from toolkit.models.v2.mixin import load_component
+from toolkit.models.v2.pool import ComponentPool, active_pool
+
+
+def base_weights_digest(module) -> str:
+    """Hash of the base (non-adapter) weights: what identity promises stays the same."""
+    h = hashlib.sha1()
+    for name, tensor in sorted(module.state_dict().items()):
+        if "lora_" not in name:
+            h.update(name.replace(".base_layer", "").encode())  # PEFT wraps the layer; the weight is the same
+            h.update(tensor.detach().float().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+@pytest.fixture()
+def harness(tmp_path, tiny_cache):
+    h = EngineHarness(tmp_path, lora_roots=[str(tmp_path.parent)])
+    yield h
+    h.close()
+
+
+def pooled_unet(h):
+    [entry] = [e for k, e in h.engine.pool.entries.items() if k.subfolder == "unet"]
+    return entry
+
+
+def test_a_lora_is_never_merged_into_the_pooled_denoiser(harness, loras):
+    run(harness, sd1())
+    entry = pooled_unet(harness)
+    before = base_weights_digest(entry.module)
+    run(harness, with_lora(loras["a"]))
+    assert pooled_unet(harness) is entry  # same entry, same module
+    assert base_weights_digest(entry.module) == before
+    assert not harness.engine.holder.pipeline.fused_loras  # unmerged adapters only
+
+
+def test_modules_are_on_their_keyed_device_after_every_request(harness):
+    run(harness, sd1())
+    for key, entry in harness.engine.pool.entries.items():
+        params = list(entry.module.parameters()) if hasattr(entry.module, "parameters") else []
+        assert all(str(p.device) == key.device for p in params), key
+
+
+def test_offload_policy_is_part_of_identity_and_hooks_go_with_eviction(tiny_cache):
+    pool = ComponentPool()
+    with active_pool(pool):
+        plain = load_component("diffusers.AutoencoderKL", "tiny:sd1", "vae", dtype="float32", device="cpu")
+        offloaded = load_component("diffusers.AutoencoderKL", "tiny:sd1", "vae", dtype="float32", device="cpu",
+                                   offload="group:1", onload_device="cpu")
+    assert plain is not offloaded and len(pool.entries) == 2
+    assert not any(hasattr(m, "_diffusers_hook") for m in plain.modules())
+    [key] = [k for k in pool.entries if k.offload]
+    pool.evict([key])
+    assert len(pool.entries) == 1 and pool.counters["evictions"] == 1
+
+
+def test_quantization_is_part_of_identity(tiny_cache):
+    pool = ComponentPool()
+    calls = []
+    with active_pool(pool):
+        for qtype in (None, "int8"):
+            key_count = len(pool.entries)
+            try:
+                load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="float32", device="cpu",
+                               qtype=qtype)
+            except (ImportError, ValueError) as e:  # torchao absent: the key was still distinct (nothing reused)
+                calls.append(str(e))
+            assert len(pool.entries) >= key_count
+    assert pool.counters["hits"] == 0  # the int8 request never got the plain module
+
+
+def test_a_device_move_by_a_holder_is_moved_back(harness):
+    run(harness, sd1())
+    holder = harness.engine.holder
+    vae = holder.parts["vae"]
+    placement = holder._placement()
+    vae.to(torch.float32)  # a holder touching its module (dtype only: this machine has no second device)
+    holder._restore_placement(placement)
+    assert all(str(p.device) == "cpu" for p in vae.parameters())

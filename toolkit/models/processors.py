@@ -1,0 +1,35 @@
+"""Processor classes for pipelines whose transformers processors cannot be built without torchvision.
+
+transformers 5 requires torchvision for ``Qwen2VLProcessor`` (its mandatory video processor) and for
+``PixtralProcessor`` (``@requires(backends=("torchvision", "torch"))``), while the pipelines below only ever
+hand them what these subclasses keep. Both load a real checkpoint's processor folder (the parts they do not
+keep are ignored) and build the tiny ones, with or without torchvision installed; tokenising, chat templates
+and image processing are transformers' own code.
+"""
+from transformers import Qwen2VLProcessor
+from transformers.processing_utils import ProcessorMixin
+
+
+class QwenVLImageProcessor(Qwen2VLProcessor):
+    """Qwen2-VL processor without the video processor: the Qwen-Image edit pipelines pass text and images."""
+
+    def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
+        self.image_token = getattr(tokenizer, "image_token", None) or "<|image_pad|>"
+        self.video_token = getattr(tokenizer, "video_token", None) or "<|video_pad|>"
+        self.image_token_id = getattr(tokenizer, "image_token_id", None) or tokenizer.convert_tokens_to_ids(self.image_token)
+        self.video_token_id = getattr(tokenizer, "video_token_id", None) or tokenizer.convert_tokens_to_ids(self.video_token)
+        ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)
+
+
+class MistralTextProcessor(ProcessorMixin):
+    """The text half of FLUX.2 [dev]'s PixtralProcessor: tokenizer + chat template.
+
+    Flux2Pipeline encodes prompts with ``processor.apply_chat_template`` on structured messages
+    (``{"type": "text", ...}`` content), which needs the processor's chat template (Mistral-Small-3.1 keeps
+    it there, not on the tokenizer). ``apply_chat_template`` and ``__call__`` are ProcessorMixin's, exactly as
+    PixtralProcessor inherits them; text-only prompts never reach its image code. Pixtral's settings in
+    ``processor_config.json`` (patch size, image tokens) are accepted and ignored. Not supported: prompt
+    upsampling with reference images (``caption_upsample_temperature`` + ``image``)."""
+
+    def __init__(self, tokenizer=None, chat_template=None, **kwargs):
+        super().__init__(tokenizer, chat_template=chat_template)
