@@ -3,6 +3,7 @@
     python testing/test_inference_engine.py --arch sd1          # one arch, in this process
     python testing/test_inference_engine.py --arch sd1 --cancel # cancel mid-run, then replay
     python testing/test_inference_engine.py --all               # every arch, one subprocess each, + report.md
+    python testing/test_inference_engine.py --swap wan21,wan22_5b,wan21   # pool hits for what the models share
 
 Results (files, report.md) go to testing/.engine_test_outputs/.
 """
@@ -105,6 +106,30 @@ def cancel_and_replay(client, arch: str = "sd1", steps: int = 40) -> dict:
     return {"arch": arch, "status": "PASS", "cancelled_at_step": last_step}
 
 
+def swap_sequence(client, archs: list[str]) -> list[dict]:
+    """Requests one after the other; per step the pool's hits/misses and what stayed resident.
+
+    Asserts the pool contract: after each request only its own components are resident (keep_resident_gb 0),
+    and repeating the last config is a holder fast path with no loads."""
+    rows = []
+    for arch in archs:
+        before = client.health()
+        out = client.generate_wait(body_for(arch))
+        assert out["http_status"] == 200, out
+        after = client.health()
+        delta = {k: after["counters"][k] - before["counters"][k] for k in ("hits", "misses", "evictions")}
+        kept = {e["key"] for e in before["pool"]} & {e["key"] for e in after["pool"]}
+        stale = [e["key"] for e in after["pool"] if not e["in_use"]]
+        assert not stale, f"after {arch}: components of an earlier model stayed resident: {stale}"
+        rows.append({"arch": arch, **delta, "shared": sorted(kept), "resident": len(after["pool"]),
+                     "resident_mb": round(after["resident_bytes"] / 2**20, 2)})
+    before = client.health()["counters"]
+    client.generate_wait(body_for(archs[-1], seed=8))
+    after = client.health()["counters"]
+    assert after["misses"] == before["misses"] and after["holder_reuses"] == before["holder_reuses"] + 1
+    return rows
+
+
 # ================================================================================================ pytest
 try:
     import pytest
@@ -122,6 +147,18 @@ if pytest is not None:
         builds = engine_server.engine.counters["holder_builds"]
         cancel_and_replay(engine_server.client)
         assert engine_server.engine.counters["holder_builds"] <= builds + 1  # one build at most, then reuse
+
+    def test_swap_across_families_shares_what_is_byte_identical(tmp_path, tiny_cache):
+        """SD1 and Flux carry the same CLIP-L text encoder (in real life too): a swap reuses it, frees the rest."""
+        from testing.engine_harness import EngineHarness
+
+        h = EngineHarness(tmp_path)
+        try:
+            rows = swap_sequence(h.client, ["sd1", "flux", "sd1"])
+        finally:
+            h.close()
+        assert [(r["hits"], r["misses"], r["evictions"]) for r in rows] == [(0, 4, 0), (2, 4, 2), (2, 2, 4)]
+        assert all(len(r["shared"]) == 2 for r in rows[1:])
 
     def test_wait_mode_returns_one_json_object(engine_server):
         out = engine_server.client.generate_wait(body_for("sd1"))
@@ -141,11 +178,14 @@ def pytest_cli():
     parser.add_argument("--arch", help="run one arch in this process")
     parser.add_argument("--cancel", action="store_true", help="also cancel mid-run and check the replay")
     parser.add_argument("--all", action="store_true", help="every registered arch, one subprocess each")
+    parser.add_argument("--swap", help="comma-separated archs run one after the other, e.g. wan21,wan22_5b")
     parser.add_argument("--json", help="write this arch's report row here (used by --all)")
     args = parser.parse_args()
     OUTPUTS.mkdir(parents=True, exist_ok=True)
     if args.all:
         return run_all()
+    if args.swap:
+        return run_swap(args.swap.split(","))
     if not args.arch:
         parser.error("give --arch NAME or --all")
     return run_one(args.arch, args.cancel, args.json)
@@ -169,6 +209,25 @@ def run_one(arch: str, cancel: bool, json_path: str | None) -> int:
     if json_path:
         Path(json_path).write_text(json.dumps(row))
     return 0 if row["status"] == "PASS" else 1
+
+
+def run_swap(archs: list[str]) -> int:
+    from testing.engine_harness import EngineHarness
+
+    harness = EngineHarness(OUTPUTS / "swap")
+    try:
+        rows = swap_sequence(harness.client, archs)
+    except AssertionError as e:
+        print(f"FAIL: {e}")
+        return 1
+    finally:
+        harness.close()
+    for row in rows:
+        shared = ", ".join(k.split("|")[1].rsplit("/", 1)[-1] for k in row["shared"]) or "-"
+        print(f"{row['arch']:16} hits {row['hits']:2}  misses {row['misses']:2}  evictions {row['evictions']:2}  "
+              f"resident {row['resident']:2} ({row['resident_mb']} MB)  shared: {shared}")
+    print("PASS")
+    return 0
 
 
 def run_all() -> int:

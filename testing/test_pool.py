@@ -128,10 +128,25 @@ def test_unload_all_and_by_key(harness):
     run(harness, sd1())
 
 
-def test_tokenizers_are_pooled_by_source_without_dtype_or_device(harness):
+def test_tokenizers_are_pooled_by_content_without_dtype_or_device(harness):
     run(harness, sd1())
     tokenizer = roles(harness)["tokenizer"]
-    assert tokenizer.split("|")[2:] == []  # class|source/subfolder, nothing else
+    assert len(tokenizer.split("|")) == 3 and tokenizer.split("|")[2].startswith("#")  # class|source|#content
+
+
+def test_identical_files_under_another_name_are_shared(harness, tmp_path):
+    """Content identity: a copy of the checkpoint in another folder (another repo name) shares everything."""
+    import shutil
+
+    from toolkit.models.tiny import tiny_checkpoint
+
+    copy = tmp_path / "renamed_copy"
+    shutil.copytree(tiny_checkpoint("sd1"), copy)
+    run(harness, sd1())
+    before = counters(harness)
+    run(harness, sd1(main=str(copy), extras=str(copy)))
+    after = counters(harness)
+    assert after["misses"] == before["misses"] and after["hits"] - before["hits"] == 4
 
 
 def test_a_different_dtype_is_a_different_entry(harness):

@@ -19,7 +19,8 @@ class HiDreamModel(BaseModel):
         "tokenizer_2": Component("transformers.CLIPTokenizer", "tokenizer_2", has_weights=False),
         "text_encoder_3": Component("transformers.T5EncoderModel", "text_encoder_3"),
         "tokenizer_3": Component("transformers.T5Tokenizer", "tokenizer_3", has_weights=False),
-        # Llama 3.1 8B Instruct; HiDream repos do not ship it (it is loaded from meta-llama's repo as extras).
+        # Llama 3.1 8B Instruct. HiDream's repos do not ship it: the extras folder must hold these two roles
+        # (diffusers' examples load them from meta-llama/Llama-3.1-8B-Instruct and pass them in).
         "text_encoder_4": Component("transformers.LlamaForCausalLM", "text_encoder_4"),
         "tokenizer_4": Component("transformers.AutoTokenizer", "tokenizer_4", has_weights=False),
         "vae": Component("diffusers.AutoencoderKL", "vae"),

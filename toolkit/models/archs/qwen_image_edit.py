@@ -9,7 +9,7 @@ class QwenImageEditModel(QwenImageModel):
     pipeline_class = "QwenImageEditPipeline"
     components = {
         **QwenImageModel.components,
-        # Image-only Qwen2-VL processor: transformers' own also wants a video processor, which needs torchvision.
+        # Image-only Qwen2-VL processor: transformers' own also requires a video processor, i.e. torchvision.
         "processor": Component("toolkit.models.processors.QwenVLImageProcessor", "processor",
                                has_weights=False),
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -156,7 +157,8 @@ def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = 
     pool = current_pool()
     if pool is None or cls_path == "auto":
         return load()
-    key = ComponentKey(cls_path, src.path, src.subfolder, DTYPES.get(dtype, dtype), qtype, offload, device)
+    key = ComponentKey(cls_path, content_digest(src), DTYPES.get(dtype, dtype), qtype, offload, device,
+                       source=src.path, subfolder=src.subfolder)
     if device:
         pool.evict_for(estimate_bytes(src), onload_device or device, protect=set())
     return pool.get_or_load(key, load)
@@ -217,6 +219,60 @@ def _group_offload(module, onload_device: str) -> None:
     onload = torch.device(onload_device)
     apply_group_offloading(module, onload_device=onload, offload_device=torch.device("cpu"),
                            offload_type="block_level", num_blocks_per_group=1, use_stream=onload.type == "cuda")
+
+
+_COMPONENT_FILES = (".json", ".safetensors", ".bin", ".txt", ".model", ".jinja", ".tiktoken")
+_digests: dict = {}
+_digests_lock = threading.Lock()
+
+
+def content_digest(src: ResolvedSource) -> str:
+    """What the component *is*, independent of where it lives: files and their contents.
+
+    Files in the Hugging Face cache are symlinks to blobs named by their sha256, so those cost nothing; other
+    files are hashed once per (path, size, mtime) and remembered. A hub id not downloaded yet is fetched into
+    the cache first (what ``from_pretrained`` would do anyway)."""
+    import hashlib
+
+    folder = _local_folder(src)
+    files = [folder] if os.path.isfile(folder) else sorted(
+        os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(_COMPONENT_FILES))
+    h = hashlib.sha1()
+    for path in files:
+        h.update(os.path.basename(path).encode())
+        h.update(_file_digest(path).encode())
+    return h.hexdigest()
+
+
+def _local_folder(src: ResolvedSource) -> str:
+    if src.single_file:
+        return src.path
+    if os.path.isdir(src.path):
+        return os.path.join(src.path, src.subfolder or "")
+    from huggingface_hub import snapshot_download
+
+    pattern = f"{src.subfolder}/*" if src.subfolder else "*"
+    return os.path.join(snapshot_download(src.path, allow_patterns=[pattern]), src.subfolder or "")
+
+
+def _file_digest(path: str) -> str:
+    import hashlib
+
+    real = os.path.realpath(path)
+    if f"{os.sep}blobs{os.sep}" in real:
+        return os.path.basename(real)  # the hub cache names blobs by their hash
+    stat = os.stat(real)
+    memo_key = (real, stat.st_size, stat.st_mtime_ns)
+    with _digests_lock:
+        if memo_key in _digests:
+            return _digests[memo_key]
+    h = hashlib.sha256()
+    with open(real, "rb") as f:
+        for block in iter(lambda: f.read(8 << 20), b""):
+            h.update(block)
+    with _digests_lock:
+        _digests[memo_key] = h.hexdigest()
+    return _digests[memo_key]
 
 
 def estimate_bytes(src: ResolvedSource) -> int:

@@ -1,8 +1,10 @@
 """ComponentPool: which loaded components stay resident, shared between model configs.
 
-Identity is computed in the load funnel from exactly the arguments it receives (class, resolved source and
-subfolder, dtype, quantization, offload policy, device), so two configs share a component exactly when they
-would have loaded the same thing: two fine-tunes with one ``extras_name_or_path`` share text encoders and VAE.
+Identity is computed in the load funnel from exactly the arguments it receives: the class, the *content* of the
+source (a digest of the component's config and weight files, see ``mixin.content_digest``), dtype, quantization,
+offload policy and device. So two configs share a component exactly when they would have loaded the same bytes
+the same way: two fine-tunes with one ``extras_name_or_path``, and also Wan 2.1 and Wan 2.2 5B, whose repos
+carry the same UMT5 encoder under different names.
 
 A request marks what it uses (``begin_request`` ... ``release_unused``); what it does not use is freed, except
 what the ``keep_resident_gb`` keep-warm budget holds, least recently used first out. Counters and per-entry bytes
@@ -24,17 +26,18 @@ GB = 1024**3
 @dataclass(frozen=True)
 class ComponentKey:
     cls: str
-    source: str
-    subfolder: Optional[str]
+    content: str  # digest of the component's files: what makes two sources the same
     dtype: Optional[str] = None
     qtype: Optional[str] = None
     offload: Optional[str] = None
     device: Optional[str] = None
+    source: str = field(default="", compare=False)  # where it was first loaded from (display only)
+    subfolder: Optional[str] = field(default=None, compare=False)
 
     def __str__(self) -> str:
         parts = [self.cls, self.source + (f"/{self.subfolder}" if self.subfolder else "")]
         parts += [p for p in (self.dtype, self.qtype, self.offload, self.device) if p]
-        return "|".join(parts)
+        return "|".join(parts + [f"#{self.content[:10]}"])
 
 
 @dataclass
@@ -47,7 +50,7 @@ class PoolEntry:
 
     def describe(self, in_use: bool) -> dict:
         return {"key": str(self.key), "class": self.key.cls.rpartition(".")[2], "source": self.key.source,
-                "subfolder": self.key.subfolder, "dtype": self.key.dtype, "device": self.key.device,
+                "subfolder": self.key.subfolder, "content": self.key.content, "dtype": self.key.dtype, "device": self.key.device,
                 "bytes": self.bytes, "hits": self.hits, "last_used": self.last_used, "in_use": in_use}
 
 
@@ -118,7 +121,7 @@ class ComponentPool:
             kept_bytes = 0
             victims = []
             for entry in reversed(idle):  # newest idle entries are the ones worth keeping warm
-                if kept_bytes + entry.bytes <= budget:
+                if budget > 0 and kept_bytes + entry.bytes <= budget:
                     kept_bytes += entry.bytes
                 else:
                     victims.append(entry.key)
