@@ -67,7 +67,7 @@ class Request:
 
 class Engine:
     def __init__(self, device: str, output_folder: str, assets_folder: str, files_url_prefix: str = "/api/files",
-                 idle_unload_seconds: float = 0, keep_resident_gb: float = 0,
+                 idle_unload_seconds: float = 0, keep_resident_gb: float = 0, keep_in_ram_gb: float = 0,
                  lora_roots: Optional[list[str]] = None, on_info: Optional[Callable[[str], None]] = None):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
@@ -82,7 +82,7 @@ class Engine:
         self._wake = threading.Condition(self._lock)
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.running: Optional[Request] = None
-        self.pool = ComponentPool(keep_resident_gb)
+        self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
         self.holder = None
         self.holder_identity: Optional[dict] = None
         self.holder_keys: set = set()

@@ -47,11 +47,14 @@ class PoolEntry:
     bytes: int
     last_used: float = field(default_factory=time.time)
     hits: int = 0
+    tier: str = "device"  # "device", or "ram": parked in pinned host memory, off the GPU
+    pinned: Optional[dict] = None  # host buffers, allocated once (pinning is slow) and reused on every park
 
     def describe(self, in_use: bool) -> dict:
         return {"key": str(self.key), "class": self.key.cls.rpartition(".")[2], "source": self.key.source,
-                "subfolder": self.key.subfolder, "content": self.key.content, "dtype": self.key.dtype, "device": self.key.device,
-                "bytes": self.bytes, "hits": self.hits, "last_used": self.last_used, "in_use": in_use}
+                "subfolder": self.key.subfolder, "content": self.key.content, "dtype": self.key.dtype,
+                "device": self.key.device, "tier": self.tier, "bytes": self.bytes, "hits": self.hits,
+                "last_used": self.last_used, "in_use": in_use}
 
 
 def module_bytes(module) -> int:
@@ -65,10 +68,11 @@ def module_bytes(module) -> int:
 
 
 class ComponentPool:
-    def __init__(self, keep_resident_gb: float = 0.0):
+    def __init__(self, keep_resident_gb: float = 0.0, keep_in_ram_gb: float = 0.0):
         self.keep_resident_bytes = int(keep_resident_gb * GB)
+        self.keep_in_ram_bytes = int(keep_in_ram_gb * GB)
         self.entries: "OrderedDict[ComponentKey, PoolEntry]" = OrderedDict()  # LRU order: oldest first
-        self.counters = {"hits": 0, "misses": 0, "evictions": 0}
+        self.counters = {"hits": 0, "misses": 0, "evictions": 0, "ram_hits": 0, "parked": 0}
         self._used: set[ComponentKey] = set()
         self._lock = threading.RLock()
         self._inject_oom = 0
@@ -78,6 +82,9 @@ class ComponentPool:
         with self._lock:
             entry = self.entries.get(key)
             if entry is not None:
+                if entry.tier == "ram":
+                    _unpark(entry)
+                    self.counters["ram_hits"] += 1
                 self.counters["hits"] += 1
                 entry.hits += 1
                 self._touch(entry)
@@ -127,13 +134,20 @@ class ComponentPool:
                     victims.append(entry.key)
         return self.evict(victims)
 
-    def evict(self, keys) -> list[ComponentKey]:
+    def evict(self, keys, allow_park: bool = True) -> list[ComponentKey]:
+        """Free these entries' device memory: park them in pinned RAM while ``keep_in_ram_gb`` allows, else drop."""
         evicted = []
         with self._lock:
             for key in keys:
-                entry = self.entries.pop(key, None)
-                if entry is None:
+                entry = self.entries.get(key)
+                if entry is None or entry.tier == "ram" and allow_park:
                     continue
+                if allow_park and self._can_park(entry):
+                    _park(entry)
+                    self.counters["parked"] += 1
+                    evicted.append(key)
+                    continue
+                self.entries.pop(key)
                 _detach_hooks(entry.module)
                 entry.module = None
                 self.counters["evictions"] += 1
@@ -148,6 +162,7 @@ class ComponentPool:
         with self._lock:
             if keys is None:
                 targets = [k for k in self.entries if k not in protect]
+                return [str(k) for k in self.evict(targets, allow_park=False)]
             else:
                 by_name = {str(k): k for k in self.entries}
                 unknown = [k for k in keys if k not in by_name]
@@ -171,6 +186,12 @@ class ComponentPool:
                 victims.append(key)
                 free += entry.bytes
         return self.evict(victims)
+
+    def _can_park(self, entry: PoolEntry) -> bool:
+        if not self.keep_in_ram_bytes or not str(entry.key.device).startswith("cuda") or not entry.bytes:
+            return False
+        parked = sum(e.bytes for e in self.entries.values() if e.tier == "ram")
+        return parked + entry.bytes <= self.keep_in_ram_bytes
 
     def snapshot(self) -> list[dict]:
         with self._lock:
@@ -208,6 +229,36 @@ def current_pool() -> Optional[ComponentPool]:
 
 
 # ------------------------------------------------------------------ memory
+def _tensors(module):
+    yield from module.named_parameters()
+    yield from module.named_buffers()
+
+
+def _park(entry: PoolEntry) -> None:
+    """GPU -> pinned host memory. The buffers are pinned once, on the first park, and reused afterwards."""
+    import torch
+
+    if entry.pinned is None:
+        entry.pinned = {name: torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for name, t in _tensors(entry.module)}
+    for name, t in _tensors(entry.module):
+        entry.pinned[name].copy_(t.data, non_blocking=True)
+    torch.cuda.synchronize()
+    for name, t in _tensors(entry.module):
+        t.data = entry.pinned[name]
+    entry.tier = "ram"
+
+
+def _unpark(entry: PoolEntry) -> None:
+    """Pinned host memory -> GPU at copy-engine speed, no disk involved."""
+    import torch
+
+    device = torch.device(entry.key.device)
+    for _, t in _tensors(entry.module):
+        t.data = t.data.to(device, non_blocking=True)
+    torch.cuda.synchronize(device)
+    entry.tier = "device"
+
+
 def _detach_hooks(module) -> None:
     """Offload hooks (accelerate/diffusers) hold references to the module; remove them before dropping it."""
     try:
