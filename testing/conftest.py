@@ -9,6 +9,9 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # a test that tries to download fails instead of hanging
+# Tests run the engine, its server and a client as threads of one process (and subprocesses beside it) on
+# 2 cores: torch's intra-op threads then spin against each other (measured: 13x slower). One thread each.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 

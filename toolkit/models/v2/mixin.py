@@ -223,15 +223,19 @@ def _group_offload(module, onload_device: str) -> None:
 
 _COMPONENT_FILES = (".json", ".safetensors", ".bin", ".txt", ".model", ".jinja", ".tiktoken")
 _digests: dict = {}
+HASH_LIMIT = 256 * 1024**2
 _digests_lock = threading.Lock()
 
 
 def content_digest(src: ResolvedSource) -> str:
     """What the component *is*, independent of where it lives: files and their contents.
 
-    Files in the Hugging Face cache are symlinks to blobs named by their sha256, so those cost nothing; other
-    files are hashed once per (path, size, mtime) and remembered. A hub id not downloaded yet is fetched into
-    the cache first (what ``from_pretrained`` would do anyway)."""
+    Files in the Hugging Face cache are symlinks to blobs named by their sha256, so those cost nothing. Other
+    files up to ``HASH_LIMIT`` are hashed once per (path, size, mtime) and remembered; larger local files are
+    identified by (path, size, mtime) instead: hashing 24 GB would cost more than loading it, and a sampled
+    hash could call two different fine-tunes the same. So two byte-identical big local copies do not share,
+    which is safe; everything from the hub does. A hub id not downloaded yet is fetched into the cache first
+    (what ``from_pretrained`` would do anyway)."""
     import hashlib
 
     folder = _local_folder(src)
@@ -263,6 +267,8 @@ def _file_digest(path: str) -> str:
         return os.path.basename(real)  # the hub cache names blobs by their hash
     stat = os.stat(real)
     memo_key = (real, stat.st_size, stat.st_mtime_ns)
+    if stat.st_size > HASH_LIMIT:
+        return "file:%s:%d:%d" % memo_key
     with _digests_lock:
         if memo_key in _digests:
             return _digests[memo_key]
