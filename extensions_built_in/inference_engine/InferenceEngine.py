@@ -63,12 +63,20 @@ class InferenceEngine(BaseExtensionProcess):
                 engine.load_default(dict(self.default_model))
             engine.serve(self.stop_event)
         finally:
-            engine.shutdown("Engine stopping")
-            _wait_for_streams(engine, STREAM_FLUSH_S)
-            server.stop()
-            self.remove_engine_json()
-            engine.unload_all()
-            signal.signal(signal.SIGTERM, previous_sigterm)
+            # A stop is often signalled twice (the UI's SIGINT, then the watcher seeing Job.stop): once
+            # cleanup starts nothing may interrupt it, and engine.json goes first so no client finds a dead engine.
+            self.ui.stop_watcher()
+            previous_sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            try:
+                self.remove_engine_json()
+                engine.shutdown("Engine stopping")
+                _wait_for_streams(engine, STREAM_FLUSH_S)
+                server.stop()
+                engine.unload_all()
+            finally:
+                signal.signal(signal.SIGINT, previous_sigint)
+                signal.signal(signal.SIGTERM, previous_sigterm)
 
     def write_engine_json(self, host: str, port: int, token: str) -> None:
         """0600 from the first byte: the token in it is the only key to the engine."""

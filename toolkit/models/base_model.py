@@ -305,7 +305,7 @@ class BaseModel:
             "arch": cls.arch, "modality": cls.modality, "description": cls.description,
             "pipeline": cls.pipeline_class, "control_images": cls.control_images,
             "divisibility": cls.divisibility, "native_resolution": cls.native_resolution,
-            "defaults": dict(cls.defaults), "output_exts": list(cls.output_exts),
+            "defaults": dict(cls.defaults), "output_exts": list(cls.output_exts), "tiny_sample": dict(cls.tiny_sample),
             "latent": cls.latent.to_dict(),
         }
 

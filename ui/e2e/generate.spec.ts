@@ -1,0 +1,265 @@
+/**
+ * The whole product path on the real stack (see playwright.config.ts): start an engine from /generate,
+ * generate with tiny:sd1 while the live preview updates, cancel mid-run, a tiny:wan21 video, the proxy's
+ * streaming and auth, and stopping the engine again.
+ */
+import { type Page, expect, test } from '@playwright/test';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { FrameParser } from '../src/utils/engineStream';
+import {
+  ENGINE_JOB_NAME, TOKEN, TRAINING_FOLDER, authHeaders, bigNoisePng, canvasPixels, currentStep, galleryItems, runStatus, screenshot,
+  setNumber, waitForStep,
+} from './helpers';
+
+test.describe.configure({ mode: 'serial' });
+
+let page: Page;
+const engineJson = path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'engine.json');
+
+test.beforeAll(async ({ browser }) => {
+  page = await browser.newPage();
+  // the server runs with AI_TOOLKIT_AUTH; the page keeps the token where AI Toolkit's UI does
+  await page.addInitScript((token) => localStorage.setItem('AI_TOOLKIT_AUTH', token), TOKEN);
+  page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+});
+
+test.afterAll(async () => {
+  await page?.close();
+});
+
+test('start an engine from /generate and see its health', async () => {
+  await page.goto('/generate');
+  await expect(page.getByTestId('generate')).toHaveText('Start an engine first');
+  await page.getByTestId('engine-gpu').fill('0');
+  await page.getByTestId('engine-start').click();
+  // queued -> the worker launches `python run.py` -> engine.json -> /health through the proxy
+  await expect(page.getByTestId('engine-health')).toContainText('online', { timeout: 120_000 });
+  await expect(page.getByTestId('engine-status')).toHaveText('running');
+  await expect(page.getByTestId('engine-health')).toContainText('idle');
+  expect(existsSync(engineJson)).toBe(true);
+  // the model panel is fed by GET /models
+  await expect(page.getByTestId('arch-select').locator('option')).toContainText(['sd1 — image · Stable Diffusion 1.x']);
+  await expect(page.getByTestId('arch-select').locator('option[value="wan21"]')).toHaveCount(1);
+});
+
+test('tiny:sd1: the canvas and the step counter move during the run, the result lands in the gallery', async () => {
+  await page.getByTestId('arch-select').selectOption('sd1');
+  await page.getByTestId('model-path').fill('tiny:sd1');
+  await setNumber(page, 'width', 96);
+  await setNumber(page, 'height', 96);
+  await setNumber(page, 'num_inference_steps', 300);
+  await page.getByTestId('prompt').fill('a red fox in the snow, golden hour');
+  const before = await galleryItems(page).count();
+
+  await page.getByTestId('generate').click();
+  const stepA = await waitForStep(page, 3, 120_000); // the first request also builds and loads the model
+  const pixelsA = await canvasPixels(page);
+  expect(pixelsA.startsWith('12x12:')).toBe(true); // 96 px / 8: the latent's own resolution
+  const stepB = await waitForStep(page, stepA + 25);
+  const pixelsB = await canvasPixels(page);
+  await expect(runStatus(page)).toHaveText('sampling'); // both reads happened mid-run
+  expect(stepB).toBeGreaterThan(stepA);
+  expect(pixelsB).not.toEqual(pixelsA);
+  await screenshot(page, 'generate-running.png');
+
+  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  await expect(page.getByTestId('step-counter')).toHaveText('300 / 300');
+  await expect(galleryItems(page)).toHaveCount(before + 1);
+  const src = await galleryItems(page).first().locator('img').getAttribute('src');
+  expect(src).toMatch(/^\/api\/files\/.+\.png$/);
+  // /api/files is public (media elements cannot send the token), like AI Toolkit's
+  const file = await page.request.get(src!);
+  expect(file.status()).toBe(200);
+  expect(file.headers()['content-type']).toBe('image/png');
+  expect((await file.body()).subarray(1, 4).toString()).toBe('PNG');
+  await expect(page.getByTestId('engine-health')).toContainText('idle');
+  await screenshot(page, 'generate-done.png');
+});
+
+test('cancel mid-run ends that run, and the next run succeeds', async () => {
+  const before = await galleryItems(page).count();
+  await setNumber(page, 'num_inference_steps', 500);
+  await page.getByTestId('generate').click();
+  await waitForStep(page, 5);
+  await page.getByTestId('cancel').click();
+  await expect(runStatus(page)).toHaveText('cancelled', { timeout: 30_000 });
+  expect(await currentStep(page)).toBeLessThan(500);
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+
+  await setNumber(page, 'num_inference_steps', 20);
+  await page.getByTestId('generate').click();
+  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  await expect(page.getByTestId('step-counter')).toHaveText('20 / 20');
+  await expect(galleryItems(page)).toHaveCount(before + 1); // the cancelled run wrote nothing
+});
+
+test('tiny:wan21: a scrubbable video preview and an mp4 in the gallery', async () => {
+  const before = await galleryItems(page).count();
+  await page.getByTestId('arch-select').selectOption('wan21');
+  await expect(page.getByTestId('model-path')).toHaveValue('tiny:wan21');
+  await setNumber(page, 'width', 64);
+  await setNumber(page, 'height', 64);
+  await setNumber(page, 'num_frames', 9);
+  await setNumber(page, 'num_inference_steps', 30);
+  await page.getByTestId('output_ext').selectOption('mp4');
+  await page.getByTestId('generate').click();
+  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+
+  // 9 frames -> 3 latent frames (Wan's temporal factor 4); each one is a different picture
+  const scrubber = page.getByTestId('frame-scrubber');
+  await expect(scrubber).toHaveAttribute('max', '2');
+  const first = await canvasPixels(page);
+  await scrubber.fill('2');
+  await expect(page.getByTestId('frame-label')).toHaveText('latent frame 3 / 3');
+  const last = await canvasPixels(page);
+  expect(last).not.toEqual(first);
+
+  await expect(galleryItems(page)).toHaveCount(before + 1);
+  const video = galleryItems(page).first().locator('video');
+  await expect(video).toHaveCount(1);
+  const src = (await video.getAttribute('src'))!.replace(/#.*$/, '');
+  expect(src).toMatch(/^\/api\/files\/.+\.mp4$/);
+  const full = await page.request.get(src);
+  expect(full.status()).toBe(200);
+  expect(full.headers()['content-type']).toBe('video/mp4');
+  const part = await page.request.get(src, { headers: { range: 'bytes=0-15' } });
+  expect(part.status()).toBe(206);
+  expect(part.headers()['content-range']).toMatch(/^bytes 0-15\/\d+$/);
+  expect((await part.body()).subarray(4, 8).toString()).toBe('ftyp');
+  // and the browser can decode it (H.264): its metadata loads and it has a duration
+  await expect.poll(() => video.evaluate((v: HTMLVideoElement) => (v.readyState >= 1 ? v.duration : 0))).toBeGreaterThan(0);
+  const played = await video.evaluate(async (v: HTMLVideoElement) => {
+    await v.play();
+    await new Promise((r) => setTimeout(r, 300));
+    v.pause();
+    return { time: v.currentTime, error: v.error?.code ?? null, state: v.readyState };
+  });
+  console.log(`gallery video played: ${JSON.stringify(played)}`);
+  expect(played.error).toBeNull();
+  expect(played.time).toBeGreaterThan(0.001);
+  await screenshot(page, 'generate-video.png');
+});
+
+test('tiny:ace_step_15: audio latents become a heatmap, the result plays in an audio player', async () => {
+  const before = await galleryItems(page).count();
+  await page.getByTestId('arch-select').selectOption('ace_step_15');
+  await expect(page.getByTestId('model-path')).toHaveValue('tiny:ace_step_15');
+  await expect(page.getByTestId('width')).toHaveCount(0); // no picture size for audio
+  await setNumber(page, 'duration_s', 2);
+  await setNumber(page, 'num_inference_steps', 8);
+  await page.getByTestId('output_ext').selectOption('wav');
+  await page.getByTestId('generate').click();
+  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  // B x L x C latents: time along x, the 64 channels along y
+  const size = await page.getByTestId('preview-canvas').evaluate((c: HTMLCanvasElement) => [c.width, c.height]);
+  expect(size[1]).toBe(64);
+  expect(size[0]).toBeGreaterThan(1);
+  await expect(page.getByTestId('frame-scrubber')).toHaveCount(0);
+  await expect(galleryItems(page)).toHaveCount(before + 1);
+  const src = (await galleryItems(page).first().locator('audio').getAttribute('src'))!;
+  expect(src).toMatch(/\.wav$/);
+  const res = await page.request.get(src);
+  expect(res.headers()['content-type']).toBe('audio/wav');
+  expect((await res.body()).subarray(0, 4).toString()).toBe('RIFF');
+  await screenshot(page, 'generate-audio.png');
+});
+
+test('the proxy streams frames as they are made, and refuses requests without the token', async ({ baseURL }) => {
+  const body = JSON.stringify({
+    model: { arch: 'sd1', name_or_path: 'tiny:sd1' }, // the engine holds wan21 now: this request loads sd1 first
+    sample: { prompt: 'streaming check', width: 64, height: 64, num_inference_steps: 30 },
+    stream: { latents: 'raw' },
+  });
+  const url = `${baseURL}/api/inference/generate`;
+  const json = { 'content-type': 'application/json' };
+  expect((await fetch(url, { method: 'POST', headers: json, body })).status).toBe(401);
+  expect((await fetch(url, { method: 'POST', headers: { ...json, ...authHeaders('wrong') }, body })).status).toBe(401);
+  expect((await fetch(`${baseURL}/api/inference/health`)).status).toBe(401);
+  expect((await fetch(`${baseURL}/api/jobs`)).status).toBe(401);
+  expect((await fetch(`${baseURL}/api/jobs`, { headers: authHeaders() })).status).toBe(200);
+
+  const t0 = performance.now();
+  const res = await fetch(url, { method: 'POST', headers: { ...json, ...authHeaders() }, body });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toBe('application/x-aitk-frames');
+  expect(res.headers.get('content-encoding')).toBeNull();
+  const parser = new FrameParser();
+  const arrivals: { type: string; step?: unknown; read: number; ms: number }[] = [];
+  const reader = res.body!.getReader();
+  for (let read = 0; ; read++) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const ms = performance.now() - t0;
+    for (const f of parser.push(value)) arrivals.push({ type: f.type, step: f.header.step, read, ms });
+  }
+  parser.end();
+  const start = arrivals.find((a) => a.type === 'start')!;
+  const firstStep = arrivals.find((a) => a.type === 'progress')!;
+  const end = arrivals.at(-1)!;
+  console.log(`start frame at ${start.ms.toFixed(0)} ms, step 1 at ${firstStep.ms.toFixed(0)} ms, end at ${end.ms.toFixed(0)} ms, ${new Set(arrivals.map((a) => a.read)).size} reads`);
+  expect(arrivals[0].type).toBe('start');
+  expect(end.type).toBe('end');
+  // the start frame was delivered on its own, before sampling had produced its first step
+  expect(start.read).toBeLessThan(firstStep.read);
+  expect(firstStep.ms - start.ms).toBeGreaterThan(50);
+  expect(new Set(arrivals.map((a) => a.read)).size).toBeGreaterThan(5);
+});
+
+test('uploads stream through the proxy uncut: a 12.6 MB control image reaches the engine whole', async ({ request }) => {
+  const png = bigNoisePng(2048);
+  expect(png.length).toBeGreaterThan(12 * 1024 * 1024);
+  const res = await request.post('/api/inference/assets', {
+    headers: authHeaders(),
+    multipart: { file: { name: 'noise.png', mimeType: 'image/png', buffer: png } },
+  });
+  expect(res.status()).toBe(201);
+  expect(await res.json()).toMatchObject({ width: 2048, height: 2048, format: 'png' });
+  const unauthorized = await request.post('/api/inference/assets', {
+    multipart: { file: { name: 'noise.png', mimeType: 'image/png', buffer: png.subarray(0, 1000) } },
+  });
+  expect(unauthorized.status()).toBe(401);
+});
+
+test('stop the engine: the job row is stopped and engine.json is gone', async ({ request }) => {
+  await page.getByTestId('engine-stop').click();
+  await expect(page.getByTestId('engine-status')).toHaveText('stopped');
+  await expect(page.getByTestId('engine-health')).toHaveText('offline');
+  const jobs = await (await request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json();
+  const job = jobs.jobs.find((j: { name: string }) => j.name === ENGINE_JOB_NAME);
+  expect(job.status).toBe('stopped');
+  await expect.poll(() => existsSync(engineJson), { timeout: 30_000 }).toBe(false);
+  const pid = Number(readFileSync(path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'pid.txt'), 'utf8'));
+  await expect
+    .poll(() => {
+      try {
+        process.kill(pid, 0);
+        return 'alive';
+      } catch {
+        return 'gone';
+      }
+    }, { timeout: 30_000 })
+    .toBe('gone');
+  // The engine removes engine.json itself; the UI only cleans up after an engine that could not (and says so)
+  const log = readFileSync(path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'log.txt'), 'utf8');
+  if (log.includes('engine.json was left behind')) {
+    test.info().annotations.push({ type: 'warning', description: 'the engine exited without removing engine.json; the UI removed it' });
+    console.warn('WARNING: the engine exited without removing engine.json; the UI removed it (see log.txt)');
+  }
+  // Python wrote its own final status after the SIGINT; the row stays stopped
+  const after = await (await request.get(`/api/jobs?id=${job.id}`, { headers: authHeaders() })).json();
+  expect(after.status).toBe('stopped');
+
+  await page.goto('/jobs');
+  const row = page.locator(`[data-testid="job-row"][data-job-id="${job.id}"]`);
+  await expect(row).toHaveAttribute('data-status', 'stopped');
+  await expect(row).toContainText('inference');
+  await screenshot(page, 'jobs.png');
+  await row.getByRole('link', { name: ENGINE_JOB_NAME }).click();
+  await expect(page.getByTestId('job-status')).toHaveText('stopped');
+  await expect(page.getByTestId('job-log')).toContainText('Inference engine listening');
+  await expect(page.getByTestId('open-generate')).toHaveAttribute('href', `/generate?job=${job.id}`);
+  await screenshot(page, 'job.png');
+  await page.getByRole('button', { name: 'Config file' }).click();
+  await expect(page.getByTestId('job-config')).toContainText('"type": "InferenceEngine"');
+});

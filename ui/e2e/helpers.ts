@@ -1,0 +1,75 @@
+/** Small page helpers for the generate flow. */
+import { type Page, expect } from '@playwright/test';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { crc32, deflateSync } from 'node:zlib';
+import path from 'node:path';
+
+export const TOKEN = process.env.E2E_TOKEN!;
+export const E2E_DIR = process.env.AITK_E2E_DIR!;
+export const TRAINING_FOLDER = path.join(E2E_DIR, 'output');
+export const ENGINE_JOB_NAME = 'inference_engine_gpu0';
+
+/** Screenshots land in test-results/screenshots; E2E_SCREENSHOT_DIR=../docs/img refreshes the checked-in ones. */
+export async function screenshot(page: Page, name: string) {
+  const dir = path.resolve(process.env.E2E_SCREENSHOT_DIR ?? 'test-results/screenshots');
+  mkdirSync(dir, { recursive: true });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(dir, name), fullPage: false });
+}
+
+export async function setNumber(page: Page, testId: string, value: number) {
+  const input = page.getByTestId(testId);
+  await input.fill(String(value));
+  await input.blur();
+}
+
+/** The step counter's current step ("12 / 400" -> 12). */
+export async function currentStep(page: Page): Promise<number> {
+  const text = (await page.getByTestId('step-counter').textContent()) ?? '';
+  return Number(text.split('/')[0].trim()) || 0;
+}
+
+export async function waitForStep(page: Page, atLeast: number, timeout = 60_000): Promise<number> {
+  await expect.poll(() => currentStep(page), { timeout, intervals: [20, 50, 100] }).toBeGreaterThanOrEqual(atLeast);
+  return currentStep(page);
+}
+
+/** The preview canvas read back as a compact string of its RGBA bytes. */
+export function canvasPixels(page: Page): Promise<string> {
+  return page.getByTestId('preview-canvas').evaluate((c: HTMLCanvasElement) => {
+    const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    return `${c.width}x${c.height}:${Array.from(data).join(',')}`;
+  });
+}
+
+export const runStatus = (page: Page) => page.getByTestId('run-status');
+export const galleryItems = (page: Page) => page.getByTestId('gallery-item');
+
+export function authHeaders(token = TOKEN): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}
+
+/** An uncompressed-deflate RGB PNG of random pixels: big on purpose (2048² px is ~12.6 MB, over Next's 10 MB proxy cap). */
+export function bigNoisePng(size = 2048): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body) >>> 0);
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(size, 0);
+  ihdr.writeUInt32BE(size, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const rows = Buffer.alloc(size * (1 + size * 3));
+  for (let y = 0; y < size; y++) randomBytes(size * 3).copy(rows, y * (1 + size * 3) + 1); // filter byte 0
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(rows, { level: 0 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}

@@ -1,0 +1,20 @@
+/**
+ * Files of the training folder (job outputs, logs), AI Toolkit's `/api/files/<url-encoded absolute path>`.
+ * Public like AI Toolkit's (media elements cannot send a bearer header); confined to the training folder.
+ */
+import type { NextRequest } from 'next/server';
+import { resolveInside, serveFile } from '@/server/files';
+import { trainingFolder } from '@/server/paths';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+async function handle(req: NextRequest, ctx: { params: Promise<{ filePath: string[] }> }) {
+  const { filePath } = await ctx.params;
+  // Next has already url-decoded each segment (an encoded absolute path arrives as one segment with '/')
+  const file = resolveInside(filePath, [trainingFolder()]);
+  if (!file) return Response.json({ error: 'Access denied' }, { status: 403 });
+  return serveFile(file, req, { download: req.nextUrl.searchParams.get('download') === '1' });
+}
+
+export { handle as GET, handle as HEAD };

@@ -1,0 +1,74 @@
+/**
+ * Reverse proxy to the running inference engine: `/api/inference/<path>` -> `http://127.0.0.1:<port>/<path>`.
+ *
+ * - picks the engine (`?job=<id or name>` when several run; the parameter is not forwarded);
+ * - checks AI_TOOLKIT_AUTH itself: this route is outside proxy.ts's matcher, because proxy.ts clones and
+ *   caps request bodies (10 MB by default) and `/assets` uploads must stream through untouched;
+ * - injects the engine's bearer token (the browser never sees it);
+ * - streams both ways: `req.body` goes up with `duplex: 'half'`, `upstream.body` comes back as is, so each
+ *   frame of `/generate` reaches the browser when the engine writes it;
+ * - passes `req.signal`: a client that goes away aborts the upstream request and the engine cancels the
+ *   generation (even one still queued, before any response byte).
+ */
+import type { NextRequest } from 'next/server';
+import { isAuthorized, unauthorized } from '@/server/auth';
+import { findEngine } from '@/server/engines';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+// Hop-by-hop headers, plus: `host`/`content-length` (fetch sets them), the UI's own `authorization`
+// (replaced by the engine token) and `expect` (undici throws on it; curl sends it for bodies over 1 MB).
+const DROP_REQUEST = new Set([
+  'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization',
+  'proxy-connection', 'host', 'content-length', 'authorization', 'expect', 'cookie',
+]);
+// `content-encoding`/`content-length`: fetch has already decoded a compressed body, so both would lie.
+const DROP_RESPONSE = new Set([
+  'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length', 'content-encoding',
+]);
+
+async function forward(req: NextRequest, ctx: { params: Promise<{ path: string[] }> }): Promise<Response> {
+  if (!isAuthorized(req.headers.get('authorization'))) return unauthorized();
+  const { path } = await ctx.params;
+  const search = new URLSearchParams(req.nextUrl.searchParams);
+  const engine = findEngine(search.get('job'));
+  search.delete('job');
+  if (!engine.ok) return Response.json({ error: engine.error }, { status: engine.status });
+
+  const query = search.toString();
+  const url = `http://${engine.info.host}:${engine.info.port}/${path.map(encodeURIComponent).join('/')}${query ? `?${query}` : ''}`;
+  const headers = new Headers();
+  req.headers.forEach((value, key) => {
+    if (!DROP_REQUEST.has(key)) headers.set(key, value);
+  });
+  headers.set('authorization', `Bearer ${engine.info.token}`);
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+
+  let upstream: Response;
+  try {
+    const init: RequestInit & { duplex: 'half' } = {
+      method: req.method,
+      headers,
+      body: hasBody ? req.body : undefined,
+      duplex: 'half',
+      redirect: 'manual',
+      cache: 'no-store',
+      signal: req.signal,
+    };
+    upstream = await fetch(url, init);
+  } catch (e) {
+    if (req.signal.aborted) return new Response(null, { status: 499 });
+    return Response.json({ error: `engine unreachable: ${(e as Error).message}` }, { status: 502 });
+  }
+  const out = new Headers();
+  upstream.headers.forEach((value, key) => {
+    if (!DROP_RESPONSE.has(key)) out.set(key, value);
+  });
+  out.set('cache-control', 'no-store, no-transform');
+  out.set('x-accel-buffering', 'no');
+  if (engine.job) out.set('x-aitk-engine-job', engine.job.id);
+  return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers: out });
+}
+
+export { forward as GET, forward as POST, forward as PUT, forward as PATCH, forward as DELETE, forward as HEAD };

@@ -1,0 +1,52 @@
+/**
+ * AI Toolkit's `/api/jobs`:
+ *   GET ?id=<id>            one job (null when absent)
+ *   GET ?job_ref=<ref>      the most recently updated job with that ref
+ *   GET [?job_type=][&only_active=true]   {jobs: [...]}, newest first
+ *   POST {id?, name, gpu_ids, job_config, job_type?, job_ref?}  create (or update with id); 409 on a taken name
+ */
+import type { NextRequest } from 'next/server';
+import { DuplicateNameError, createJob, getJob, getJobByName, getJobByRef, listJobs, updateJob } from '@/server/jobs';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+export async function GET(req: NextRequest) {
+  const q = req.nextUrl.searchParams;
+  if (q.has('id')) return Response.json(getJob(q.get('id')!));
+  if (q.has('job_ref')) return Response.json(getJobByRef(q.get('job_ref')!));
+  const jobs = listJobs({ jobType: q.get('job_type') || undefined, onlyActive: q.get('only_active') === 'true' });
+  return Response.json({ jobs });
+}
+
+export async function POST(req: NextRequest) {
+  let body: Record<string, unknown>;
+  try {
+    body = await req.json();
+  } catch {
+    return Response.json({ error: 'expected a JSON body' }, { status: 400 });
+  }
+  const { id, name, gpu_ids, job_config, job_type, job_ref } = body as {
+    id?: string; name?: string; gpu_ids?: string; job_config?: unknown; job_type?: string; job_ref?: string | null;
+  };
+  if (typeof name !== 'string' || !name.trim() || /[\\/]|^\.\.?$/.test(name))
+    return Response.json({ error: 'name must be a non-empty folder name' }, { status: 400 });
+  if (typeof gpu_ids !== 'string' || !/^[\w,.-]*$/.test(gpu_ids))
+    return Response.json({ error: 'gpu_ids must be a string like "0" or "0,1"' }, { status: 400 });
+  if (typeof job_config !== 'object' || job_config === null)
+    return Response.json({ error: 'job_config must be an object' }, { status: 400 });
+  if (id) {
+    const existing = getJob(id);
+    if (!existing) return Response.json({ error: 'Job not found' }, { status: 404 });
+    const clash = getJobByName(name);
+    if (clash && clash.id !== id) return Response.json({ error: 'Job name already exists' }, { status: 409 });
+    updateJob(id, { name, gpu_ids, job_config, job_type, job_ref });
+    return Response.json(getJob(id));
+  }
+  try {
+    return Response.json(createJob({ name, gpu_ids, job_config, job_type, job_ref }));
+  } catch (e) {
+    if (e instanceof DuplicateNameError) return Response.json({ error: e.message }, { status: 409 });
+    throw e;
+  }
+}

@@ -1,0 +1,89 @@
+'use client';
+/** The queue: one row per GPU set (start/stop), then every job, inference engines included. */
+import Link from 'next/link';
+import StatusBadge from '@/components/StatusBadge';
+import JobActions from '@/components/JobActions';
+import { usePoll } from '@/hooks/usePoll';
+import { apiJson } from '@/utils/api';
+import { type Job, type Queue, displayStatus, isInferenceJob } from '@/utils/types';
+
+export default function JobsPage() {
+  const jobs = usePoll(() => apiJson<{ jobs: Job[] }>('/api/jobs').then((r) => r.jobs), 2000);
+  const queues = usePoll(() => apiJson<{ queues: Queue[] }>('/api/queue').then((r) => r.queues), 2000);
+  const refresh = () => {
+    jobs.refresh();
+    queues.refresh();
+  };
+
+  async function toggleQueue(q: Queue) {
+    await apiJson(`/api/queue/${encodeURIComponent(q.gpu_ids)}/${q.is_running ? 'stop' : 'start'}`);
+    refresh();
+  }
+
+  return (
+    <div className="mx-auto max-w-6xl">
+      <h1 className="mb-4 text-xl font-semibold">Jobs</h1>
+      <section className="card mb-4">
+        <h2 className="mb-2 text-sm font-semibold">Queues</h2>
+        {!queues.data?.length && <div className="text-sm text-gray-500">No queues yet: starting a job creates its GPU&apos;s queue.</div>}
+        <div className="flex flex-wrap gap-2">
+          {queues.data?.map((q) => (
+            <div key={q.id} className="flex items-center gap-2 rounded border border-gray-800 px-3 py-1.5 text-sm" data-testid="queue-row">
+              GPU {q.gpu_ids}
+              <StatusBadge status={q.is_running ? 'running' : 'stopped'} />
+              <button className="btn-ghost px-2 py-0.5 text-xs" onClick={() => toggleQueue(q)}>
+                {q.is_running ? 'Stop queue' : 'Start queue'}
+              </button>
+            </div>
+          ))}
+        </div>
+      </section>
+      <section className="card overflow-x-auto">
+        <table className="w-full text-left text-sm" data-testid="jobs-table">
+          <thead className="text-xs uppercase text-gray-400">
+            <tr>
+              <th className="py-2 pr-3">Name</th>
+              <th className="pr-3">Type</th>
+              <th className="pr-3">GPU</th>
+              <th className="pr-3">Status</th>
+              <th className="pr-3">Info</th>
+              <th className="pr-3">Updated</th>
+              <th>Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {jobs.data?.map((job) => (
+              <tr key={job.id} className="border-t border-gray-800" data-testid="job-row" data-job-id={job.id} data-status={displayStatus(job)}>
+                <td className="py-2 pr-3">
+                  <Link className="text-sky-400 hover:underline" href={`/jobs/${job.id}`}>
+                    {job.name}
+                  </Link>
+                </td>
+                <td className="pr-3 text-gray-300">
+                  {job.job_type}
+                  {isInferenceJob(job) && (
+                    <Link className="ml-2 text-xs text-sky-400 hover:underline" href={`/generate?job=${job.id}`}>
+                      generate
+                    </Link>
+                  )}
+                </td>
+                <td className="pr-3">{job.gpu_ids}</td>
+                <td className="pr-3">
+                  <StatusBadge status={displayStatus(job)} />
+                </td>
+                <td className="max-w-xs truncate pr-3 text-gray-400" title={job.info}>
+                  {job.info}
+                </td>
+                <td className="pr-3 text-xs text-gray-500">{new Date(job.updated_at).toLocaleString()}</td>
+                <td>
+                  <JobActions job={job} onChange={refresh} compact />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {jobs.data && !jobs.data.length && <div className="py-4 text-sm text-gray-500">No jobs yet. Start an engine on the Generate page.</div>}
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,61 @@
+'use client';
+/** Which family and checkpoint: the arch list comes from the engine's GET /models. */
+import type { ArchInfo } from '@/utils/types';
+import type { ModelForm } from './formState';
+
+const DTYPES = ['float16', 'bfloat16', 'float32'];
+
+interface Props {
+  archs: ArchInfo[];
+  model: ModelForm;
+  onArch: (arch: string) => void;
+  onChange: (model: ModelForm) => void;
+  disabled: boolean;
+}
+
+export default function ModelPanel({ archs, model, onArch, onChange, disabled }: Props) {
+  const arch = archs.find((a) => a.arch === model.arch);
+  return (
+    <section className="card mb-4" data-testid="model-panel">
+      <h2 className="mb-3 text-sm font-semibold">Model</h2>
+      <label className="label" htmlFor="arch">
+        Architecture
+      </label>
+      <select id="arch" className="input mb-2" value={model.arch} disabled={disabled || !archs.length} onChange={(e) => onArch(e.target.value)} data-testid="arch-select">
+        {!archs.length && <option value={model.arch}>{model.arch} (engine offline)</option>}
+        {archs.map((a) => (
+          <option key={a.arch} value={a.arch}>
+            {a.arch} — {a.modality}
+            {a.description ? ` · ${a.description}` : ''}
+          </option>
+        ))}
+      </select>
+      <label className="label" htmlFor="name_or_path">
+        Model (hub id, local path or tiny:&lt;arch&gt;)
+      </label>
+      <input
+        id="name_or_path"
+        className="input mb-2"
+        value={model.name_or_path}
+        disabled={disabled}
+        onChange={(e) => onChange({ ...model, name_or_path: e.target.value })}
+        data-testid="model-path"
+      />
+      <label className="label" htmlFor="dtype">
+        dtype
+      </label>
+      <select id="dtype" className="input" value={model.dtype} disabled={disabled} onChange={(e) => onChange({ ...model, dtype: e.target.value })}>
+        {DTYPES.map((d) => (
+          <option key={d}>{d}</option>
+        ))}
+      </select>
+      {arch && (
+        <p className="mt-2 text-xs text-gray-500">
+          {arch.native_resolution ? `native ${arch.native_resolution} px · sizes snap to ×${arch.divisibility} · ` : ''}latent{' '}
+          {arch.latent.layout} {arch.latent.channels}ch
+          {arch.latent.rgb_factors ? '' : ' · no preview factors (min-max view)'}
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,35 @@
+/**
+ * Where things live, as AI Toolkit's ui/src/paths.ts has it: the toolkit root is the parent of the UI's
+ * working directory (`ui/`), the DB is `<root>/aitk_db.db`, jobs live in `<TRAINING_FOLDER>/<job name>/`.
+ *
+ * Environment overrides (read on every call, so tests can point a server at a temporary setup):
+ *   AITK_ROOT             the toolkit root (holds run.py and .venv)
+ *   AITK_DB_PATH          the sqlite file
+ *   AITK_TRAINING_FOLDER  the jobs folder; wins over the TRAINING_FOLDER setting
+ */
+import path from 'node:path';
+import { getSetting } from './settings';
+
+export function toolkitRoot(): string {
+  return path.resolve(/*turbopackIgnore: true*/ process.env.AITK_ROOT || path.join(process.cwd(), '..'));
+}
+
+export function dbPath(): string {
+  return path.resolve(/*turbopackIgnore: true*/ process.env.AITK_DB_PATH || path.join(toolkitRoot(), 'aitk_db.db'));
+}
+
+export function defaultTrainingFolder(): string {
+  return path.join(/*turbopackIgnore: true*/ toolkitRoot(), 'output');
+}
+
+export function trainingFolder(): string {
+  const fromEnv = process.env.AITK_TRAINING_FOLDER?.trim();
+  if (fromEnv) return path.resolve(/*turbopackIgnore: true*/ fromEnv);
+  const fromSettings = getSetting('TRAINING_FOLDER')?.trim();
+  return path.resolve(/*turbopackIgnore: true*/ fromSettings || defaultTrainingFolder());
+}
+
+/** `<training folder>/<job name>`: config, log.txt, pid.txt and, for engines, engine.json and outputs/. */
+export function jobFolder(jobName: string): string {
+  return path.join(/*turbopackIgnore: true*/ trainingFolder(), jobName);
+}

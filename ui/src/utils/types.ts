@@ -1,0 +1,92 @@
+/** Shapes shared by pages: Job rows as the API returns them, and what the engine's /models and /health send. */
+
+export interface Job {
+  id: string;
+  name: string;
+  gpu_ids: string;
+  job_config: string;
+  created_at: string;
+  updated_at: string;
+  status: string;
+  stop: boolean;
+  return_to_queue: boolean;
+  step: number;
+  total_steps: number | null;
+  info: string;
+  speed_string: string;
+  queue_position: number;
+  pid: number | null;
+  job_type: string;
+  job_ref: string | null;
+}
+
+export interface Queue {
+  id: number;
+  gpu_ids: string;
+  is_running: boolean;
+}
+
+export interface ArchDefaults {
+  width?: number;
+  height?: number;
+  num_inference_steps?: number;
+  guidance_scale?: number;
+  num_frames?: number;
+  fps?: number;
+  duration_s?: number;
+  output_ext?: string;
+}
+
+export interface ArchInfo {
+  arch: string;
+  modality: 'image' | 'video' | 'audio';
+  description?: string;
+  control_images: number;
+  divisibility: number;
+  native_resolution: number;
+  defaults: ArchDefaults;
+  output_exts: string[];
+  tiny_sample?: ArchDefaults;
+  latent: { layout: string; channels: number; rgb_factors: number[][] | null; rgb_bias: number[] | null };
+}
+
+export interface EngineHealth {
+  ok: boolean;
+  busy: boolean;
+  queue: number;
+  device?: string;
+  active: { arch: string; name_or_path: string } | null;
+  counters?: Record<string, number>;
+  vram?: { used: number; total: number } | null;
+}
+
+export interface OutputEntry {
+  name: string;
+  path: string;
+  url: string;
+  bytes: number;
+  mtime: number;
+  meta: {
+    request_id?: string;
+    seed?: number;
+    config?: { model?: { arch?: string; name_or_path?: string }; sample?: Record<string, unknown> };
+    result?: { kind?: string; width?: number; height?: number; frames?: number; fps?: number; duration_s?: number };
+    timings?: Record<string, number>;
+  } | null;
+}
+
+export const ACTIVE_STATUSES = ['running', 'queued', 'stopping'];
+
+/** AI Toolkit derives `stopping`; it is never stored. */
+export function displayStatus(job: Pick<Job, 'status' | 'stop'>): string {
+  return job.stop && job.status === 'running' ? 'stopping' : job.status;
+}
+
+export function isInferenceJob(job: Pick<Job, 'job_type' | 'job_config'>): boolean {
+  if (job.job_type === 'inference') return true;
+  try {
+    return JSON.parse(job.job_config)?.config?.process?.[0]?.type === 'InferenceEngine';
+  } catch {
+    return false;
+  }
+}
