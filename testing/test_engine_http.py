@@ -7,6 +7,8 @@ import time
 import httpx
 import pytest
 
+from toolkit.models.registry import ARCHS, get_model_class
+
 from extensions_built_in.inference_engine.protocol import FrameDecoder
 from testing.test_inference_engine import body_for
 
@@ -110,6 +112,17 @@ def test_hostile_generate_bodies_get_422_naming_the_field(http, engine_server, n
     assert any(d["loc"][1:len(loc) + 1] == loc for d in detail), detail
     if mentions:
         assert mentions in str(detail)
+
+
+CONTROL_ARCHS = sorted(a for a in ARCHS if get_model_class(a).control_images)
+
+
+@pytest.mark.parametrize("arch", CONTROL_ARCHS)
+def test_edit_and_i2v_archs_without_their_control_image_get_422_naming_it(http, engine_server, arch):
+    r = http.post("/generate", json=body_for(arch), headers=auth(engine_server))
+    assert r.status_code == 422, r.text
+    [detail] = r.json()["detail"]
+    assert detail["loc"] == ["body", "sample", "ctrl_img"] and "control image" in detail["msg"]
 
 
 def test_malformed_json_is_422_and_the_next_request_works(http, engine_server):

@@ -207,6 +207,24 @@ def classify_shape(mask: np.ndarray, search: int = 2) -> tuple:
     return max(scores, key=scores.get), scores
 
 
+MAX_AREA = 0.55  # the largest shape drawn covers 47 % of the image; more than this is no shape at all
+MIN_AREA = 0.01
+
+
+def score_image(image: np.ndarray, shape: str, colour: str, background: str) -> dict:
+    """How a generated image reads against its prompt: the shape region is the largest blob of pixels away from
+    the prompted background colour; its dominant palette colour and its best-fitting shape (IoU against rendered
+    masks of each shape) are compared with the prompt's. A region of implausible size counts as no shape."""
+    fg = largest_component(foreground_mask(image, background))
+    area = float(fg.mean())
+    valid = MIN_AREA <= area <= MAX_AREA
+    got_shape, ious = classify_shape(fg) if valid else (None, {})
+    got_colour = dominant_colour(image, fg) if valid else None
+    bg_colour = dominant_colour(image, ~fg, list(BACKGROUNDS)) if valid else None
+    return dict(shape=got_shape, colour=got_colour, background=bg_colour, ious=ious, area=round(area, 4),
+                shape_ok=got_shape == shape, colour_ok=got_colour == colour, background_ok=bg_colour == background)
+
+
 def largest_component(mask: np.ndarray) -> np.ndarray:
     """The largest 4-connected component of ``mask`` (stray pixels off the shape are dropped)."""
     h, w = mask.shape

@@ -48,7 +48,7 @@ TEXT_CONFIG = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=3, n
                    max_position_embeddings=77, projection_dim=64, hidden_act="quick_gelu")
 SCHEDULER_CONFIG = dict(num_train_timesteps=1000, beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
                         prediction_type="v_prediction", rescale_betas_zero_snr=True, timestep_spacing="trailing",
-                        clip_sample=False, set_alpha_to_one=False, steps_offset=0)
+                        clip_sample=False, set_alpha_to_one=False, steps_offset=1)
 CAPTION_MIX = (("full", 0.70), ("colour", 0.15), ("background", 0.05), ("empty", 0.10))
 
 
@@ -325,17 +325,6 @@ EVAL_PROMPTS = [(shape, colour, bg) for shape, colour, bg in [
 ]]
 
 
-def score_image(image: np.ndarray, shape: str, colour: str, background: str) -> dict:
-    """Colour inside the shape region and the best-fitting shape, as the CPU tests score them."""
-    fg = D.largest_component(D.foreground_mask(image, background))
-    got_shape, ious = D.classify_shape(fg)
-    got_colour = D.dominant_colour(image, fg)
-    bg_colour = D.dominant_colour(image, ~fg, list(D.BACKGROUNDS))
-    return dict(shape=got_shape, colour=got_colour, background=bg_colour, ious=ious,
-                shape_ok=got_shape == shape, colour_ok=got_colour == colour, background_ok=bg_colour == background,
-                area=int(fg.sum()))
-
-
 def evaluate(pipe, seeds=(0, 1), steps: int = 25, cfg: float = 5.0, device="cpu"):
     import torch
 
@@ -348,7 +337,7 @@ def evaluate(pipe, seeds=(0, 1), steps: int = 25, cfg: float = 5.0, device="cpu"
                        output_type="np")
             img = (out.images[0].clip(0, 1) * 255).round().astype(np.uint8)
             images.append((prompt, img))
-            rows.append(dict(prompt=prompt, seed=seed, **score_image(img, shape, colour, bg)))
+            rows.append(dict(prompt=prompt, seed=seed, **D.score_image(img, shape, colour, bg)))
     acc = {k: float(np.mean([r[k] for r in rows])) for k in ("shape_ok", "colour_ok", "background_ok")}
     return acc, rows, images
 
