@@ -315,13 +315,16 @@ class Suite:
         self.stage("meta", self.meta)
         self.stage("build", self.build)
         self.stage("bare diffusers", self.bare)
-        with engine_process(self.out / "engine", self.device, keep_in_ram_gb=self.args.keep_in_ram_gb,
+        with engine_process(Path(self.args.work) / "engine", self.device, keep_in_ram_gb=self.args.keep_in_ram_gb,
                             lora_roots=[str(self.models)]) as client:
             self.stage("engine per family", self.engine_families, client)
             self.stage("cancel", self.cancel, client)
             self.stage("pool", self.pool, client)
             if self.device == "cuda":  # a CPU run would sample a 4096² image for real instead of failing fast
                 self.stage("oom", self.oom, client)
+        log = Path(self.args.work) / "engine" / "engine.log"
+        if log.exists():
+            (self.out / "engine.log").write_text(log.read_text()[-200_000:])
         (self.out / "gpu_suite.md").write_text(render_markdown(self.results))
         print((self.out / "gpu_suite.md").read_text())
 
@@ -453,6 +456,7 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--wheels")
     parser.add_argument("--models", default="/tmp/aitk_models")
+    parser.add_argument("--work", default="/tmp/aitk_work", help="engine job folder (outputs, log)")
     parser.add_argument("--families", default="sdxl,flux,zimage,wan21")
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=2)
