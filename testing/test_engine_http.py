@@ -319,3 +319,32 @@ def test_schema_fuzz_finds_no_server_errors(engine_server):
         run()
     assert not failures, failures[:5]
     assert wait_until(lambda: engine_idle(engine_server), timeout=60)
+
+
+def test_out_of_memory_while_sampling_is_an_oom_frame_and_the_engine_keeps_serving(engine_server):
+    """Fault injection: the resident UNet raises CUDA's OOM once, mid-sampling (as a too-large request would)."""
+    import torch
+
+    body = body_for("sd1", steps=4, seed=21)
+    first = engine_server.client.generate_wait(body)
+    unet = engine_server.engine.holder.parts["unet"]
+    calls = {"n": 0}
+    original = unet.forward
+
+    def failing_forward(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 80.00 GiB (injected)")
+        return original(*args, **kwargs)
+
+    unet.forward = failing_forward
+    try:
+        frames = list(engine_server.client.generate(body))
+    finally:
+        del unet.forward  # back to the class method
+    errors = [f.header for f in frames if f.type == "error"]
+    assert errors and errors[0]["code"] == "oom" and "out of memory" in errors[0]["message"].lower()
+    again = engine_server.client.generate_wait(body)
+    assert again["http_status"] == 200
+    with open(first["result"]["path"], "rb") as a, open(again["result"]["path"], "rb") as b:
+        assert a.read() == b.read()
