@@ -9,7 +9,8 @@ scheduler is the one place that sees every family. Two traps shape this file (re
 * it is installed as a bound method on the instance (``types.MethodType``): LTX-2 and SkyReels deep-copy the
   scheduler, and a deep copy rebinds bound methods to the copy instead of stepping the original twice.
 
-Without a hook nothing is installed, so plain generation pays nothing.
+Without a hook nothing is installed, so plain generation pays nothing; with one, nothing here reads a GPU value
+back (no ``float(tensor)``), so the CPU keeps queueing kernels ahead of the GPU.
 """
 from __future__ import annotations
 
@@ -30,29 +31,39 @@ class SchedulerStep:
 
     index: int
     num_steps: int
-    timestep: float
+    timestep_value: Any  # as the pipeline passed it (often a GPU tensor): read it only when needed
     sample: Any  # x_t after the step (what the scheduler returns)
     model_output: Any
     input_sample: Any
-    sigma: Optional[float]
+    sigma: Any  # tensor element or None
     pred_original_sample: Any = None
 
+    @property
+    def timestep(self) -> float:
+        """A float, at the cost of a device sync when the pipeline keeps timesteps on the GPU."""
+        try:
+            return float(self.timestep_value)
+        except (TypeError, ValueError):
+            return 0.0
+
     def x0(self):
-        """The denoised estimate: the scheduler's own where it gives one, else x_t - sigma * v (flow matching)."""
+        """The denoised estimate: the scheduler's own where it gives one, else x_t - sigma * v (flow matching;
+        for v-prediction samplers such as Stable Audio's this is only an approximation)."""
         if self.pred_original_sample is not None:
             return self.pred_original_sample
         if self.sigma is None:
             return self.sample
-        return self.input_sample - self.sigma * self.model_output
+        return self.input_sample - self.sigma.to(self.model_output.device) * self.model_output
 
 
-def _sigma_of_step(scheduler) -> Optional[float]:
-    """Sigma at the step that just ran (``step_index`` has already advanced) for sigma-indexed schedulers."""
+def _sigma_of_step(scheduler):
+    """Sigma at the step that just ran (``step_index`` has already advanced) for sigma-indexed schedulers.
+    Kept as a tensor: converting to float here would sync the GPU on every step."""
     sigmas = getattr(scheduler, "sigmas", None)
     index = getattr(scheduler, "step_index", None)
     if sigmas is None or index is None or not 0 < index <= len(sigmas):
         return None
-    return float(sigmas[index - 1])
+    return sigmas[index - 1]
 
 
 def _unpack_output(out):
@@ -84,7 +95,7 @@ def step_hook(pipe, on_step: Optional[Callable[[SchedulerStep], None]], only_pri
         info = SchedulerStep(
             index=state["i"],
             num_steps=len(timesteps) if timesteps is not None else 0,
-            timestep=float(timestep) if hasattr(timestep, "__float__") or isinstance(timestep, (int, float)) else 0.0,
+            timestep_value=timestep,
             sample=prev,
             model_output=model_output,
             input_sample=sample,

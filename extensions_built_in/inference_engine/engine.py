@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
-from extensions_built_in.inference_engine.latent_preview import preview_shape, shrink
+from extensions_built_in.inference_engine.latent_preview import preview_shape, shrink_tensor
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
@@ -83,6 +83,7 @@ class Engine:
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.running: Optional[Request] = None
         self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
+        self.latents = LatentSender()
         self.holder = None
         self.holder_identity: Optional[dict] = None
         self.holder_keys: set = set()
@@ -401,6 +402,7 @@ class Engine:
             return holder.generate_images([req.sample])[0]
         finally:
             holder.sample_step_hook = None
+            self.latents.flush()  # the last latent frames go out before the result
 
     def _status_of_running(self, message: str, stage: Optional[str]) -> None:
         """The holder's one status hook: it reports to whichever request is running (none at warm load)."""
@@ -428,8 +430,9 @@ class Engine:
                         if it_s else None, it_s=round(it_s, 4))
         opts = req.options
         if opts.latents != "none" and (step.step % opts.every_n_steps == 0 or done == step.num_steps):
-            array = shrink(step.latents(opts.latents), req.model_class.latent.layout, opts.max_frames, opts.downsample)
-            req.stream.emit_latent(done, array, req.model_class.latent.layout)
+            tensor = shrink_tensor(step.latents(opts.latents), req.model_class.latent.layout, opts.max_frames,
+                                   opts.downsample)
+            self.latents.send(req.stream, done, tensor, req.model_class.latent.layout)
         self._set_info(f"Generating {done}/{step.num_steps}")
 
     def _write_sidecar(self, req: Request, result: dict) -> None:
@@ -501,6 +504,45 @@ class Engine:
 
 class LoadFailed(RuntimeError):
     pass
+
+
+class LatentSender:
+    """Latent frames leave the GPU without stopping it.
+
+    Reading a CUDA tensor on the generating thread (``.cpu()``) waits for the step's kernels, and the CPU then
+    cannot queue the next step ahead of the GPU. So the copy goes to pinned host memory asynchronously, with an
+    event, and this thread waits on the event and emits the frame."""
+
+    def __init__(self):
+        self._queue: "queue.Queue" = queue.Queue()
+        threading.Thread(target=self._run, name="latent-sender", daemon=True).start()
+
+    def send(self, stream: FrameStream, step: int, tensor, layout: str) -> None:
+        event = None
+        if tensor.is_cuda:
+            import torch
+
+            host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+            host.copy_(tensor, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record()
+            tensor = host
+        self._queue.put((stream, step, tensor, event, layout))
+
+    def flush(self) -> None:
+        self._queue.join()
+
+    def _run(self) -> None:
+        while True:
+            stream, step, tensor, event, layout = self._queue.get()
+            try:
+                if event is not None:
+                    event.synchronize()
+                stream.emit_latent(step, tensor.numpy(), layout)
+            except Exception as e:  # a frame lost is a preview lost, never a failed generation
+                print(f"[engine] latent frame dropped: {e}", flush=True)
+            finally:
+                self._queue.task_done()
 
 
 def _is_asset_id(ref: str) -> bool:

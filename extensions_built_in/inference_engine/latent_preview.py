@@ -25,7 +25,13 @@ def preview_shape(shape: Sequence[int], layout: str, max_frames: int = 0, downsa
 
 
 def shrink(tensor, layout: str, max_frames: int = 0, downsample: int = 1):
-    """Subsample video frames evenly and average-pool space (or audio time); returns a float16 numpy array."""
+    """:func:`shrink_tensor`, brought to the host as a float16 numpy array (this waits for the device)."""
+    return shrink_tensor(tensor, layout, max_frames, downsample).cpu().numpy()
+
+
+def shrink_tensor(tensor, layout: str, max_frames: int = 0, downsample: int = 1):
+    """Subsample video frames evenly and average-pool space (or audio time), on the tensor's own device.
+    Returns a new contiguous float16 tensor (never a view the sampler could still write into)."""
     import torch
     import torch.nn.functional as F
 
@@ -42,7 +48,7 @@ def shrink(tensor, layout: str, max_frames: int = 0, downsample: int = 1):
             t = t.reshape(b, f, c, *t.shape[-2:]).permute(0, 2, 1, 3, 4)
         else:
             t = F.avg_pool1d(t.transpose(1, 2), downsample, ceil_mode=True).transpose(1, 2)
-    return t.to(torch.float16).contiguous().cpu().numpy()
+    return t.to(torch.float16, copy=True).contiguous()
 
 
 def project_rgb(array, factors: Optional[Sequence[Sequence[float]]], bias: Optional[Sequence[float]] = None):

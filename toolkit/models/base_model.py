@@ -73,10 +73,13 @@ class SampleStep:
 
     step: int
     num_steps: int
-    timestep: float
     raw: SchedulerStep = field(repr=False)
     model: "BaseModel" = field(repr=False)
     gen: GenerateImageConfig = field(repr=False)
+
+    @property
+    def timestep(self) -> float:
+        return self.raw.timestep
 
     def latents(self, kind: str = "raw"):
         tensor = self.raw.x0() if kind == "x0" else self.raw.sample
@@ -283,7 +286,7 @@ class BaseModel:
         def on_step(raw: SchedulerStep) -> None:
             if raw.index == 0:
                 self._status_update("Sampling", "sampling")
-            self.sample_step_hook(SampleStep(raw.index, raw.num_steps, raw.timestep, raw, self, gen))
+            self.sample_step_hook(SampleStep(raw.index, raw.num_steps, raw, self, gen))
             if raw.index + 1 == raw.num_steps:
                 self._status_update("Decoding", "decoding")
 

@@ -238,12 +238,17 @@ def _park(entry: PoolEntry) -> None:
     """GPU -> pinned host memory. The buffers are pinned once, on the first park, and reused afterwards."""
     import torch
 
-    if entry.pinned is None:
-        entry.pinned = {name: torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for name, t in _tensors(entry.module)}
-    for name, t in _tensors(entry.module):
+    tensors = dict(_tensors(entry.module))
+    pinned = entry.pinned or {}
+    # A returned module may have changed shape since its last park (a LoRA adapter wraps layers): reuse the
+    # buffers that still match, pin new ones for the rest, drop the stale ones.
+    entry.pinned = {name: pinned[name] if name in pinned and pinned[name].shape == t.shape
+                    and pinned[name].dtype == t.dtype else torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+                    for name, t in tensors.items()}
+    for name, t in tensors.items():
         entry.pinned[name].copy_(t.data, non_blocking=True)
     torch.cuda.synchronize()
-    for name, t in _tensors(entry.module):
+    for name, t in tensors.items():
         t.data = entry.pinned[name]
     entry.tier = "ram"
 
