@@ -325,12 +325,19 @@ class Engine:
             req.timings["load_s"] = round(time.monotonic() - started, 4)
             result = self._generate(holder, req)
             req.timings["total_s"] = round(time.monotonic() - started, 4)
+            if "save_started" in req.timings:  # saving = encoding the file, its thumbnail and sidecar
+                t_save = req.timings.pop("save_started")
+                req.timings["sample_s"] = round(t_save - started - req.timings["load_s"], 4)
+                req.timings["save_s"] = round(time.monotonic() - t_save, 4)
             self._write_sidecar(req, result)
             req.stream.emit("result", path=result["path"], url=self.file_url(result["path"]), kind=result["kind"],
                             ext=result["ext"], width=result.get("width"), height=result.get("height"),
                             frames=result.get("frames"), fps=result.get("fps"), sample_rate=result.get("sample_rate"),
                             duration_s=result.get("duration_s"), bytes=result["bytes"], timings=req.timings,
                             seed=req.sample.seed)
+            # Freed only now, after the result: parking in RAM or freeing never delays the request that
+            # caused it, and the pre-load eviction makes room earlier when the GPU is tight.
+            self.pool.release_unused()
             req.stream.finish(True)
         except GenerationCancelled:
             req.stream.finish(False, "cancelled", "Cancelled")
@@ -370,7 +377,6 @@ class Engine:
                             message="Out of memory while loading: freeing unused components and retrying once")
             self.pool.evict([k for k in list(self.pool.entries) if k not in self.pool.used])
             holder = self._build_holder(req.model_class, req.model)
-        self.pool.release_unused()
         self.holder, self.holder_identity, self.holder_keys = holder, identity, self.pool.used
         self.counters["holder_builds"] += 1
         return holder
@@ -416,6 +422,8 @@ class Engine:
         if req.cancelled.is_set():
             raise GenerationCancelled()  # between components while loading, or before sampling
         req.stage, req.message = stage or req.stage, message
+        if stage == "saving":
+            req.timings["save_started"] = time.monotonic()
         req.stream.emit("status", stage=req.stage, message=message)
         if stage == "loading":
             self._set_info(message, force=True)
@@ -423,6 +431,7 @@ class Engine:
     def _on_step(self, req: Request, step, state: dict) -> None:
         if req.cancelled.is_set():
             raise GenerationCancelled()
+        self.latents.pump()
         done = step.step + 1
         elapsed = time.monotonic() - state["t0"]
         it_s = done / elapsed if elapsed > 0 else 0.0
@@ -510,39 +519,48 @@ class LatentSender:
     """Latent frames leave the GPU without stopping it.
 
     Reading a CUDA tensor on the generating thread (``.cpu()``) waits for the step's kernels, and the CPU then
-    cannot queue the next step ahead of the GPU. So the copy goes to pinned host memory asynchronously, with an
-    event, and this thread waits on the event and emits the frame."""
+    cannot queue the next step ahead of the GPU. So each frame is copied into a pinned host buffer
+    asynchronously with an event; the next step's hook emits the copies whose events have completed (a
+    non-blocking query), and ``flush`` emits the rest at the end. Buffers are reused: pinning is slow. All on
+    the generating thread: a waiting thread would compete with kernel launches for the GIL."""
 
     def __init__(self):
-        self._queue: "queue.Queue" = queue.Queue()
-        threading.Thread(target=self._run, name="latent-sender", daemon=True).start()
+        self._pending: deque = deque()  # (stream, step, host tensor, event, layout)
+        self._free: dict = {}  # (shape, dtype) -> pinned buffers ready for reuse
 
     def send(self, stream: FrameStream, step: int, tensor, layout: str) -> None:
-        event = None
-        if tensor.is_cuda:
-            import torch
+        if not tensor.is_cuda:
+            self._emit(stream, step, tensor, layout)
+            return
+        import torch
 
-            host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
-            host.copy_(tensor, non_blocking=True)
-            event = torch.cuda.Event()
-            event.record()
-            tensor = host
-        self._queue.put((stream, step, tensor, event, layout))
+        free = self._free.setdefault((tuple(tensor.shape), tensor.dtype), [])
+        host = free.pop() if free else torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+        host.copy_(tensor, non_blocking=True)
+        event = torch.cuda.Event()
+        event.record()
+        self._pending.append((stream, step, host, event, layout))
+
+    def pump(self) -> None:
+        while self._pending and self._pending[0][3].query():
+            self._finish(*self._pending.popleft())
 
     def flush(self) -> None:
-        self._queue.join()
+        while self._pending:
+            item = self._pending.popleft()
+            item[3].synchronize()
+            self._finish(*item)
 
-    def _run(self) -> None:
-        while True:
-            stream, step, tensor, event, layout = self._queue.get()
-            try:
-                if event is not None:
-                    event.synchronize()
-                stream.emit_latent(step, tensor.numpy(), layout)
-            except Exception as e:  # a frame lost is a preview lost, never a failed generation
-                print(f"[engine] latent frame dropped: {e}", flush=True)
-            finally:
-                self._queue.task_done()
+    def _finish(self, stream, step, host, event, layout) -> None:
+        self._emit(stream, step, host, layout)
+        self._free.setdefault((tuple(host.shape), host.dtype), []).append(host)  # the frame holds a copy
+
+    @staticmethod
+    def _emit(stream, step, tensor, layout) -> None:
+        try:
+            stream.emit_latent(step, tensor.numpy(), layout)
+        except Exception as e:  # a frame lost is a preview lost, never a failed generation
+            print(f"[engine] latent frame dropped: {e}", flush=True)
 
 
 def _is_asset_id(ref: str) -> bool:
