@@ -5,7 +5,7 @@ setup:
 	@bash scripts/setup.sh
 
 demo: setup
-	.venv/bin/python run.py config/examples/inference_engine_tiny.yaml
+	.venv/bin/python run.py config/examples/inference_engine_demo.yaml
 
 test:
 	@bash scripts/test.sh
