@@ -234,17 +234,22 @@ def _tensors(module):
     yield from module.named_buffers()
 
 
+def host_buffers(tensors: dict, previous: Optional[dict], allocate: Callable) -> dict:
+    """One host buffer per tensor name. A returning module may have changed since its last park (a LoRA
+    adapter wraps layers and renames their weights): buffers that still match are reused (pinning is slow),
+    new names get new ones, stale names are dropped."""
+    previous = previous or {}
+    return {name: previous[name] if name in previous and previous[name].shape == t.shape
+            and previous[name].dtype == t.dtype else allocate(t) for name, t in tensors.items()}
+
+
 def _park(entry: PoolEntry) -> None:
     """GPU -> pinned host memory. The buffers are pinned once, on the first park, and reused afterwards."""
     import torch
 
     tensors = dict(_tensors(entry.module))
-    pinned = entry.pinned or {}
-    # A returned module may have changed shape since its last park (a LoRA adapter wraps layers): reuse the
-    # buffers that still match, pin new ones for the rest, drop the stale ones.
-    entry.pinned = {name: pinned[name] if name in pinned and pinned[name].shape == t.shape
-                    and pinned[name].dtype == t.dtype else torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
-                    for name, t in tensors.items()}
+    entry.pinned = host_buffers(tensors, entry.pinned,
+                                lambda t: torch.empty(t.shape, dtype=t.dtype, pin_memory=True))
     for name, t in tensors.items():
         entry.pinned[name].copy_(t.data, non_blocking=True)
     torch.cuda.synchronize()
