@@ -158,3 +158,27 @@ def test_dataset_is_deterministic_and_its_masks_score_its_own_images():
         assert D.dominant_colour(image, mask) == s.colour
         score = D.score_image(image, s.shape, s.colour, s.background)
         assert score["shape_ok"] and score["colour_ok"] and score["background_ok"], (s, score)
+
+
+def test_the_start_frame_carries_the_checkpoints_own_preview_fit_and_it_shows_the_colours(engine_server):
+    """builtin:shapes ships latent_preview.json (testing/train_shapes/fit_preview.py): the preview of the final
+    latent, projected the way clients do, has the prompted shape's colour where the image has it."""
+    import numpy as np
+    from PIL import Image
+
+    from extensions_built_in.inference_engine.latent_preview import project_rgb
+
+    body = {"model": {"arch": "sd1", "name_or_path": "builtin:shapes", "dtype": "float32"},
+            "sample": {"prompt": "a red square on a blue background", "width": 64, "height": 64,
+                       "num_inference_steps": 20, "guidance_scale": 5, "seed": 3}}
+    frames = list(engine_server.client.generate(body))
+    spec = frames[0].header["latent"]
+    assert spec["factors_source"] == "checkpoint latent_preview.json"
+    last = [f for f in frames if f.type == "latent"][-1]
+    preview = project_rgb(last.array(), spec["rgb_factors"], spec["rgb_bias"]).astype(np.float32)
+    result = next(f.header for f in frames if f.type == "result")
+    image = np.asarray(Image.open(result["path"]).convert("RGB").resize((8, 8), Image.BOX), dtype=np.float32)
+    assert np.abs(preview - image).mean() < 60  # a linear preview, not a decode: the colours, roughly
+    red = (preview[..., 0] > preview[..., 2] + 40)
+    blue = (preview[..., 2] > preview[..., 0] + 40)
+    assert red.sum() >= 4 and blue.sum() >= 4  # the red square on the blue background is visible

@@ -184,6 +184,7 @@ class Engine:
 
     def latent_spec(self, req: Request) -> dict:
         spec = req.model_class.latent.to_dict()
+        spec.update(checkpoint_preview_factors(req.model.name_or_path, spec["channels"]))
         shape = req.model_class("cpu", req.model).latent_shape(req.sample)
         spec["shape"] = list(preview_shape(shape, spec["layout"], req.options.max_frames, req.options.downsample))
         spec["kind"] = req.options.latents
@@ -561,6 +562,23 @@ class LatentSender:
             stream.emit_latent(step, tensor.numpy(), layout)
         except Exception as e:  # a frame lost is a preview lost, never a failed generation
             print(f"[engine] latent frame dropped: {e}", flush=True)
+
+
+def checkpoint_preview_factors(name_or_path: str, channels: int) -> dict:
+    """A checkpoint may ship its own latent->RGB fit (``latent_preview.json``), e.g. one trained here whose VAE
+    is not the family's; it replaces the family's table in the start frame. Local folders only: nothing is
+    fetched or built for this."""
+    from toolkit.models.v2.mixin import builtin_checkpoint
+
+    try:
+        folder = builtin_checkpoint(name_or_path[8:]) if name_or_path.startswith("builtin:") else name_or_path
+    except FileNotFoundError:
+        return {}
+    data = _read_json(os.path.join(folder, "latent_preview.json")) if os.path.isdir(folder) else None
+    factors = (data or {}).get("rgb_factors")
+    if not factors or len(factors) != channels or any(len(row) != 3 for row in factors):
+        return {}
+    return {"rgb_factors": factors, "rgb_bias": data.get("rgb_bias"), "factors_source": "checkpoint latent_preview.json"}
 
 
 def _is_asset_id(ref: str) -> bool:
