@@ -26,11 +26,6 @@ class AuraFlowModel(BaseModel):
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=3.5, output_ext="png")
     tiny_sample = dict(width=64, height=64, output_ext="png")
 
-    def pipeline_kwargs(self, gen):
-        return dict(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, width=gen.width,
-                    height=gen.height, num_inference_steps=gen.num_inference_steps,
-                    guidance_scale=gen.guidance_scale, **gen.extra_kwargs)
-
     @staticmethod
     def build_tiny(variant=None):
         from diffusers import AuraFlowPipeline, AuraFlowTransformer2DModel, FlowMatchEulerDiscreteScheduler
