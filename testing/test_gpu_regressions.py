@@ -1,7 +1,7 @@
 """CPU-side regression tests for bugs the GPU run found (docs/BENCHMARKS.md)."""
 import torch
 
-from testing.test_lora import make_lora  # noqa: F401
+
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import get_model_class
 from toolkit.models.v2.pool import host_buffers

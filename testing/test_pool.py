@@ -7,7 +7,7 @@ import pytest
 
 from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for
-from toolkit.models.v2.pool import GB
+
 
 
 def sd1(main="tiny:sd1", extras="tiny:sd1", seed=7, steps=3):

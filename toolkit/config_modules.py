@@ -10,7 +10,7 @@ import random
 import shlex
 import time
 from dataclasses import dataclass, field, fields
-from typing import Any, Optional
+from typing import Optional
 
 MAX_SEED = 2**32 - 1
 

@@ -155,7 +155,7 @@ class Suite:
                                           "step_s": round((long - short) / (self.steps_long - self.steps_short), 5)}
             if arch == "sdxl":
                 self.results["bare"]["sdxl_unet_load_s"] = self._time_unet_load()
-            del model
+            model = None  # drop the pipeline before the next family loads
             _free()
             self.save()
 

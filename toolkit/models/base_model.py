@@ -254,8 +254,6 @@ class BaseModel:
 
         RNG state and module placement are put back even when a hook raises (a cancel), so the next request on
         this holder with the same seed reproduces an uncancelled run byte for byte."""
-        import torch
-
         pipeline = pipeline or self.get_generation_pipeline()
         rng = _RngState.capture()
         placement = self._placement()
