@@ -109,7 +109,7 @@ class Engine:
         if model_config.lora_path:
             model_config.lora_path = self.resolve_lora(model_config.lora_path)
         sample = {k: v for k, v in sample.items() if v is not None}
-        merged = {**{k: v for k, v in model_class.defaults.items()}, **sample}
+        merged = {**model_class.defaults, **sample}
         if merged.get("output_ext") not in model_class.output_exts:
             raise BadRequest(("body", "sample", "output_ext"),
                              f"{model_class.arch} writes {', '.join(model_class.output_exts)}, not {merged.get('output_ext')!r}")
