@@ -59,6 +59,14 @@ def test_two_finetunes_share_text_encoder_tokenizer_and_vae(harness):
     assert unet_a() is None, "A's UNet is still alive somewhere"
 
 
+def test_health_reports_each_entry_with_its_bytes_and_load_time(harness):
+    run(harness, sd1())
+    entries = harness.client.health()["pool"]
+    weighted = [e for e in entries if e["bytes"]]
+    assert {e["subfolder"] for e in weighted} == {"unet", "text_encoder", "vae"}
+    assert all(e["load_s"] > 0 and e["tier"] == "device" and e["in_use"] for e in entries)
+
+
 def test_repeating_a_config_is_a_holder_fast_path_with_zero_loads(harness):
     run(harness, sd1())
     before = counters(harness)

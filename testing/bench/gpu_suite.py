@@ -310,7 +310,9 @@ class Suite:
             r = self._request(client, self.body("flux", self.steps_short))
             after = client.health()["counters"]
             p["ram_tier_return"] = {"load_s": r["timings"].get("load_s"), "ram_hits": after["ram_hits"] - before["ram_hits"],
-                                    "misses": after["misses"] - before["misses"]}
+                                    "misses": after["misses"] - before["misses"],
+                                    "transformer_return_s": next((e["return_s"] for e in client.health()["pool"]
+                                                                  if "FluxTransformer" in e["key"]), None)}
         self.results["pool"] = p
 
     # ------------------------------------------------------------------ driver

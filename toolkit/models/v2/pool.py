@@ -48,12 +48,15 @@ class PoolEntry:
     last_used: float = field(default_factory=time.time)
     hits: int = 0
     tier: str = "device"  # "device", or "ram": parked in pinned host memory, off the GPU
+    load_s: float = 0.0  # how long the miss took (from disk): what a swap must pay for this component
+    return_s: Optional[float] = None  # the last return from the RAM tier
     pinned: Optional[dict] = None  # host buffers, allocated once (pinning is slow) and reused on every park
 
     def describe(self, in_use: bool) -> dict:
         return {"key": str(self.key), "class": self.key.cls.rpartition(".")[2], "source": self.key.source,
                 "subfolder": self.key.subfolder, "content": self.key.content, "dtype": self.key.dtype,
                 "device": self.key.device, "tier": self.tier, "bytes": self.bytes, "hits": self.hits,
+                "load_s": round(self.load_s, 4), "return_s": None if self.return_s is None else round(self.return_s, 4),
                 "last_used": self.last_used, "in_use": in_use}
 
 
@@ -83,7 +86,9 @@ class ComponentPool:
             entry = self.entries.get(key)
             if entry is not None:
                 if entry.tier == "ram":
+                    started = time.perf_counter()
                     _unpark(entry)
+                    entry.return_s = time.perf_counter() - started
                     self.counters["ram_hits"] += 1
                 self.counters["hits"] += 1
                 entry.hits += 1
@@ -92,10 +97,11 @@ class ComponentPool:
         if self._inject_oom:
             self._inject_oom -= 1
             raise _oom_error(f"injected out-of-memory while loading {key}")
+        started = time.perf_counter()
         module = load()
         with self._lock:
             self.counters["misses"] += 1
-            entry = PoolEntry(key, module, module_bytes(module))
+            entry = PoolEntry(key, module, module_bytes(module), load_s=time.perf_counter() - started)
             self.entries[key] = entry
             self._touch(entry)
         return module
