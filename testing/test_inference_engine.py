@@ -162,7 +162,9 @@ if pytest is not None:
     def test_wait_mode_returns_one_json_object(engine_server):
         out = engine_server.client.generate_wait(body_for("sd1"))
         assert out["http_status"] == 200 and out["result"]["kind"] == "image"
-        assert os.path.isfile(out["result"]["path"]) and out["timings"]["total_s"] > 0
+        timings = out["timings"]
+        assert os.path.isfile(out["result"]["path"]) and timings["total_s"] > 0
+        assert timings["step_s"] > 0 and timings["load_s"] + timings["sample_s"] + timings["save_s"] <= timings["total_s"]
 
     def test_wait_mode_reports_a_load_failure_as_json(engine_server):
         body = body_for("sd1")

@@ -24,6 +24,7 @@ from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
 from toolkit.models.v2.mixin import check_qtype
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
 from toolkit.paths import MODELS_PATH
+from toolkit.step_clock import StepClock
 from toolkit.sample_step_hook import GenerationCancelled
 
 INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step would cost more than the step
@@ -403,13 +404,14 @@ class Engine:
         self.holder_keys = set()
 
     def _generate(self, holder, req: Request) -> dict:
-        state = {"t0": time.monotonic()}
+        state = {"t0": time.monotonic(), "clock": StepClock(self.device)}
         holder.sample_step_hook = lambda step: self._on_step(req, step, state)
         try:
             return holder.generate_images([req.sample])[0]
         finally:
             holder.sample_step_hook = None
             self.latents.flush()  # the last latent frames go out before the result
+            req.timings["step_s"] = state["clock"].median()  # median step, hook and streaming included
 
     def _status_of_running(self, message: str, stage: Optional[str]) -> None:
         """The holder's one status hook: it reports to whichever request is running (none at warm load)."""
@@ -430,6 +432,7 @@ class Engine:
             self._set_info(message, force=True)
 
     def _on_step(self, req: Request, step, state: dict) -> None:
+        state["clock"].mark()
         if req.cancelled.is_set():
             raise GenerationCancelled()
         self.latents.pump()

@@ -33,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from toolkit.step_clock import StepClock  # noqa: E402
+
 # Real-model sample settings (the suite's subject) and their small CPU twins (--tiny).
 SETTINGS = {
     "sdxl": dict(width=1024, height=1024, guidance_scale=5.0, output_ext="png"),
@@ -135,22 +137,34 @@ class Suite:
             _sync()
             load_s = time.monotonic() - t0
 
+            clocks = []
+
             def call(steps):
                 gen = GenerateImageConfig(prompt="a red fox in the snow", num_inference_steps=steps, seed=1,
                                           output_folder=str(self.out), **self.settings[arch])
                 model.prepare_gen_config(gen)
                 g = torch.Generator("cpu").manual_seed(1)
+                clock = StepClock(self.device)
+                clocks.append(clock)
+
+                def on_step(pipe, i, t, kwargs):  # the same clock the engine's hook uses, no sync
+                    clock.mark()
+                    return {}
+
                 _sync()
                 t = time.monotonic()
                 with torch.inference_mode():
-                    model.pipeline(**model.pipeline_kwargs(gen), generator=g, output_type="np")
+                    model.pipeline(**model.pipeline_kwargs(gen), generator=g, output_type="np",
+                                   callback_on_step_end=on_step)
                 _sync()
                 return time.monotonic() - t
 
             call(self.steps_short)  # warm-up (kernels, allocator)
             long = statistics.median(call(self.steps_long) for _ in range(self.args.repeats))
             short = statistics.median(call(self.steps_short) for _ in range(self.args.repeats))
+            event_steps = [c.median() for c in clocks if len(c.marks) == self.steps_long]
             self.results["bare"][arch] = {"load_s": round(load_s, 3), "call_long_s": round(long, 4),
+                                          "event_step_s": statistics.median(event_steps) if event_steps else None,
                                           "call_short_s": round(short, 4),
                                           "step_s": round((long - short) / (self.steps_long - self.steps_short), 5)}
             if arch == "sdxl":
@@ -187,10 +201,13 @@ class Suite:
                 ttfb_ms=round(statistics.median(r["ttfb"] for r in longs) * 1000, 2),
                 first_progress_s=round(statistics.median(r["first_progress"] for r in longs), 4),
                 first_latent_s=round(statistics.median(r["first_latent"] for r in longs), 4),
-                latent_frames=longs[0]["latents"], vram_allocated_gb=_gb(client.health()["vram"], "allocated"))
+                latent_frames=longs[0]["latents"], vram_allocated_gb=_gb(client.health()["vram"], "allocated"),
+                event_step_s=statistics.median(r["timings"].get("step_s") or 0 for r in longs))
             bare = self.results["bare"].get(arch, {})
             if bare:
                 row["ratio_step"] = round(row["step_s"] / bare["step_s"], 4) if bare["step_s"] > 0 else None
+                if bare.get("event_step_s") and row["event_step_s"]:
+                    row["ratio_event_step"] = round(row["event_step_s"] / bare["event_step_s"], 4)
                 row["overhead_ms_per_request"] = round((long_s - bare["call_long_s"]) * 1000, 1)
             self.results["engine"][arch] = row
             self.save()
@@ -381,14 +398,18 @@ def render_markdown(r: dict) -> str:
              f"transformers {m.get('transformers')}{' (TINY smoke run)' if m.get('tiny') else ''}", "",
              "`python testing/bench/gpu_suite.py --out DIR` (random-init weights at real size; text encoders at real "
              "width, 2 layers). Step time = (t(N) - t(2)) / (N - 2) of whole calls, so fixed costs cancel out.", "",
-             "| family | bare s/step | engine s/step (latent every step) | ratio (target ≤ 1.02) | TTFB ms (≤ 50) | "
-             "first progress s | first latent s | cold load s | VRAM alloc GB |", "|---|---|---|---|---|---|---|---|---|"]
+             "| family | bare s/step | engine s/step (latent every step) | ratio (target ≤ 1.02) | per-step events: bare / "
+             "engine / ratio | TTFB ms (≤ 50) | first progress s | first latent s | cold load s | VRAM alloc GB |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for arch, e in r["engine"].items():
         b = r["bare"].get(arch, {})
         ratio = e.get("ratio_step")
         mark = "" if ratio is None else (" ✅" if ratio <= 1.02 else " ❌")
         ttfb = e.get("ttfb_ms")
-        lines.append(f"| {arch} | {b.get('step_s')} | {e.get('step_s')} | {ratio}{mark} | {ttfb}"
+        er = e.get("ratio_event_step")
+        events = f"{b.get('event_step_s')} / {e.get('event_step_s')} / {er}" + (
+            "" if er is None else (" ✅" if er <= 1.02 else " ❌"))
+        lines.append(f"| {arch} | {b.get('step_s')} | {e.get('step_s')} | {ratio}{mark} | {events} | {ttfb}"
                      f"{'' if ttfb is None else (' ✅' if ttfb <= 50 else ' ❌')} | {e.get('first_progress_s')} | "
                      f"{e.get('first_latent_s')} | {e.get('cold_load_s')} | {e.get('vram_allocated_gb')} |")
     c, o, p = r.get("cancel", {}), r.get("oom", {}), r.get("pool", {})
