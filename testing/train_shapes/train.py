@@ -39,6 +39,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from testing.train_shapes import dataset as D  # noqa: E402
+from toolkit.models.tiny import bytes_to_unicode  # noqa: E402
 
 SHIPPED = os.path.join(ROOT, "toolkit", "models", "builtin", "shapes")
 
@@ -57,18 +58,6 @@ CAPTION_MIX = (("full", 0.70), ("colour", 0.15), ("background", 0.05), ("empty",
 
 
 # ---------------------------------------------------------------------------------------------- parts
-def bytes_to_unicode() -> dict:
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, [chr(c) for c in cs]))
-
-
 def make_real_clip_tokenizer(bpe_gz_path: str, model_max_length: int = 77):
     """OpenAI CLIP's BPE (49408 ids, SD1's exact ids) from open_clip's bpe_simple_vocab_16e6.txt.gz (MIT)."""
     import gzip

@@ -54,7 +54,7 @@ def tiny_checkpoint(name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- tokenizers
-def _bytes_to_unicode() -> dict:
+def bytes_to_unicode() -> dict:
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
     cs = bs[:]
     n = 0
@@ -70,7 +70,7 @@ def clip_tokenizer(model_max_length: int = 77):
     """Character-level CLIP BPE with real CLIP's id layout (byte chars, chars+</w>, then the two specials)."""
     from transformers import CLIPTokenizer
 
-    chars = list(_bytes_to_unicode().values())
+    chars = list(bytes_to_unicode().values())
     vocab = {c: i for i, c in enumerate(chars)}
     for c in chars:
         vocab[c + "</w>"] = len(vocab)
@@ -100,7 +100,7 @@ def qwen2_tokenizer(model_max_length: int = 1024):
     """Byte-level Qwen2/Qwen3 tokenizer with the specials and chat template Qwen-family pipelines rely on."""
     from transformers import Qwen2Tokenizer
 
-    chars = list(_bytes_to_unicode().values())
+    chars = list(bytes_to_unicode().values())
     tok = Qwen2Tokenizer(vocab={c: i for i, c in enumerate(chars)}, merges=[], model_max_length=model_max_length)
     tok.add_special_tokens({"additional_special_tokens": [
         "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>",
@@ -244,7 +244,7 @@ def glm4_tokenizer(model_max_length: int = 1024):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {c: i for i, c in enumerate(_bytes_to_unicode().values())}
+    vocab = {c: i for i, c in enumerate(bytes_to_unicode().values())}
     specials = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
                 "<|assistant|>", "<|observation|>"]
     for t in specials:
@@ -267,7 +267,7 @@ def llama3_bos_tokenizer(model_max_length: int = 128):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {c: i for i, c in enumerate(_bytes_to_unicode().values())}
+    vocab = {c: i for i, c in enumerate(bytes_to_unicode().values())}
     specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
     for t in specials:
         vocab[t] = len(vocab)
@@ -287,7 +287,7 @@ def llama3_tokenizer(words=(), model_max_length: int = 1024):
     left to right): that lets a family match the token count a real prompt template has."""
     from transformers import Qwen2Tokenizer
 
-    b2u = _bytes_to_unicode()
+    b2u = bytes_to_unicode()
     vocab = {c: i for i, c in enumerate(b2u.values())}
     merges = []
     for word in words:
@@ -329,7 +329,7 @@ def mistral_text_processor(model_max_length: int = 1024):
                 "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]", "[IMG_END]",
                 "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]"]
     vocab = {t: i for i, t in enumerate(specials)}
-    for c in _bytes_to_unicode().values():
+    for c in bytes_to_unicode().values():
         vocab[c] = len(vocab)
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
