@@ -221,6 +221,27 @@ test('uploads stream through the proxy uncut: a 12.6 MB control image reaches th
   expect(unauthorized.status()).toBe(401);
 });
 
+test('an edit arch takes its control image from the prompt panel', async () => {
+  await page.getByTestId('arch-select').selectOption('flux_kontext');
+  await page.getByTestId('model-path').fill('tiny:flux_kontext');
+  await setNumber(page, 'width', 64);
+  await setNumber(page, 'height', 64);
+  await setNumber(page, 'num_inference_steps', 4);
+  await page.getByTestId('prompt').fill('make the sky blue');
+  await expect(page.getByTestId('generate')).toBeDisabled(); // required control image missing
+  await page.getByTestId('ctrl-img').setInputFiles({ name: 'control.png', mimeType: 'image/png', buffer: bigNoisePng(64) });
+  await expect(page.getByTestId('prompt-panel')).toContainText('uploaded 64×64');
+  const before = await galleryItems(page).count();
+  await expect(page.getByTestId('generate')).toBeEnabled();
+  await page.getByTestId('generate').click();
+  await expect(runStatus(page)).toHaveText('done', { timeout: 120_000 });
+  // earlier tests' outputs may still be arriving in the gallery: this run adds at least one
+  await expect.poll(() => galleryItems(page).count(), { timeout: 30_000 }).toBeGreaterThan(before);
+  const newest = await (await page.request.get('/api/inference/outputs?limit=1', { headers: authHeaders() })).json();
+  expect(newest[0].meta.config.model.arch).toBe('flux_kontext');
+  expect(newest[0].meta.request.sample.ctrl_img).toMatch(/^[0-9a-f]{32}$/); // the uploaded asset's id
+});
+
 test('stop the engine: the job row is stopped and engine.json is gone', async ({ request }) => {
   await page.getByTestId('engine-stop').click();
   await expect(page.getByTestId('engine-status')).toHaveText('stopped');
