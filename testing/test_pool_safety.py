@@ -63,19 +63,28 @@ def test_offload_policy_is_part_of_identity_and_hooks_go_with_eviction(tiny_cach
     assert len(pool.entries) == 1 and pool.counters["evictions"] == 1
 
 
-def test_quantization_is_part_of_identity(tiny_cache):
+def test_quantization_is_part_of_identity_and_never_touches_the_plain_copy(tiny_cache):
     pool = ComponentPool()
-    calls = []
     with active_pool(pool):
-        for qtype in (None, "int8"):
-            key_count = len(pool.entries)
-            try:
-                load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="float32", device="cpu",
-                               qtype=qtype)
-            except (ImportError, ValueError) as e:  # torchao absent: the key was still distinct (nothing reused)
-                calls.append(str(e))
-            assert len(pool.entries) >= key_count
-    assert pool.counters["hits"] == 0  # the int8 request never got the plain module
+        plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
+        quantized = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16",
+                                   device="cpu", qtype="int8")
+    assert quantized is not plain and pool.counters == {**pool.counters, "hits": 0, "misses": 2}
+    to_q = lambda m: m.down_blocks[0].attentions[0].transformer_blocks[0].attn1.to_q.weight  # noqa: E731
+    assert type(to_q(plain)).__name__ == "Parameter" and "Int8" in type(to_q(quantized)).__name__
+    assert {k.qtype for k in pool.entries} == {None, "int8"}
+
+
+def test_an_int8_request_runs_and_is_its_own_pool_entry(engine_server):
+    from testing.test_pool import sd1
+
+    body = sd1()
+    body["model"].update(quantize=True, qtype="int8", quantize_te=False, dtype="bf16")
+    out = engine_server.client.generate_wait(body)
+    assert out["http_status"] == 200, out
+    keys = [e["key"] for e in engine_server.client.health()["pool"]]
+    assert any("UNet2DConditionModel" in k and "|int8|" in k for k in keys)
+    assert not any("CLIPTextModel" in k and "int8" in k for k in keys)  # quantize_te false: encoder untouched
 
 
 def test_a_device_move_by_a_holder_is_moved_back(harness):

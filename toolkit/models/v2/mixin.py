@@ -164,8 +164,10 @@ def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = 
     return pool.get_or_load(key, load)
 
 
-QTYPES = {"float8": "float8wo", "qfloat8": "float8wo", "int8": "int8wo", "qint8": "int8wo", "uint4": "uint4wo",
-          "int4": "int4wo"}
+# AI Toolkit's qtype names -> torchao weight-only configs (diffusers and transformers take AOBaseConfig objects).
+QTYPES = {"float8": "Float8WeightOnlyConfig", "qfloat8": "Float8WeightOnlyConfig", "int8": "Int8WeightOnlyConfig",
+          "qint8": "Int8WeightOnlyConfig", "int4": "Int4WeightOnlyConfig", "qint4": "Int4WeightOnlyConfig"}
+CUDA_ONLY_QTYPES = {"float8", "qfloat8", "int4", "qint4"}  # their torchao kernels need a GPU
 
 
 def check_qtype(qtype: str, device: str) -> Optional[str]:
@@ -176,18 +178,21 @@ def check_qtype(qtype: str, device: str) -> Optional[str]:
         return f"qtype {qtype!r} is not supported; use one of {', '.join(sorted(QTYPES))} (torchao weight-only)"
     if importlib.util.find_spec("torchao") is None:
         return f"qtype {qtype!r} needs the torchao package, which is not installed"
-    if QTYPES[qtype].startswith("float8") and not str(device).startswith("cuda"):
-        return f"qtype {qtype!r} needs a CUDA GPU with float8 support; this engine runs on {device}"
+    if qtype in CUDA_ONLY_QTYPES and not str(device).startswith("cuda"):
+        return f"qtype {qtype!r} needs a CUDA GPU; this engine runs on {device} (int8 runs on CPU)"
     return None
 
 
 def _quantization_config(cls, qtype: str):
-    """diffusers and transformers each take a TorchAoConfig of their own."""
+    """diffusers and transformers each take a TorchAoConfig of their own, around the same torchao config."""
+    import torchao.quantization
+
+    ao_config = getattr(torchao.quantization, QTYPES[qtype])()
     if cls.__module__.startswith("diffusers"):
         from diffusers import TorchAoConfig
     else:
         from transformers import TorchAoConfig
-    return TorchAoConfig(QTYPES[qtype])
+    return TorchAoConfig(ao_config)
 
 
 def _load(cls_path: str, src: ResolvedSource, dtype: Optional[str], device: Optional[str], qtype: Optional[str] = None,
