@@ -164,7 +164,8 @@ if pytest is not None:
         assert out["http_status"] == 200 and out["result"]["kind"] == "image"
         timings = out["timings"]
         assert os.path.isfile(out["result"]["path"]) and timings["total_s"] > 0
-        assert timings["step_s"] > 0 and timings["load_s"] + timings["sample_s"] + timings["save_s"] <= timings["total_s"]
+        parts = timings["load_s"] + timings["sample_s"] + timings["save_s"]
+        assert timings["step_s"] > 0 and parts <= timings["total_s"] + 0.001  # each rounded to 0.1 ms
 
     def test_wait_mode_reports_a_load_failure_as_json(engine_server):
         body = body_for("sd1")
