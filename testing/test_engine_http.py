@@ -181,6 +181,24 @@ def test_oversize_upload_is_413(http, engine_server):
     assert r.status_code == 413
 
 
+def chunked_form(payload: bytes):
+    """A multipart body sent chunked, without Content-Length, as the UI's streaming proxy forwards uploads."""
+    yield b"--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\n\r\n"
+    for i in range(0, len(payload), 1 << 20):
+        yield payload[i:i + (1 << 20)]
+    yield b"\r\n--x--\r\n"
+
+
+def test_chunked_uploads_work_and_are_capped_while_reading(http, engine_server):
+    from extensions_built_in.inference_engine.server import MAX_UPLOAD_BYTES
+
+    headers = {**auth(engine_server), "content-type": "multipart/form-data; boundary=x"}
+    r = http.post("/assets", content=chunked_form(png_bytes()), headers=headers)
+    assert r.status_code == 201, r.text
+    r = http.post("/assets", content=chunked_form(png_bytes() + b"\x00" * (MAX_UPLOAD_BYTES + 1)), headers=headers)
+    assert r.status_code == 413
+
+
 def test_upload_without_file_field_is_422(http, engine_server):
     r = http.post("/assets", data={"other": "x"}, headers=auth(engine_server))
     assert r.status_code == 422

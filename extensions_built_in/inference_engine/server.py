@@ -215,13 +215,36 @@ async def wait_for_outcome(engine: Engine, req, request: Request) -> JSONRespons
     return JSONResponse(outcome, status_code={"cancelled": 409, "oom": 507, "load_failed": 424}.get(code, 500))
 
 
+class UploadTooLarge(Exception):
+    pass
+
+
+async def capped_body(request: Request, limit: int):
+    """The request body, cut off past ``limit`` bytes: chunked uploads (the UI's streaming proxy sends them)
+    carry no length to check up front, so the cap is enforced while reading, before anything is spooled."""
+    total = 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > limit:
+            raise UploadTooLarge()
+        yield chunk
+
+
 async def receive_asset(engine: Engine, request: Request) -> JSONResponse:
     """Multipart image upload: size-capped before and while reading, then fully decoded by PIL to verify."""
+    from starlette.formparsers import MultiPartParser
+
+    limit = MAX_UPLOAD_BYTES + 64 * 1024  # the file plus multipart framing
     length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + 64 * 1024:
-        return bad_request(("body", "file"), f"upload is larger than {MAX_UPLOAD_BYTES} bytes", 413)
+    too_large = bad_request(("body", "file"), f"upload is larger than {MAX_UPLOAD_BYTES} bytes", 413)
+    if length and length.isdigit() and int(length) > limit:
+        return too_large
+    if "multipart/form-data" not in request.headers.get("content-type", ""):
+        return bad_request(("body",), "expected multipart/form-data with a 'file' field")
     try:
-        form = await request.form(max_files=1, max_fields=4)
+        form = await MultiPartParser(request.headers, capped_body(request, limit), max_files=1, max_fields=4).parse()
+    except UploadTooLarge:
+        return too_large
     except Exception as e:
         return bad_request(("body",), f"expected multipart/form-data with a 'file' field: {e}")
     upload = form.get("file")
@@ -229,7 +252,7 @@ async def receive_asset(engine: Engine, request: Request) -> JSONResponse:
         return bad_request(("body", "file"), "missing 'file' field")
     data = await upload.read(MAX_UPLOAD_BYTES + 1)
     if len(data) > MAX_UPLOAD_BYTES:
-        return bad_request(("body", "file"), f"upload is larger than {MAX_UPLOAD_BYTES} bytes", 413)
+        return too_large
     try:
         info = await asyncio.to_thread(store_image, engine.assets_folder, engine.new_request_id(), data)
     except ValueError as e:
