@@ -215,10 +215,13 @@ class BaseModel:
                     guidance_scale=gen.guidance_scale, **gen.extra_kwargs)
 
     def to_media(self, output, gen: GenerateImageConfig) -> GeneratedMedia:
+        """Pipelines called with ``output_type="np"`` give images (H x W x 3) or frames (F x H x W x 3) in [0, 1].
+        Audio families, and video with a sound track, override this."""
         import numpy as np
 
-        image = np.asarray(output.images[0])
-        return GeneratedMedia("image", image=(image.clip(0, 1) * 255).round().astype("uint8"))
+        if self.modality == "video":
+            return GeneratedMedia("video", frames=_to_uint8(np.asarray(output.frames[0])), fps=gen.fps)
+        return GeneratedMedia("image", image=_to_uint8(np.asarray(output.images[0])))
 
     def control_image(self, gen: GenerateImageConfig, index: int = 0, size: Optional[tuple] = None):
         """The request's index-th control image as RGB PIL, resized to ``size`` (width, height) when given."""
@@ -309,6 +312,10 @@ class BaseModel:
             "defaults": dict(cls.defaults), "output_exts": list(cls.output_exts), "tiny_sample": dict(cls.tiny_sample),
             "latent": cls.latent.to_dict(),
         }
+
+
+def _to_uint8(pixels):
+    return (pixels.clip(0, 1) * 255).round().astype("uint8")
 
 
 def lora_adapter_name(path: str) -> str:

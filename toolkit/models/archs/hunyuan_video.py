@@ -4,7 +4,7 @@ llama-3) text encoder read at its third-last hidden state, plus CLIP-L's pooled 
 """
 import re
 
-from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
 # ComfyUI latent_formats.HunyuanVideo (ref/anchors.md Appendix A), fitted on x * 0.476986, which is what
@@ -51,10 +51,6 @@ class HunyuanVideoModel(BaseModel):
                     width=gen.width, height=gen.height, num_frames=gen.num_frames,
                     num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
                     **gen.extra_kwargs)
-
-    def to_media(self, output, gen):
-        frames = output.frames[0]  # F x H x W x 3 in [0, 1]
-        return GeneratedMedia("video", frames=(frames.clip(0, 1) * 255).round().astype("uint8"), fps=gen.fps)
 
     @staticmethod
     def tiny_tokenizer():

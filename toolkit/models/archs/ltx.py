@@ -4,7 +4,7 @@ The pipeline samples packed tokens (B, F'*H'*W', 128) (patch size 1); ``unpack_l
 pipeline's own ``_unpack_latents`` into the declared BCFHW. Latents are normalised per channel with the VAE's
 latents_mean/std (``(x - mean) * scaling_factor / std``), the space ComfyUI's LTXV factors apply to.
 """
-from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
 # ComfyUI latent_formats.LTXV (ref/anchors.md Appendix A), numbers as written in source: LTX-Video 0.9.x only
@@ -87,10 +87,6 @@ class LTXModel(BaseModel):
             kw.update(decode_timestep=0.05, decode_noise_scale=0.025)
         kw.update(gen.extra_kwargs)
         return kw
-
-    def to_media(self, output, gen):
-        frames = output.frames[0]  # F x H x W x 3 in [0, 1]
-        return GeneratedMedia("video", frames=(frames.clip(0, 1) * 255).round().astype("uint8"), fps=gen.fps)
 
     def unpack_latents(self, latents, gen):
         from diffusers import LTXPipeline

@@ -1,5 +1,5 @@
 """Wan 2.1 text-to-video: 16-channel BCFHW latents, 8x spatial and 4x temporal compression."""
-from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
 # ComfyUI latent_formats.Wan21 (ref/anchors.md Appendix A): fitted on (x - mean) / std, which is the
@@ -38,10 +38,6 @@ class Wan21Model(BaseModel):
         return dict(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, width=gen.width,
                     height=gen.height, num_frames=gen.num_frames, num_inference_steps=gen.num_inference_steps,
                     guidance_scale=gen.guidance_scale, **gen.extra_kwargs)
-
-    def to_media(self, output, gen):
-        frames = output.frames[0]  # F x H x W x 3 in [0, 1]
-        return GeneratedMedia("video", frames=(frames.clip(0, 1) * 255).round().astype("uint8"), fps=gen.fps)
 
     @staticmethod
     def build_tiny(variant=None):

@@ -4,7 +4,7 @@ One checkpoint does text-to-video and, given a control image, image-to-video: di
 WanImageToVideoPipeline with ``expand_timesteps`` (the first latent frame is the encoded image and keeps
 timestep 0). Both pipelines share this holder's components and scheduler, so the step hook sees either.
 """
-from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
 # ComfyUI latent_formats.Wan22 (ref/anchors.md Appendix A): the 48-channel TI2V-5B space only (the A14B models
@@ -81,10 +81,6 @@ class Wan225bModel(BaseModel):
             i2v.set_progress_bar_config(disable=True)
             self._i2v = cached = (pipeline, i2v)
         return cached[1]
-
-    def to_media(self, output, gen):
-        frames = output.frames[0]  # F x H x W x 3 in [0, 1]
-        return GeneratedMedia("video", frames=(frames.clip(0, 1) * 255).round().astype("uint8"), fps=gen.fps)
 
     @staticmethod
     def build_tiny(variant=None):
