@@ -12,3 +12,24 @@ def resolve_device(name: str | None) -> str:
     if name == "mps" and not torch.backends.mps.is_available():
         raise ValueError("device 'mps' was asked for but is not available")
     return name
+
+
+def vram_stats() -> dict | None:
+    """What /health reports about the GPU: ``used``/``total`` for the whole card (other processes included),
+    ``allocated`` by this process's tensors now, and ``peak_allocated`` since the last ``reset_vram_peak``
+    (the engine resets it when a request starts, so it is the peak of the latest request: what a user sizes
+    resolution and batch against)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    free, total = torch.cuda.mem_get_info()
+    return {"used": total - free, "total": total, "allocated": torch.cuda.memory_allocated(),
+            "peak_allocated": torch.cuda.max_memory_allocated()}
+
+
+def reset_vram_peak() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()

@@ -33,6 +33,9 @@ THUMB_QUALITY = 90
 WEBP_VIDEO_QUALITY = 80
 MP4_CRF = 20
 
+# zlib level 1 instead of Pillow's 6: a 1024² result encodes in ~85 ms instead of ~215 ms for files ~15 %
+# larger. The engine returns results while the user waits; smaller files are one `output_ext: webp` away.
+PNG_COMPRESS_LEVEL = 1
 _PIL_FORMATS = {"png": "PNG", "jpg": "JPEG", "jpeg": "JPEG", "webp": "WEBP"}
 _LAYOUTS = {1: "mono", 2: "stereo"}
 _MAX_AUDIO_CHANNELS = 16
@@ -166,7 +169,7 @@ def save_image(image, path, quality=95):
     if ext in ("jpg", "jpeg"):
         img = _rgb(img)
     _mkparent(path)
-    kwargs = {} if ext == "png" else {"quality": quality}
+    kwargs = {"compress_level": PNG_COMPRESS_LEVEL} if ext == "png" else {"quality": quality}
     img.save(path, format=_PIL_FORMATS[ext], **kwargs)
     return _meta("image", path, width=img.width, height=img.height, frames=1)
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 from extensions_built_in.inference_engine.latent_preview import preview_shape, shrink_tensor
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.device import reset_vram_peak, vram_stats
 from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
 from toolkit.models.v2.mixin import check_qtype
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
@@ -246,7 +247,7 @@ class Engine:
                       "config": self.holder_identity}
         return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": self.pool.snapshot(),
                 "counters": dict(self.counters) | self.pool.counters,
-                "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": _vram()}
+                "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": vram_stats()}
 
     def run_on_main(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:
         """Run ``fn`` on the main thread between generations (model state is only touched there)."""
@@ -319,6 +320,7 @@ class Engine:
 
     def _execute(self, req: Request) -> None:
         started = time.monotonic()
+        reset_vram_peak()
         req.timings["queued_s"] = round(time.time() - req.created, 4)
         try:
             if req.cancelled.is_set():
@@ -594,12 +596,3 @@ def _read_json(path: str) -> Optional[dict]:
             return json.load(f)
     except (OSError, ValueError):
         return None
-
-
-def _vram() -> Optional[dict]:
-    import torch
-
-    if not torch.cuda.is_available():
-        return None
-    free, total = torch.cuda.mem_get_info()
-    return {"used": total - free, "total": total, "allocated": torch.cuda.memory_allocated()}
