@@ -62,3 +62,79 @@ def test_the_step_hook_reads_no_tensor_values_back(tiny_cache, tmp_path):
     plain = run(None)
     hooked = run(lambda step: step.latents())
     assert hooked == plain, f"the hook added {hooked - plain} float() reads"
+
+
+def test_an_oom_halfway_through_a_video_decode_leaves_no_vae_features_allocated(engine_server):
+    """GPU run: Wan 2.1 ran out of memory in the VAE decode and allocated VRAM stayed 5 GB above its baseline:
+    AutoencoderKLWan keeps each chunk's features on the module until a decode finishes. The engine must answer
+    with an oom frame and leave nothing on the module."""
+    from testing.test_inference_engine import body_for
+
+    body = body_for("wan21", steps=2, seed=3)
+    assert engine_server.client.generate_wait(body)["http_status"] == 200
+    vae = engine_server.engine.holder.parts["vae"]
+    calls = {"n": 0}
+    original = vae.decoder.forward
+
+    def failing_forward(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the first latent frame's features are cached by now
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.14 GiB (injected)")
+        return original(*args, **kwargs)
+
+    vae.decoder.forward = failing_forward
+    try:
+        frames = list(engine_server.client.generate(body))
+    finally:
+        del vae.decoder.forward
+    errors = [f.header for f in frames if f.type == "error"]
+    assert errors and errors[0]["code"] == "oom"
+    assert calls["n"] == 2
+    cached = [t for t in vae._feat_map + vae._enc_feat_map if t is not None]
+    assert not cached, f"{len(cached)} feature tensors left on the VAE"
+    assert engine_server.client.generate_wait(body)["http_status"] == 200
+
+
+def test_a_cancelled_request_does_not_wait_for_its_latent_copies():
+    """GPU run: Flux's cancel answered 0.24 s after the request for a 0.17 s step: the engine waited for the
+    latent copies still queued behind the steps the CPU had run ahead. A failed request drops them."""
+    from extensions_built_in.inference_engine.engine import LatentSender
+
+    class PendingEvent:  # a copy the GPU has not reached yet
+        waited = False
+
+        def query(self):
+            return False
+
+        def synchronize(self):
+            PendingEvent.waited = True
+
+    sender = LatentSender()
+    host = torch.zeros(1, 4, 8, 8, dtype=torch.float16)
+    sender._pending.append((None, 3, host, PendingEvent(), "BCHW"))
+    sender.discard()
+    assert not sender._pending and not PendingEvent.waited
+    assert sender._free[((1, 4, 8, 8), torch.float16)] == [host]  # reused by the next request, not re-pinned
+
+
+def test_the_engine_discards_previews_on_cancel_and_flushes_them_on_success(engine_server):
+    from testing.test_inference_engine import body_for
+
+    engine = engine_server.engine
+    calls = []
+    original_flush, original_discard = engine.latents.flush, engine.latents.discard
+    engine.latents.flush = lambda: (calls.append("flush"), original_flush())[1]
+    engine.latents.discard = lambda: (calls.append("discard"), original_discard())[1]
+    try:
+        assert engine_server.client.generate_wait(body_for("sd1", steps=3))["http_status"] == 200
+        assert calls == ["flush"]
+        calls.clear()
+        stream = engine_server.client.generate(body_for("sd1", steps=200, seed=5))
+        for frame in stream:
+            if frame.type == "progress" and frame.header["step"] == 2:
+                engine_server.client.cancel(frame.request_id)
+            if frame.type == "error":
+                assert frame.header["code"] == "cancelled"
+        assert calls == ["discard"]
+    finally:
+        del engine.latents.flush, engine.latents.discard

@@ -409,11 +409,17 @@ class Engine:
         state = {"t0": time.monotonic(), "clock": StepClock(self.device)}
         holder.sample_step_hook = lambda step: self._on_step(req, step, state)
         try:
-            return holder.generate_images([req.sample])[0]
+            result = holder.generate_images([req.sample])[0]
+        except BaseException:
+            # The CPU runs up to a step ahead of the GPU: waiting for a failed request's last previews would
+            # wait for the steps queued ahead, and its error frame would come a step late.
+            self.latents.discard()
+            raise
         finally:
             holder.sample_step_hook = None
-            self.latents.flush()  # the last latent frames go out before the result
-            req.timings["step_s"] = state["clock"].median()  # median step, hook and streaming included
+        self.latents.flush()  # the last latent frames go out before the result
+        req.timings["step_s"] = state["clock"].median()  # median step, hook and streaming included
+        return result
 
     def _status_of_running(self, message: str, stage: Optional[str]) -> None:
         """The holder's one status hook: it reports to whichever request is running (none at warm load)."""
@@ -556,6 +562,13 @@ class LatentSender:
             item = self._pending.popleft()
             item[3].synchronize()
             self._finish(*item)
+
+    def discard(self) -> None:
+        """Drop the copies still in flight without waiting for them. Their buffers can be reused at once: a
+        later copy into one is queued behind the pending one on the same stream."""
+        while self._pending:
+            _, _, host, _, _ = self._pending.popleft()
+            self._free.setdefault((tuple(host.shape), host.dtype), []).append(host)
 
     def _finish(self, stream, step, host, event, layout) -> None:
         self._emit(stream, step, host, layout)

@@ -268,10 +268,21 @@ class BaseModel:
                 self._status_update("Saving", "saving")
                 results.append(save_generated(media, gen, i, len(image_configs)))
                 self._after_sample_image(i, len(image_configs))
+        except BaseException:
+            self.release_scratch()
+            raise
         finally:
             rng.restore()
             self._restore_placement(placement)
         return results
+
+    def release_scratch(self) -> None:
+        """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) keep each chunk's features
+        on the module while decoding and clear them only when a decode finishes: one that ran out of memory
+        halfway left ~5 GB allocated on the H200 until the next decode (docs/BENCHMARKS.md)."""
+        for module in self.parts.values():
+            if callable(getattr(type(module), "clear_cache", None)):
+                module.clear_cache()
 
     def _sample(self, pipeline, gen: GenerateImageConfig) -> GeneratedMedia:
         import torch
