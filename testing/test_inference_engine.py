@@ -166,6 +166,7 @@ if pytest is not None:
         assert os.path.isfile(out["result"]["path"]) and timings["total_s"] > 0
         parts = timings["load_s"] + timings["sample_s"] + timings["save_s"]
         assert timings["step_s"] > 0 and parts <= timings["total_s"] + 0.001  # each rounded to 0.1 ms
+        assert 0 < timings["hook_ms"] / 1000 < timings["step_s"]  # the hook is part of a step
 
     def test_wait_mode_reports_a_load_failure_as_json(engine_server):
         body = body_for("sd1")

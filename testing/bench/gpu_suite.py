@@ -221,6 +221,7 @@ class Suite:
                          "ratio_vs_bare": round(med(steps) / bare_step, 4),
                          "e2e_s": round(med(r["total_s"] for r in runs[name]), 4),
                          "latent_frames": runs[name][0]["latents"],
+                         "hook_ms": med(r["timings"].get("hook_ms") or 0 for r in runs[name]),
                          "save_s": med(r["timings"].get("save_s") or 0 for r in runs[name])}
         raw = runs["raw"]
         row["raw"].update(
@@ -279,12 +280,14 @@ class Suite:
                     if frame.type == "progress" and frame.header["step"] == 3 and cancel_at is None:
                         cancel_at = time.monotonic()
                         client.cancel(frame.request_id)
+                        acked_at = time.monotonic()  # the flag is set before the answer is sent
                     if frame.type == "error":
                         error_at, code = time.monotonic(), frame.header["code"]
         _wait_idle(client)
         after = client.health()["vram"]
         latency = error_at - cancel_at
         out = {"code": code, "latency_s": round(latency, 4), "step_s": step_s,
+               "cancel_rtt_s": round(acked_at - cancel_at, 4), "after_ack_s": round(error_at - acked_at, 4),
                "within_one_step": step_s is not None and latency <= step_s * 1.05 + 0.05,
                "vram_before_gb": _gb(before, "allocated"), "vram_after_gb": _gb(after, "allocated")}
         if before and after:
@@ -497,13 +500,16 @@ def render_markdown(r: dict) -> str:
             d = f["downsample2"]
             lines.append(f"| {arch}, `downsample: 2` | | {d['event_step_s']} | {d['ratio_vs_bare']}"
                          f"{ok(d['ratio_vs_bare'] <= 1.02)} | | | | | | | {d['e2e_s']} | | |")
-    lines += ["", "| family | cancel → error frame (step) | VRAM before → after cancel (≤ 1 %) | OOM probe: size, "
+    lines += ["", "Hook CPU ms per step (latents every step / none): " + ", ".join(
+        f"{a} {f['raw'].get('hook_ms')} / {f['none'].get('hook_ms')}" for a, f in r["families"].items() if f.get("raw"))]
+    lines += ["", "| family | cancel → error frame (step; cancel POST round trip, ack → error frame) | VRAM before → after cancel (≤ 1 %) | OOM probe: size, "
               "code, seconds | next request ok | VRAM before → after OOM |", "|---|---|---|---|---|---|"]
     for arch, f in r["families"].items():
         c, o = f.get("cancel", {}), f.get("oom", {})
         delta = c.get("vram_delta_pct")
         lines.append(
-            f"| {arch} | {c.get('latency_s')} s ({c.get('step_s')} s), {c.get('code')}{ok(c.get('within_one_step'))} | "
+            f"| {arch} | {c.get('latency_s')} s ({c.get('step_s')} s; {c.get('cancel_rtt_s')} s, {c.get('after_ack_s')} s), "
+            f"{c.get('code')}{ok(c.get('within_one_step'))} | "
             f"{c.get('vram_before_gb')} → {c.get('vram_after_gb')} GB ({delta} %){ok(delta is not None and abs(delta) <= 1)}"
             f" | {o.get('size')}, {o.get('code')}, {o.get('seconds')} s (headroom {o.get('headroom_gb')} GB)"
             f"{ok(o.get('code') == 'oom')} | {o.get('next_request_ok')}{ok(o.get('next_request_ok'))} | "
