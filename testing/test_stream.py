@@ -53,3 +53,25 @@ def test_reader_wakes_for_frames_written_from_another_thread():
         assert await s.next_chunk(timeout=0.05) == b""  # timeout with nothing new
 
     asyncio.run(main())
+
+
+def test_a_held_step_wakes_the_reader_once_for_all_its_frames():
+    class CountingLoop:
+        calls = 0
+
+        def call_soon_threadsafe(self, fn):
+            CountingLoop.calls += 1
+
+    loop = asyncio.new_event_loop()
+    try:
+        stream = FrameStream("r1", loop)
+    finally:
+        loop.close()
+    stream._loop = CountingLoop()
+    with stream.held():
+        stream.emit("progress", step=1, total=2, eta_s=0.0, it_s=1.0)
+        stream.emit_latent(1, np.zeros((1, 4, 2, 2), dtype=np.float16), "BCHW")
+        assert CountingLoop.calls == 0
+    assert CountingLoop.calls == 1 and len(stream.take()) == 2
+    stream.emit("progress", step=2, total=2, eta_s=0.0, it_s=1.0)
+    assert CountingLoop.calls == 2  # outside a held block every frame wakes the reader

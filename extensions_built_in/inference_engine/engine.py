@@ -446,7 +446,8 @@ class Engine:
     def _on_step(self, req: Request, step, state: dict) -> None:
         started = time.perf_counter()
         try:
-            self._stream_step(req, step, state)
+            with req.stream.held():
+                self._stream_step(req, step, state)
         finally:
             state["hook_s"].append(time.perf_counter() - started)
 

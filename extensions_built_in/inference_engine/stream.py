@@ -11,6 +11,7 @@ Neither torch nor HTTP here: the engine calls ``emit``; the server awaits ``next
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections import deque
@@ -30,8 +31,22 @@ class FrameStream:
         self.closed = False  # an ``end`` frame was emitted; nothing follows it
         self.dropped_latents = 0
         self.last_emit = time.monotonic()
+        self._held = 0  # > 0 while the generating thread batches a step's frames
 
     # ------------------------------------------------------------------ writer side (any thread)
+    @contextlib.contextmanager
+    def held(self):
+        """Frames emitted inside go out together: one wake-up of the server's loop per step, not one per
+        frame. Each wake-up makes the loop thread take the GIL from the generating thread while it still
+        launches the step's kernels (the H200 run measured ~1.3 ms of hook time per step with two)."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held:
+                self._notify()
+
     def emit(self, type: str, **fields: Any) -> bool:
         """Append a frame; returns False once the stream has ended (late frames are discarded, not errors)."""
         with self._lock:
@@ -67,7 +82,7 @@ class FrameStream:
         self.emit("end", ok=ok)
 
     def _notify(self) -> None:
-        if self._loop is None:
+        if self._loop is None or self._held:
             return
         try:
             self._loop.call_soon_threadsafe(self._wakeup.set)

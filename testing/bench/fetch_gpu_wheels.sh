@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -qx "/.whl_engine/" .git/info/exclude 2>/dev/null || echo "/.whl_engine/" >> .git/info/exclude
 mkdir -p .whl_engine
-for pkg in diffusers==0.42.1 fastapi==0.165.0 starlette==1.10.0 uvicorn==0.54.0 python-multipart==0.0.34 \
+for pkg in diffusers==0.42.1 fastapi==0.165.0 starlette==1.10.0 uvicorn==0.54.0 httptools==0.9.0 python-multipart==0.0.34 \
            pydantic==2.14.4 pydantic-core==2.50.5 annotated-types typing-inspection annotated-doc \
            opentelemetry-api importlib-metadata lazy-importer typing-extensions; do
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
