@@ -507,13 +507,15 @@ def render_markdown(r: dict) -> str:
     for arch, f in r["families"].items():
         c, o = f.get("cancel", {}), f.get("oom", {})
         delta = c.get("vram_delta_pct")
+        if not c and not o:
+            continue
         lines.append(
             f"| {arch} | {c.get('latency_s')} s ({c.get('step_s')} s; {c.get('cancel_rtt_s')} s, {c.get('after_ack_s')} s), "
             f"{c.get('code')}{ok(c.get('within_one_step'))} | "
             f"{c.get('vram_before_gb')} → {c.get('vram_after_gb')} GB ({delta} %){ok(delta is not None and abs(delta) <= 1)}"
-            f" | {o.get('size')}, {o.get('code')}, {o.get('seconds')} s (headroom {o.get('headroom_gb')} GB)"
-            f"{ok(o.get('code') == 'oom')} | {o.get('next_request_ok')}{ok(o.get('next_request_ok'))} | "
-            f"{o.get('vram_before_gb')} → {o.get('vram_after_gb')} GB |")
+            + (f" | {o.get('size')}, {o.get('code')}, {o.get('seconds')} s (headroom {o.get('headroom_gb')} GB)"
+               f"{ok(o.get('code') == 'oom')} | {o.get('next_request_ok')}{ok(o.get('next_request_ok'))} | "
+               f"{o.get('vram_before_gb')} → {o.get('vram_after_gb')} GB |" if o else " | not run | | |"))
     p = r.get("pool", {})
     if p:
         s = p.get("swap_a_to_b", {})
