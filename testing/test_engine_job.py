@@ -89,6 +89,19 @@ def test_engine_json_is_private_and_the_row_shows_idle(engine_job):
     assert oct(os.stat(engine_json).st_mode & 0o777) == "0o600"
     row = job_row(db, job_id)
     assert row["status"] == "running" and row["info"] == "Idle — sd1 (tiny:sd1)"
+    with EngineClient.from_engine_json(str(engine_json)) as client:
+        assert client.health()["warm_up_s"] > 0  # model code imported before the first request
+
+
+def test_warm_up_imports_the_model_code_a_first_request_would(tmp_path):
+    code = ("import sys, time; from extensions_built_in.inference_engine.engine import Engine;"
+            "e = Engine('cpu', sys.argv[1], sys.argv[2]);"
+            "assert 'diffusers.models.modeling_utils' not in sys.modules;"
+            "e.warm_up(); assert 'diffusers.models.modeling_utils' in sys.modules"
+            " and 'transformers.modeling_utils' in sys.modules and e.health()['warm_up_s'] > 0")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "o"), str(tmp_path / "a")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_job_stop_flag_ends_the_engine_cleanly(engine_job):

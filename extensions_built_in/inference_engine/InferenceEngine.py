@@ -34,6 +34,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.keep_in_ram_gb = float(self.get_conf("engine.keep_in_ram_gb", 0))
         self.lora_roots = self.get_conf("engine.lora_roots")
         self.default_model = self.get_conf("engine.default_model")
+        self.warm_up = bool(self.get_conf("engine.warm_up", True))
         self.engine_json = os.path.join(self.job_folder, "engine.json")
         self.stop_event = threading.Event()
 
@@ -59,6 +60,8 @@ class InferenceEngine(BaseExtensionProcess):
             print(f"Inference engine listening on http://{server.host}:{port} (device {engine.device})\n"
                   f"  token and endpoint: {self.engine_json}\n"
                   f"  outputs: {self.output_folder}", flush=True)
+            if self.warm_up:
+                engine.warm_up()
             if self.default_model:
                 engine.load_default(dict(self.default_model))
             engine.serve(self.stop_event)

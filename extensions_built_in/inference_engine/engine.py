@@ -91,6 +91,7 @@ class Engine:
         self.holder_identity: Optional[dict] = None
         self.holder_keys: set = set()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
+        self.warm_up_s: Optional[float] = None
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
         self._last_info = (0.0, "")
         self._idle_since = time.monotonic()
@@ -248,7 +249,8 @@ class Engine:
                       "config": self.holder_identity}
         return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": self.pool.snapshot(),
                 "counters": dict(self.counters) | self.pool.counters,
-                "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": vram_stats()}
+                "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": vram_stats(),
+                "warm_up_s": self.warm_up_s}
 
     def run_on_main(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:
         """Run ``fn`` on the main thread between generations (model state is only touched there)."""
@@ -498,6 +500,25 @@ class Engine:
 
     def unload_all(self) -> dict:
         return self.unload(None)
+
+    def warm_up(self) -> None:
+        """Pay a fresh process's first-use costs before a user waits on them: diffusers' and transformers'
+        shared model and pipeline code (~5 s of imports on the build box) and the CUDA context. On the H200 the
+        first SDXL UNet load in a fresh engine took 10 s, against 1.3 s in a warm process. Requests that arrive
+        meanwhile wait in the queue as usual."""
+        import importlib
+
+        self._set_info("Warming up", force=True)
+        started = time.monotonic()
+        for name in ("diffusers.models.modeling_utils", "diffusers.pipelines.pipeline_utils",
+                     "transformers.modeling_utils"):
+            importlib.import_module(name)
+        if str(self.device).startswith("cuda"):
+            import torch
+
+            torch.zeros(1, device=self.device).add_(1)
+            torch.cuda.synchronize(self.device)
+        self.warm_up_s = round(time.monotonic() - started, 3)
 
     def load_default(self, model: dict) -> None:
         """Warm load at start-up (``engine.default_model``), so the first request only samples."""

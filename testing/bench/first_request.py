@@ -1,0 +1,63 @@
+"""The first request to a freshly started engine, with and without ``engine.warm_up``.
+
+    python testing/bench/first_request.py [--device cpu] [--idle 10] [--repeats 2]
+
+Starts the engine as users do (``python run.py``), waits for engine.json, stays idle for ``--idle`` seconds (a
+user opening the Generate page), then times one small tiny-model request: what the first click costs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+
+def first_request(device: str, warm_up: bool, idle: float) -> dict:
+    from extensions_built_in.inference_engine.client import EngineClient
+    from testing.test_inference_engine import body_for
+
+    folder = Path(tempfile.mkdtemp())
+    config = folder / "engine_config.json"
+    config.write_text(json.dumps({"job": "extension", "config": {"name": "first_request", "process": [
+        {"type": "InferenceEngine", "device": device, "engine": {"job_folder": str(folder), "warm_up": warm_up}}]}}))
+    proc = subprocess.Popen([sys.executable, "run.py", str(config)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        while not (folder / "engine.json").exists():
+            if proc.poll() is not None:
+                raise RuntimeError("the engine did not start")
+            time.sleep(0.05)
+        time.sleep(idle)
+        with EngineClient.from_engine_json(str(folder / "engine.json")) as client:
+            t0 = time.monotonic()
+            out = client.generate_wait(body_for("sd1", steps=2))
+            return {"warm_up": warm_up, "first_request_s": round(time.monotonic() - t0, 3),
+                    "load_s": out["timings"]["load_s"], "warm_up_s": client.health()["warm_up_s"]}
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--idle", type=float, default=10.0)
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    rows = [first_request(args.device, warm, args.idle) for _ in range(args.repeats) for warm in (False, True)]
+    print("| warm_up | first request s | of which load s | warm-up at start s |\n|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['warm_up']} | {r['first_request_s']} | {r['load_s']} | {r['warm_up_s']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
