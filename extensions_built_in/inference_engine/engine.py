@@ -503,7 +503,7 @@ class Engine:
 
     def warm_up(self) -> None:
         """Pay a fresh process's first-use costs before a user waits on them: diffusers' and transformers'
-        shared model and pipeline code (~5 s of imports on the build box) and the CUDA context. On the H200 the
+        shared model and pipeline code (~3 s of imports on the build box) and the CUDA context. On the H200 the
         first SDXL UNet load in a fresh engine took 10 s, against 1.3 s in a warm process. Requests that arrive
         meanwhile wait in the queue as usual."""
         import importlib

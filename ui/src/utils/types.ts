@@ -57,7 +57,8 @@ export interface EngineHealth {
   device?: string;
   active: { arch: string; name_or_path: string } | null;
   counters?: Record<string, number>;
-  vram?: { used: number; total: number } | null;
+  vram?: { used: number; total: number; allocated?: number; peak_allocated?: number } | null;
+  warm_up_s?: number | null;
 }
 
 export interface OutputEntry {

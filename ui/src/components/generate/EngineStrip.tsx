@@ -5,6 +5,7 @@ import { useState } from 'react';
 import StatusBadge from '@/components/StatusBadge';
 import { usePoll } from '@/hooks/usePoll';
 import { apiJson } from '@/utils/api';
+import { healthText } from '@/utils/engineHealth';
 import { type EngineHealth, type Job, ACTIVE_STATUSES, displayStatus } from '@/utils/types';
 
 interface Props {
@@ -15,18 +16,6 @@ interface Props {
   healthError: Error | null;
   onStart: (gpuIds: string) => Promise<void>;
   onStop: (jobId: string) => Promise<void>;
-}
-
-function healthText(job: Job | null, health: EngineHealth | null, error: Error | null): string {
-  if (!job || job.status !== 'running') return 'offline';
-  if (health?.ok) {
-    const model = health.active ? `${health.active.arch} (${health.active.name_or_path})` : 'no model loaded';
-    const state = health.busy ? 'busy' : 'idle';
-    const queue = health.queue ? ` · ${health.queue} waiting` : '';
-    const vram = health.vram ? ` · VRAM ${(health.vram.used / 2 ** 30).toFixed(1)}/${(health.vram.total / 2 ** 30).toFixed(1)} GB` : '';
-    return `online · ${health.device ?? '?'} · ${state}${queue} · ${model}${vram}`;
-  }
-  return error ? `starting… (${error.message})` : 'starting…';
 }
 
 export default function EngineStrip({ jobs, selected, onSelect, health, healthError, onStart, onStop }: Props) {
