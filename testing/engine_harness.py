@@ -25,6 +25,7 @@ class EngineHarness:
     def close(self):
         self.stop_event.set()
         self.engine.shutdown("test session over")
+        self.engine.saver.drain(30)
         self.thread.join(30)
         self.client.close()
         self.server.stop()

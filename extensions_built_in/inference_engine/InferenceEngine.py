@@ -18,6 +18,7 @@ from toolkit.paths import TOOLKIT_ROOT
 from toolkit.ui_job_status import DEFAULT_SQLITE_DB_PATH, UIJobStatus
 
 STREAM_FLUSH_S = 2.0  # how long closing streams get to deliver their last frames before the server stops
+SAVE_DRAIN_S = 60.0  # how long results already sampled get to be written when the engine stops
 
 
 class InferenceEngine(BaseExtensionProcess):
@@ -74,6 +75,7 @@ class InferenceEngine(BaseExtensionProcess):
             try:
                 self.remove_engine_json()
                 engine.shutdown("Engine stopping")
+                engine.saver.drain(SAVE_DRAIN_S)  # results already sampled are written and announced
                 _wait_for_streams(engine, STREAM_FLUSH_S)
                 server.stop()
                 engine.unload_all()

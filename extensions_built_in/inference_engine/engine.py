@@ -19,9 +19,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.latent_preview import preview_shape, shrink_tensor
+from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.device import reset_vram_peak, vram_stats
+from toolkit.models.base_model import save_generated
 from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
 from toolkit.models.v2.mixin import check_qtype
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
@@ -92,6 +94,7 @@ class Engine:
         self.holder_keys: set = set()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
         self.warm_up_s: Optional[float] = None
+        self.saver = ResultSaver()
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
         self._last_info = (0.0, "")
         self._idle_since = time.monotonic()
@@ -330,22 +333,13 @@ class Engine:
                 raise GenerationCancelled()
             holder = self._holder_for(req)
             req.timings["load_s"] = round(time.monotonic() - started, 4)
-            result = self._generate(holder, req)
-            req.timings["total_s"] = round(time.monotonic() - started, 4)
-            if "save_started" in req.timings:  # saving = encoding the file, its thumbnail and sidecar
-                t_save = req.timings.pop("save_started")
-                req.timings["sample_s"] = round(t_save - started - req.timings["load_s"], 4)
-                req.timings["save_s"] = round(time.monotonic() - t_save, 4)
-            self._write_sidecar(req, result)
-            req.stream.emit("result", path=result["path"], url=self.file_url(result["path"]), kind=result["kind"],
-                            ext=result["ext"], width=result.get("width"), height=result.get("height"),
-                            frames=result.get("frames"), fps=result.get("fps"), sample_rate=result.get("sample_rate"),
-                            duration_s=result.get("duration_s"), bytes=result["bytes"], timings=req.timings,
-                            seed=req.sample.seed)
-            # Freed only now, after the result: parking in RAM or freeing never delays the request that
-            # caused it, and the pre-load eviction makes room earlier when the GPU is tight.
+            media = self._generate(holder, req)
+            req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
+            self._on_status(req, "Saving", "saving")
+            self.saver.submit(lambda: self._save(req, media, started))
+            # Freed only now, after sampling: parking in RAM or freeing never delays the request that caused
+            # it (its file is written meanwhile), and the pre-load eviction makes room earlier when tight.
             self.pool.release_unused()
-            req.stream.finish(True)
         except GenerationCancelled:
             req.stream.finish(False, "cancelled", "Cancelled")
         except LoadFailed as e:
@@ -408,11 +402,11 @@ class Engine:
         self.holder = self.holder_identity = None
         self.holder_keys = set()
 
-    def _generate(self, holder, req: Request) -> dict:
+    def _generate(self, holder, req: Request):
         state = {"t0": time.monotonic(), "clock": StepClock(self.device), "hook_s": []}
         holder.sample_step_hook = lambda step: self._on_step(req, step, state)
         try:
-            result = holder.generate_images([req.sample])[0]
+            media = holder.generate_media(req.sample)
         except BaseException:
             # The CPU runs up to a step ahead of the GPU: waiting for a failed request's last previews would
             # wait for the steps queued ahead, and its error frame would come a step late.
@@ -425,7 +419,7 @@ class Engine:
         # CPU time the engine's hook takes per step: where the sampler is launch-bound (SDXL on an H200), this
         # adds to every step directly, and unlike step times it barely moves with the machine's load.
         req.timings["hook_ms"] = round(statistics.median(state["hook_s"]) * 1000, 3) if state["hook_s"] else None
-        return result
+        return media
 
     def _status_of_running(self, message: str, stage: Optional[str]) -> None:
         """The holder's one status hook: it reports to whichever request is running (none at warm load)."""
@@ -439,8 +433,6 @@ class Engine:
         if req.cancelled.is_set():
             raise GenerationCancelled()  # between components while loading, or before sampling
         req.stage, req.message = stage or req.stage, message
-        if stage == "saving":
-            req.timings["save_started"] = time.monotonic()
         req.stream.emit("status", stage=req.stage, message=message)
         if stage == "loading":
             self._set_info(message, force=True)
@@ -469,6 +461,24 @@ class Engine:
                                    opts.downsample)
             self.latents.send(req.stream, done, tensor, req.model_class.latent.layout)
         self._set_info(f"Generating {done}/{step.num_steps}")
+
+    def _save(self, req: Request, media, started: float) -> None:
+        """On the saver thread: the file, its thumbnail and sidecar, then the result frame and the end."""
+        try:
+            t_save = time.monotonic()
+            result = save_generated(media, req.sample)
+            req.timings["save_s"] = round(time.monotonic() - t_save, 4)
+            req.timings["total_s"] = round(time.monotonic() - started, 4)
+            self._write_sidecar(req, result)
+        except Exception as e:  # a full disk, a codec refusing the frames: the request fails, the engine serves on
+            req.stream.finish(False, "internal", f"Saving the result failed: {type(e).__name__}: {e}"[:2000])
+            return
+        req.stream.emit("result", path=result["path"], url=self.file_url(result["path"]), kind=result["kind"],
+                        ext=result["ext"], width=result.get("width"), height=result.get("height"),
+                        frames=result.get("frames"), fps=result.get("fps"), sample_rate=result.get("sample_rate"),
+                        duration_s=result.get("duration_s"), bytes=result["bytes"], timings=req.timings,
+                        seed=req.sample.seed)
+        req.stream.finish(True)
 
     def _write_sidecar(self, req: Request, result: dict) -> None:
         sidecar = os.path.splitext(result["path"])[0] + ".json"

@@ -253,28 +253,32 @@ class BaseModel:
 
     # ------------------------------------------------------------------ generation
     def generate_images(self, image_configs: list[GenerateImageConfig], pipeline=None) -> list[dict]:
-        """Generate and save each config; returns the saved files' metadata in order.
+        """Generate and save each config; returns the saved files' metadata in order."""
+        results = []
+        for i, gen in enumerate(image_configs):
+            media = self.generate_media(gen, pipeline)
+            self._status_update("Saving", "saving")
+            results.append(save_generated(media, gen, i, len(image_configs)))
+            self._after_sample_image(i, len(image_configs))
+        return results
+
+    def generate_media(self, gen: GenerateImageConfig, pipeline=None) -> GeneratedMedia:
+        """One generation, decoded but not saved (the engine saves on another thread while it samples the next).
 
         RNG state and module placement are put back even when a hook raises (a cancel), so the next request on
         this holder with the same seed reproduces an uncancelled run byte for byte."""
         pipeline = pipeline or self.get_generation_pipeline()
         rng = _RngState.capture()
         placement = self._placement()
-        results = []
         try:
-            for i, gen in enumerate(image_configs):
-                self.prepare_gen_config(gen)
-                media = self._sample(pipeline, gen)
-                self._status_update("Saving", "saving")
-                results.append(save_generated(media, gen, i, len(image_configs)))
-                self._after_sample_image(i, len(image_configs))
+            self.prepare_gen_config(gen)
+            return self._sample(pipeline, gen)
         except BaseException:
             self.release_scratch()
             raise
         finally:
             rng.restore()
             self._restore_placement(placement)
-        return results
 
     def release_scratch(self) -> None:
         """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) keep each chunk's features

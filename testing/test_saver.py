@@ -1,0 +1,110 @@
+"""Results are saved on their own thread: in order, bounded, and never holding up the next request."""
+import threading
+import time
+
+import pytest
+
+from extensions_built_in.inference_engine import engine as engine_module
+from extensions_built_in.inference_engine.saver import ResultSaver
+from testing.test_inference_engine import body_for
+
+
+def test_jobs_run_in_order_and_drain_waits_for_them():
+    saver, done = ResultSaver(), []
+    for i in range(5):
+        saver.submit(lambda i=i: (time.sleep(0.01), done.append(i)))
+    assert saver.drain(10) and done == [0, 1, 2, 3, 4]
+
+
+def test_a_failing_job_does_not_stop_the_worker():
+    saver, done = ResultSaver(), []
+    saver.submit(lambda: 1 / 0)
+    saver.submit(lambda: done.append("next"))
+    assert saver.drain(10) and done == ["next"]
+
+
+def test_submit_blocks_while_the_queue_is_full():
+    saver, release = ResultSaver(max_waiting=1), threading.Event()
+    saver.submit(release.wait)  # running
+    saver.submit(lambda: None)  # waiting: the queue is full now
+    third = threading.Thread(target=saver.submit, args=(lambda: None,), daemon=True)
+    third.start()
+    third.join(0.3)
+    assert third.is_alive()  # the main thread would wait here instead of piling media up
+    release.set()
+    third.join(10)
+    assert not third.is_alive() and saver.drain(10)
+    assert saver.drain(0)  # nothing left: returns at once
+
+
+def test_a_slow_save_does_not_hold_up_the_next_request(engine_server, monkeypatch):
+    real, slow_once = engine_module.save_generated, {"left": 1}
+
+    def slow_save(media, gen, *args):
+        if slow_once["left"]:
+            slow_once["left"] -= 1
+            time.sleep(2.0)
+        return real(media, gen, *args)
+
+    engine_server.client.generate_wait(body_for("sd1", steps=2))  # resident
+    monkeypatch.setattr(engine_module, "save_generated", slow_save)
+    events = []
+
+    def run(name, seed):
+        for frame in engine_server.client.generate(body_for("sd1", steps=3, seed=seed)):
+            if frame.type in ("progress", "result", "error"):
+                events.append((time.monotonic(), name, frame.type))
+
+    first = threading.Thread(target=run, args=("a", 1))
+    first.start()
+    while not any(e[1:] == ("a", "progress") for e in events):
+        time.sleep(0.01)
+    second = threading.Thread(target=run, args=("b", 2))
+    second.start()
+    first.join(60)
+    second.join(60)
+    a_result = next(t for t, name, kind in events if (name, kind) == ("a", "result"))
+    b_progress = next(t for t, name, kind in events if (name, kind) == ("b", "progress"))
+    assert b_progress < a_result  # b sampled while a's file was being written
+    assert [kind for _, name, kind in events if name == "b"][-1] == "result"
+
+
+def test_a_failed_save_is_an_error_frame_and_the_next_request_works(engine_server, monkeypatch):
+    def full_disk(media, gen, *args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(engine_module, "save_generated", full_disk)
+    frames = list(engine_server.client.generate(body_for("sd1", steps=2)))
+    errors = [f.header for f in frames if f.type == "error"]
+    assert errors and errors[0]["code"] == "internal" and "No space left on device" in errors[0]["message"]
+    assert frames[-1].type == "end" and frames[-1].header["ok"] is False
+    monkeypatch.undo()
+    assert engine_server.client.generate_wait(body_for("sd1", steps=2))["http_status"] == 200
+
+
+def test_stopping_the_engine_while_a_result_is_saved_still_delivers_it(tmp_path, tiny_cache, monkeypatch):
+    """The job's stop path (shutdown, then drain the saver): a result already sampled is not lost."""
+    from testing.engine_harness import EngineHarness
+
+    real = engine_module.save_generated
+    saving = threading.Event()
+
+    def slow_save(media, gen, *args):
+        saving.set()
+        time.sleep(1.0)
+        return real(media, gen, *args)
+
+    monkeypatch.setattr(engine_module, "save_generated", slow_save)
+    harness = EngineHarness(tmp_path)
+    frames = []
+    try:
+        reader = threading.Thread(target=lambda: frames.extend(harness.client.generate(body_for("sd1", steps=2))))
+        reader.start()
+        assert saving.wait(60)
+        harness.engine.shutdown("Engine stopping")
+        assert harness.engine.saver.drain(30)
+        reader.join(30)
+    finally:
+        harness.close()
+    kinds = [f.type for f in frames]
+    assert "result" in kinds and kinds[-1] == "end" and frames[-1].header["ok"] is True
