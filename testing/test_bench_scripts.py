@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_gpu_suite_tiny_run_measures_streams_and_cancels(tmp_path, tiny_cache):
     out = tmp_path / "out"
     cmd = [sys.executable, "testing/bench/gpu_suite.py", "--tiny", "--out", str(out), "--models", str(tmp_path / "m"),
-           "--work", str(tmp_path / "w"), "--families", "flux", "--stages", "measure,cancel", "--repeats", "1",
+           "--work", str(tmp_path / "w"), "--families", "flux", "--stages", "measure,cancel,queue", "--repeats", "1",
            "--steps", "4"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -24,5 +24,7 @@ def test_gpu_suite_tiny_run_measures_streams_and_cancels(tmp_path, tiny_cache):
     assert flux["bare"]["event_step_s"] > 0 and flux["raw"]["ratio_vs_bare"] > 0
     assert flux["raw"]["hook_ms"] > 0 and flux["raw"]["ttfb_ms"] > 0
     assert flux["cancel"]["code"] == "cancelled" and flux["cancel"]["after_ack_s"] >= 0
+    queue = flux["queue"]
+    assert queue["requests"] == 4 and queue["wall_s"] > 0 and queue["sum_save_s"] > 0
     table = (out / "gpu_suite.md").read_text()
-    assert "| flux |" in table and "cancelled" in table and "TINY smoke run" in table
+    assert "| flux |" in table and "cancelled" in table and "TINY smoke run" in table and "4 requests at once" in table

@@ -1,7 +1,7 @@
 """The engine at full model size on a GPU, measured against bare diffusers in the same run.
 
     python testing/bench/gpu_suite.py --out RESULTS_DIR [--wheels .whl_engine] [--families sdxl,flux,zimage,wan21]
-                                      [--stages measure,cancel,oom,pool]
+                                      [--stages measure,cancel,oom,queue,pool]
     python testing/bench/gpu_suite.py --out /tmp/smoke --tiny          # the same run on CPU with small models
 
 One command, meant to finish inside 10 minutes on an H200. It builds random-init components at real size from
@@ -15,6 +15,8 @@ the engine as users do (``python run.py``, its own process), and drives it over 
 * per family: cancel latency (cancel -> error frame) and allocated VRAM after the cancel vs before;
 * per family: an out-of-memory provoked on purpose (a huge resolution while a neighbour holds the rest of the
   card) -> ``oom`` error frame, the next request works, and VRAM is back to its baseline;
+* per family: four requests submitted at once, wall time vs the sum of the engine's per-request times (saving
+  overlaps the next request's sampling);
 * the pool (issue 4): cold load, pool-hit overhead, a swap sharing text encoders + VAE vs loading just the UNet,
   the RAM-tier return of the Flux transformer, a LoRA switch, VRAM after each swap.
 
@@ -369,6 +371,33 @@ class Suite:
                                                                   if "FluxTransformer" in e["key"]), None)}
         self.results["pool"] = p
 
+    def queue(self, client):
+        """Four requests submitted at once: with results saved on their own thread, the wall time should be
+        short of the sum of the engine's per-request load + sample + save by about the saving of three."""
+        import threading
+
+        for arch in self.families:
+            self._request(client, self.body(arch, self.steps_short))  # resident
+            runs: list = [None] * 4
+
+            def run(i, arch=arch):
+                runs[i] = self._request(client, self.body(arch, self.steps_long, seed=10 + i))
+
+            threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+            t0 = time.monotonic()
+            for t in threads:
+                t.start()
+                time.sleep(0.02)  # FIFO in submission order
+            for t in threads:
+                t.join()
+            wall = time.monotonic() - t0
+            timings = [r["timings"] for r in runs]
+            busy = sum(t["load_s"] + t["sample_s"] + t["save_s"] for t in timings)
+            self.results["families"].setdefault(arch, {})["queue"] = {
+                "requests": 4, "wall_s": round(wall, 3), "sum_busy_s": round(busy, 3),
+                "sum_save_s": round(sum(t["save_s"] for t in timings), 3), "wall_over_sum": round(wall / busy, 3)}
+            self.save()
+
     def _time_unet_load(self) -> float:
         """What a swap to the fine-tune must at least cost: loading its UNet, nothing else."""
         from toolkit.models.v2.mixin import load_component
@@ -429,6 +458,8 @@ class Suite:
                             lora_roots=[str(self.models)]) as client:
             for arch in self.families:
                 self.stage(arch, self.family, client, arch)
+            if "queue" in self.stages:
+                self.stage("queue", self.queue, client)
             if "pool" in self.stages:
                 self.stage("pool", self.pool, client)
         log = Path(self.args.work) / "engine" / "engine.log"
@@ -516,6 +547,12 @@ def render_markdown(r: dict) -> str:
             + (f" | {o.get('size')}, {o.get('code')}, {o.get('seconds')} s (headroom {o.get('headroom_gb')} GB)"
                f"{ok(o.get('code') == 'oom')} | {o.get('next_request_ok')}{ok(o.get('next_request_ok'))} | "
                f"{o.get('vram_before_gb')} → {o.get('vram_after_gb')} GB |" if o else " | not run | | |"))
+    queued = {arch: f["queue"] for arch, f in r["families"].items() if f.get("queue")}
+    if queued:
+        lines += ["", "| family | 4 requests at once: wall s | Σ load + sample + save s | of which Σ save s | wall / Σ |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {arch} | {q['wall_s']} | {q['sum_busy_s']} | {q['sum_save_s']} | {q['wall_over_sum']} |"
+                  for arch, q in queued.items()]
     p = r.get("pool", {})
     if p:
         s = p.get("swap_a_to_b", {})
@@ -596,7 +633,7 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep-in-ram-gb", type=float, default=64.0)
-    parser.add_argument("--stages", default="measure,cancel,oom,pool")
+    parser.add_argument("--stages", default="measure,cancel,oom,queue,pool")
     parser.add_argument("--tiny", action="store_true", help="small models on CPU: a smoke test of this script")
     args = parser.parse_args(argv)
     if args.wheels:
