@@ -65,6 +65,7 @@ test('tiny:sd1: the canvas and the step counter move during the run, the result 
 
   await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
   await expect(page.getByTestId('step-counter')).toHaveText('300 / 300');
+  await expect(page.getByTestId('result-timings')).toContainText(/load .* · sampling .* s\/step\) · saving/);
   await expect(galleryItems(page)).toHaveCount(before + 1);
   const src = await galleryItems(page).first().locator('img').getAttribute('src');
   expect(src).toMatch(/^\/api\/files\/.+\.png$/);

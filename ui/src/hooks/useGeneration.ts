@@ -21,7 +21,7 @@ export interface ResultInfo {
   fps?: number | null;
   duration_s?: number | null;
   seed?: number;
-  timings?: Record<string, number>;
+  timings?: Record<string, number | null>;
 }
 
 export interface RunView {

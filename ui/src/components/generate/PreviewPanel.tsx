@@ -6,6 +6,7 @@
  */
 import { type RefObject, useEffect, useRef, useState } from 'react';
 import { type Latent, frameCount, projectLatent } from '@/utils/engineStream';
+import { timingsText } from '@/utils/timings';
 import type { RunView } from '@/hooks/useGeneration';
 import Media from './Media';
 
@@ -109,6 +110,7 @@ export default function PreviewPanel({ view, latent, busy, onCancel }: Props) {
               <Media url={view.result.url} name={view.result.path} className="max-h-80 max-w-80 w-full" />
             </div>
             <div className="mt-1 text-xs text-gray-500">result · seed {view.result.seed ?? view.seed}</div>
+            <div className="text-xs text-gray-500" data-testid="result-timings">{timingsText(view.result.timings)}</div>
           </div>
         )}
       </div>
