@@ -98,6 +98,9 @@ def hostile_bodies():
         ("unknown asset id", with_sample(ctrl_img="0" * 32), ["sample", "ctrl_img"], "unknown asset"),
         ("traversal in ctrl path", with_sample(ctrl_img="../../../../etc/passwd"), ["sample", "ctrl_img"], None),
         ("absolute ctrl path outside roots", with_sample(ctrl_img="/etc/hostname"), ["sample", "ctrl_img"], None),
+        # found by the schema fuzz: os.path.realpath raised ValueError and the engine answered 500
+        ("NUL byte in ctrl path", with_sample(ctrl_img="a\x00b.png"), ["sample", "ctrl_img"], "not a usable path"),
+        ("NUL byte in lora path", with_model(lora_path="x\x00.safetensors"), ["model", "lora_path"], "not a usable path"),
         ("bad stream mode", {**good, "stream": {"latents": "jpeg"}}, ["stream", "latents"], None),
         ("seed too big", with_sample(seed=2**40), ["sample", "seed"], None),
         ("bad dtype", with_model(dtype="int3"), ["model", "dtype"], None),

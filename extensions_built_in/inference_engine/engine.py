@@ -143,7 +143,7 @@ class Engine:
 
     def resolve_lora(self, path: str) -> str:
         """LoRA files are read from the engine's LoRA roots only (MODELS_PATH, assets, outputs by default)."""
-        real = os.path.realpath(os.path.expanduser(path))
+        real = _request_path(os.path.expanduser(path), ("body", "model", "lora_path"))
         if os.path.isdir(real):
             real = os.path.join(real, "pytorch_lora_weights.safetensors")
         inside = any(real.startswith(os.path.realpath(root) + os.sep) for root in self.lora_roots)
@@ -162,7 +162,7 @@ class Engine:
             return candidates[0]
         if _is_asset_id(ref):
             raise BadRequest(loc, f"unknown asset id {ref!r}: upload the image to /assets first")
-        path = os.path.realpath(ref)
+        path = _request_path(ref, loc)
         for root in (self.assets_folder, self.output_folder):
             if path.startswith(os.path.realpath(root) + os.sep) and os.path.isfile(path):
                 return path
@@ -640,6 +640,14 @@ def checkpoint_preview_factors(name_or_path: str, channels: int) -> dict:
     if not factors or len(factors) != channels or any(len(row) != 3 for row in factors):
         return {}
     return {"rgb_factors": factors, "rgb_bias": data.get("rgb_bias"), "factors_source": "checkpoint latent_preview.json"}
+
+
+def _request_path(path: str, loc: tuple) -> str:
+    """``realpath`` of a path taken from a request; one it cannot even name (a NUL byte) is the client's error."""
+    try:
+        return os.path.realpath(path)
+    except ValueError as e:  # "embedded null byte"
+        raise BadRequest(loc, f"not a usable path: {e}") from None
 
 
 def _is_asset_id(ref: str) -> bool:
