@@ -26,6 +26,8 @@ ANCHORS = {
     "LTXAV": dict(channels=128, bias=(-0.347892, -0.363814, -0.370287), rows={
         0: (0.001135, -0.010555, -0.004925), 6: (-0.036369, -0.046631, -0.057898),
         127: (-0.019355, -0.021055, -0.021919)}),
+    "HunyuanVideo15": dict(channels=32, bias=(0.0456, -0.0202, -0.0644), rows={
+        0: (0.0568, -0.0521, -0.0131), 9: (0.0393, 0.0944, 0.1131), 31: (0.0005, -0.0106, 0.0242)}),
     "HunyuanVideo": dict(channels=16, bias=(0.0259, -0.0192, -0.0761), rows={
         0: (-0.0395, -0.0331, 0.0445), 12: (-0.2315, -0.1920, -0.1355), 15: (0.0249, -0.0469, -0.1703)}),
 }
@@ -41,6 +43,8 @@ PROJECTIONS = {
     "ltx": ("LTXV", 37, 3.0, (62, 24, 12)),
     "ltx2": ("LTXAV", 6, 4.0, (65, 57, 51)),
     "hunyuan_video": ("HunyuanVideo", 12, 2.0, (72, 76, 83)),
+    # (4 * 0.0393 + 0.0456 + 1) / 2 = 0.6014 -> 153; (4 * 0.0944 - 0.0202 + 1) / 2 -> 173; blue -> 177
+    "hunyuan_video15": ("HunyuanVideo15", 9, 4.0, (153, 173, 177)),
 }
 PROJECTIONS = {arch: v for arch, v in PROJECTIONS.items() if arch in ARCHS}
 PACKED = [a for a in ("ltx", "ltx2") if a in ARCHS]
@@ -302,3 +306,39 @@ def test_wan_families_share_one_text_encoder_and_variants_only_change_the_denois
     for sub, same in (("text_encoder", True), ("vae", True), ("transformer", False)):
         a, b = _tensors(os.path.join(base, sub)), _tensors(os.path.join(variant, sub))
         assert all(torch.equal(a[k], b[k]) for k in a) is same, sub
+
+
+# ------------------------------------------------------------------ HunyuanVideo 1.5 specifics
+def test_hunyuan_video15_guidance_is_the_requests_own(tmp_path):
+    """Its pipeline takes guidance from a guider component, not a call argument: each request sets it."""
+    model = loaded("hunyuan_video15")
+
+    def frames(scale, sub):
+        [result] = model.generate_images([gen_config(model, tmp_path / sub, guidance_scale=scale)])
+        assert model.pipeline.guider.guidance_scale == scale
+        return probe(result["path"])["frames"], open(result["path"], "rb").read()
+
+    one, cfg, cfg_again = frames(1.0, "a"), frames(6.0, "b"), frames(6.0, "c")
+    assert one[0] == cfg[0] == 9
+    assert cfg[1] == cfg_again[1] and cfg[1] != one[1]
+
+
+def test_hunyuan_video15_reads_quoted_text_with_byt5(tmp_path):
+    model = loaded("hunyuan_video15")
+    encoder = model.parts["text_encoder_2"]
+    calls = {"n": 0}
+    original = encoder.forward
+
+    def counting(*args, **kwargs):
+        calls["n"] += 1
+        return original(*args, **kwargs)
+
+    encoder.forward = counting
+    try:
+        model.generate_images([gen_config(model, tmp_path / "plain", num_inference_steps=1)])
+        plain = calls["n"]
+        model.generate_images([gen_config(model, tmp_path / "glyph", num_inference_steps=1,
+                                          prompt='a shop sign that reads "OPEN"')])
+    finally:
+        del encoder.forward
+    assert plain == 0 and calls["n"] >= 1  # only glyph text (in quotes) goes through ByT5

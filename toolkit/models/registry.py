@@ -36,6 +36,7 @@ ARCHS = {
     "ltx": "toolkit.models.archs.ltx:LTXModel",
     "ltx2": "toolkit.models.archs.ltx2:LTX2Model",
     "hunyuan_video": "toolkit.models.archs.hunyuan_video:HunyuanVideoModel",
+    "hunyuan_video15": "toolkit.models.archs.hunyuan_video15:HunyuanVideo15Model",
     # audio
     "ace_step_15": "toolkit.models.archs.ace_step_15:AceStep15Model",
     "stable_audio": "toolkit.models.archs.stable_audio:StableAudioModel",
