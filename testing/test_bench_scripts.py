@@ -20,7 +20,8 @@ def test_gpu_suite_tiny_run_measures_streams_and_cancels(tmp_path, tiny_cache):
     results = json.loads((out / "gpu_suite.json").read_text())
     assert results["errors"] == []
     flux = results["families"]["flux"]
-    assert flux["raw"]["latent_frames"] == 4 and flux["none"]["latent_frames"] == 0
+    # latest-wins: a reader that falls behind on a busy box gets fewer than 4, never none
+    assert 1 <= flux["raw"]["latent_frames"] <= 4 and flux["none"]["latent_frames"] == 0
     assert flux["bare"]["event_step_s"] > 0 and flux["raw"]["ratio_vs_bare"] > 0
     assert flux["raw"]["hook_ms"] > 0 and flux["raw"]["ttfb_ms"] > 0
     assert flux["cancel"]["code"] == "cancelled" and flux["cancel"]["after_ack_s"] >= 0
