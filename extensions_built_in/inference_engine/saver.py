@@ -18,26 +18,23 @@ from typing import Callable, Optional
 class ResultSaver:
     def __init__(self, max_waiting: int = 2):
         self._jobs: queue.Queue = queue.Queue(maxsize=max_waiting)
-        self._idle = threading.Condition()
-        self._busy = 0  # submitted and not finished
         self._thread = threading.Thread(target=self._work, name="engine-saver", daemon=True)
         self._thread.start()
 
     def submit(self, job: Callable[[], None]) -> None:
         """Queue ``job``; blocks while ``max_waiting`` jobs are already waiting. ``job`` handles its own errors."""
-        with self._idle:
-            self._busy += 1
         self._jobs.put(job)
 
     def drain(self, timeout: Optional[float] = None) -> bool:
-        """Wait until everything submitted is saved (the engine stopping must not lose a finished result)."""
+        """Wait until everything submitted is saved (the engine stopping must not lose a finished result).
+        ``Queue.join`` with a deadline: the queue's own count of unfinished jobs and the condition it signals."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self._idle:
-            while self._busy:
+        with self._jobs.all_tasks_done:
+            while self._jobs.unfinished_tasks:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return False
-                self._idle.wait(remaining)
+                self._jobs.all_tasks_done.wait(remaining)
         return True
 
     def _work(self) -> None:
@@ -48,6 +45,4 @@ class ResultSaver:
             except Exception as e:  # a job reports its own errors; this only keeps the worker alive
                 print(f"[engine] saving failed: {type(e).__name__}: {e}", flush=True)
             finally:
-                with self._idle:
-                    self._busy -= 1
-                    self._idle.notify_all()
+                self._jobs.task_done()

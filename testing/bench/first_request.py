@@ -8,9 +8,6 @@ user opening the Generate page), then times one small tiny-model request: what t
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,32 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-@contextlib.contextmanager
-def engine_subprocess(folder: Path, device: str, **engine_options):
-    """The engine as users run it (``python run.py``, its own process); yields a client once engine.json exists."""
-    from extensions_built_in.inference_engine.client import EngineClient
-
-    config = folder / "engine_config.json"
-    config.write_text(json.dumps({"job": "extension", "config": {"name": "bench", "process": [
-        {"type": "InferenceEngine", "device": device, "engine": {"job_folder": str(folder), **engine_options}}]}}))
-    proc = subprocess.Popen([sys.executable, "run.py", str(config)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        while not (folder / "engine.json").exists():
-            if proc.poll() is not None:
-                raise RuntimeError("the engine did not start")
-            time.sleep(0.05)
-        with EngineClient.from_engine_json(str(folder / "engine.json"), timeout=600) as client:
-            yield client
-    finally:
-        proc.terminate()
-        proc.wait(30)
-
-
 def first_request(device: str, warm_up: bool, idle: float) -> dict:
+    from testing.bench.engine_process import engine_process
     from testing.test_inference_engine import body_for
 
-    with engine_subprocess(Path(tempfile.mkdtemp()), device, warm_up=warm_up) as client:
+    with engine_process(Path(tempfile.mkdtemp()), device, warm_up=warm_up) as client:
         time.sleep(idle)
         t0 = time.monotonic()
         out = client.generate_wait(body_for("sd1", steps=2))

@@ -39,6 +39,7 @@ from typing import Optional
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from testing.bench.engine_process import engine_process, queue_row, send_at_once  # noqa: E402
 from toolkit.step_clock import StepClock  # noqa: E402
 
 # Real-model sample settings (the suite's subject) and their small CPU twins (--tiny).
@@ -374,28 +375,12 @@ class Suite:
     def queue(self, client):
         """Four requests submitted at once: with results saved on their own thread, the wall time should be
         short of the sum of the engine's per-request load + sample + save by about the saving of three."""
-        import threading
-
         for arch in self.families:
             self._request(client, self.body(arch, self.steps_short))  # resident
-            runs: list = [None] * 4
-
-            def run(i, arch=arch):
-                runs[i] = self._request(client, self.body(arch, self.steps_long, seed=10 + i))
-
-            threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
-            t0 = time.monotonic()
-            for t in threads:
-                t.start()
-                time.sleep(0.02)  # FIFO in submission order
-            for t in threads:
-                t.join()
-            wall = time.monotonic() - t0
-            timings = [r["timings"] for r in runs]
-            busy = sum(t["load_s"] + t["sample_s"] + t["save_s"] for t in timings)
-            self.results["families"].setdefault(arch, {})["queue"] = {
-                "requests": 4, "wall_s": round(wall, 3), "sum_busy_s": round(busy, 3),
-                "sum_save_s": round(sum(t["save_s"] for t in timings), 3), "wall_over_sum": round(wall / busy, 3)}
+            wall, runs = send_at_once([lambda i=i, arch=arch: self._request(client, self.body(arch, self.steps_long,
+                                                                                              seed=10 + i))
+                                       for i in range(4)])
+            self.results["families"].setdefault(arch, {})["queue"] = queue_row(wall, [r["timings"] for r in runs])
             self.save()
 
     def _time_unet_load(self) -> float:
@@ -454,7 +439,8 @@ class Suite:
         self.stages = set(self.args.stages.split(","))
         self.stage("meta", self.meta)
         self.stage("build", self.build)
-        with engine_process(Path(self.args.work) / "engine", self.device, keep_in_ram_gb=self.args.keep_in_ram_gb,
+        folder = Path(self.args.work) / "engine"
+        with engine_process(folder, self.device, log=folder / "engine.log", keep_in_ram_gb=self.args.keep_in_ram_gb,
                             lora_roots=[str(self.models)]) as client:
             for arch in self.families:
                 self.stage(arch, self.family, client, arch)
@@ -467,40 +453,6 @@ class Suite:
             (self.out / "engine.log").write_text(log.read_text()[-200_000:])
         (self.out / "gpu_suite.md").write_text(render_markdown(self.results))
         print((self.out / "gpu_suite.md").read_text())
-
-
-def engine_process(folder: Path, device: str, keep_in_ram_gb: float, lora_roots: list):
-    import contextlib
-
-    from extensions_built_in.inference_engine.client import EngineClient
-
-    @contextlib.contextmanager
-    def cm():
-        folder.mkdir(parents=True, exist_ok=True)
-        config = folder / "engine_config.json"
-        config.write_text(json.dumps({"job": "extension", "config": {"name": "gpu_suite", "process": [{
-            "type": "InferenceEngine", "device": device,
-            "engine": {"job_folder": str(folder), "keep_in_ram_gb": keep_in_ram_gb, "lora_roots": lora_roots}}]}}))
-        log = open(folder / "engine.log", "w")
-        proc = subprocess.Popen([sys.executable, "run.py", str(config)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        try:
-            deadline = time.monotonic() + 120
-            while not (folder / "engine.json").exists():
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the engine did not start: " + (folder / "engine.log").read_text()[-2000:])
-                time.sleep(0.1)
-            with EngineClient.from_engine_json(str(folder / "engine.json"), timeout=600) as client:
-                yield client
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
-
-    return cm()
 
 
 def render_markdown(r: dict) -> str:

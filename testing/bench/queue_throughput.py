@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> int:
     import tempfile
 
-    from testing.bench.first_request import engine_subprocess
+    from testing.bench.engine_process import engine_process, queue_row, send_at_once
     from testing.test_inference_engine import body_for
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -32,27 +30,14 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
-    with engine_subprocess(Path(tempfile.mkdtemp()), args.device) as client:
+    with engine_process(Path(tempfile.mkdtemp()), args.device) as client:
         body = lambda seed: body_for(args.arch, steps=args.steps, seed=seed, width=args.size, height=args.size)  # noqa: E731
         client.generate_wait(body(0))  # resident
-        results = [None] * args.n
-
-        def run(i):
-            results[i] = client.generate_wait(body(i + 1))
-
-        threads = [threading.Thread(target=run, args=(i,)) for i in range(args.n)]
-        t0 = time.monotonic()
-        for t in threads:
-            t.start()
-            time.sleep(0.02)  # FIFO in submission order
-        for t in threads:
-            t.join()
-        wall = time.monotonic() - t0
-    timings = [r["timings"] for r in results]
-    busy = sum(t["load_s"] + t["sample_s"] + t["save_s"] for t in timings)
-    save = sum(t["save_s"] for t in timings)
+        wall, results = send_at_once([lambda i=i: client.generate_wait(body(i + 1)) for i in range(args.n)])
+    row = queue_row(wall, [r["timings"] for r in results])
     print("| arch | size | requests | wall s | Σ load+sample+save s | of which Σ save s | wall / Σ |\n|---|---|---|---|---|---|---|")
-    print(f"| {args.arch} | {args.size}² | {args.n} | {wall:.2f} | {busy:.2f} | {save:.2f} | {wall / busy:.3f} |")
+    print(f"| {args.arch} | {args.size}² | {args.n} | {row['wall_s']} | {row['sum_busy_s']} | {row['sum_save_s']} "
+          f"| {row['wall_over_sum']} |")
     return 0
 
 

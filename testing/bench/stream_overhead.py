@@ -13,7 +13,6 @@ worst case for relative overhead: on a real model a step is 50-3000 ms and the s
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import platform
 import statistics
@@ -36,37 +35,11 @@ def measure(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-@contextlib.contextmanager
-def engine_subprocess(folder: Path):
-    """The engine as users run it: its own process (``python run.py``), so client and engine share no GIL."""
-    import json
-    import subprocess
-
-    from extensions_built_in.inference_engine.client import EngineClient
-
-    folder.mkdir(parents=True, exist_ok=True)
-    config = folder / "engine.json_config.json"
-    config.write_text(json.dumps({"job": "extension", "config": {"name": "bench", "process": [
-        {"type": "InferenceEngine", "device": "cpu", "engine": {"job_folder": str(folder)}}]}}))
-    proc = subprocess.Popen([sys.executable, "run.py", str(config)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not (folder / "engine.json").exists():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("engine did not start")
-            time.sleep(0.1)
-        with EngineClient.from_engine_json(str(folder / "engine.json")) as client:
-            yield client
-    finally:
-        proc.terminate()
-        proc.wait(30)
-
-
 def main() -> int:
     import torch
 
     from extensions_built_in.inference_engine.latent_preview import shrink
+    from testing.bench.engine_process import engine_process
     from extensions_built_in.inference_engine.stream import FrameStream
     from testing.test_inference_engine import body_for
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
@@ -113,7 +86,7 @@ def main() -> int:
     bare_s = measure(bare, args.repeats)
     hooked_s = measure(hooked, args.repeats)
     body = body_for(args.arch, steps=args.steps, seed=1)
-    with engine_subprocess(Path(out) / "engine") as client:
+    with engine_process(Path(out) / "engine", "cpu") as client:
         def http():
             for _ in client.generate(body):
                 pass

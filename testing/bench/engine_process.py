@@ -1,0 +1,72 @@
+"""The engine as users run it, for benchmarks: ``python run.py`` in its own process (so client and engine share
+no GIL), a client once engine.json exists, and a batch of requests sent at once."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextlib.contextmanager
+def engine_process(folder: Path, device: str, log: Optional[Path] = None, start_timeout: float = 120,
+                   **engine_options):
+    from extensions_built_in.inference_engine.client import EngineClient
+
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "engine_config.json"
+    config.write_text(json.dumps({"job": "extension", "config": {"name": "bench", "process": [{
+        "type": "InferenceEngine", "device": device, "engine": {"job_folder": str(folder), **engine_options}}]}}))
+    out = open(log, "w") if log else subprocess.DEVNULL
+    proc = subprocess.Popen([sys.executable, "run.py", str(config)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + start_timeout
+        while not (folder / "engine.json").exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = log.read_text()[-2000:] if log else ""
+                raise RuntimeError("the engine did not start " + tail)
+            time.sleep(0.1)
+        with EngineClient.from_engine_json(str(folder / "engine.json"), timeout=600) as client:
+            yield client
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if log:
+            out.close()
+
+
+def send_at_once(requests: list[Callable[[], dict]]) -> tuple[float, list[dict]]:
+    """Run each request on its own thread, started 20 ms apart so the queue's FIFO order is the list's; returns
+    (wall seconds, the requests' results in order)."""
+    results: list = [None] * len(requests)
+
+    def run(i):
+        results[i] = requests[i]()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(requests))]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+        time.sleep(0.02)
+    for t in threads:
+        t.join()
+    return time.monotonic() - t0, results
+
+
+def queue_row(wall: float, timings: list[dict]) -> dict:
+    """Wall time against the sum of what the engine reports per request: below 1 when saving one result
+    overlaps sampling the next."""
+    busy = sum(t["load_s"] + t["sample_s"] + t["save_s"] for t in timings)
+    return {"requests": len(timings), "wall_s": round(wall, 3), "sum_busy_s": round(busy, 3),
+            "sum_save_s": round(sum(t["save_s"] for t in timings), 3), "wall_over_sum": round(wall / busy, 3)}
