@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite: Python (pytest), then the UI (vitest + Playwright on Debian's chromium) when ui/ exists.
-# Installs what it needs first. Ends with one line "N passed, N failed" summed over every runner.
+# Installs what it needs first. Ends with one line "N passed, N failed, N skipped" summed over every runner
+# (skips are counted out loud: a skip that hides a broken install or a vanished family must be seen).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+bash scripts/setup.sh || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
-passed=0; failed=0
-count() {  # count <log> : add a runner's "N passed" / "N failed" to the totals
-  local p f
-  p=$(grep -Eo '([0-9]+) passed' "$1" | tail -1 | grep -Eo '[0-9]+' || true)
-  f=$(grep -Eo '([0-9]+) failed' "$1" | tail -1 | grep -Eo '[0-9]+' || true)
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+passed=0; failed=0; skipped=0
+last() {  # last <log> <word> : the runner's final "N <word>" count
+  grep -Eo "([0-9]+) $2" "$1" | tail -1 | grep -Eo '[0-9]+' || true
+}
+count() {  # count <log> : add a runner's passed / failed / skipped to the totals
+  local p f s
+  p=$(last "$1" passed); f=$(last "$1" failed); s=$(last "$1" skipped)
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0})); skipped=$((skipped + ${s:-0}))
 }
 logs=$(mktemp -d)
 
@@ -26,5 +29,5 @@ if [ -f ui/package.json ] && [ -f scripts/test_ui.sh ]; then
   [ "$rc_ui" -ne 0 ] && [ "$failed" -eq 0 ] && failed=$((failed + 1))
 fi
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -20,7 +20,7 @@ class EngineHarness:
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.engine.serve, args=(self.stop_event,), daemon=True)
         self.thread.start()
-        self.client = EngineClient(self.url, self.TOKEN, timeout=120)
+        self.client = EngineClient(self.url, self.TOKEN, timeout=60, generation_timeout_s=120)
 
     def close(self):
         self.stop_event.set()

@@ -194,3 +194,26 @@ def test_models_path_env(monkeypatch, value, expected):
     finally:
         monkeypatch.undo()
         importlib.reload(paths)
+
+
+# ------------------------------------------------------------------ AI Toolkit's inline prompt flags
+def test_prompt_flags_are_parsed_into_settings_and_cut_from_the_text():
+    from toolkit.config_modules import parse_prompt_flags
+
+    text, settings = parse_prompt_flags("a cat on a mat --w 768 --h 512 --seed 3 --n blurry, dark --cfg 4.5 --s 9")
+    assert text == "a cat on a mat"
+    assert settings == {"width": 768, "height": 512, "seed": 3, "negative_prompt": "blurry, dark",
+                        "guidance_scale": 4.5, "num_inference_steps": 9}
+    assert parse_prompt_flags("plain text") == ("plain text", {})
+    assert parse_prompt_flags("x --unknown 5 --frames 9") == ("x", {"num_frames": 9})
+    with pytest.raises(ValueError, match="--w"):
+        parse_prompt_flags("x --w wide")
+
+
+def test_a_generate_config_never_parses_its_prompt():
+    """The engine builds GenerateImageConfig from checked fields; the prompt must stay text (security issue)."""
+    from toolkit.config_modules import GenerateImageConfig
+
+    prompt = "x --ctrl_img /etc/passwd --w 100000 --h 100000 --s 1000000"
+    gen = GenerateImageConfig(prompt=prompt, width=64, height=64, num_inference_steps=2)
+    assert (gen.prompt, gen.width, gen.height, gen.num_inference_steps, gen.ctrl_img) == (prompt, 64, 64, 2, None)

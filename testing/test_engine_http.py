@@ -208,15 +208,18 @@ def test_upload_without_file_field_is_422(http, engine_server):
 
 
 # ---------------------------------------------------------------------------------------------- disconnects and queue
-def open_stream(engine_server, body):
-    """A raw streaming request we can abandon mid-way; returns (response, decoder-fed frame iterator)."""
+def open_stream(engine_server, body, deadline_s=120):
+    """A raw streaming request we can abandon mid-way; returns (response, decoder-fed frame iterator).
+    Heartbeats keep a stuck stream alive for ever, so reading it past ``deadline_s`` fails the test."""
     client = httpx.Client(base_url=engine_server.url, timeout=60, headers=auth(engine_server))
     response = client.send(client.build_request("POST", "/generate", json=body), stream=True)
     decoder = FrameDecoder()
+    deadline = time.monotonic() + deadline_s
 
     def frames():
         for chunk in response.iter_raw():
             yield from decoder.feed(chunk)
+            assert time.monotonic() < deadline, f"the stream did not end within {deadline_s} s"
 
     return client, response, frames()
 
@@ -369,3 +372,67 @@ def test_out_of_memory_while_sampling_is_an_oom_frame_and_the_engine_keeps_servi
     assert again["http_status"] == 200
     with open(first["result"]["path"], "rb") as a, open(again["result"]["path"], "rb") as b:
         assert a.read() == b.read()
+
+
+def test_prompt_flags_are_text_to_the_engine_not_a_way_around_its_checks(engine_server):
+    """The attack from the security review: flags in the prompt once replaced checked fields after the checks
+    (a control image read from anywhere on disk, a 100000² canvas, a million steps). The prompt is text now."""
+    prompt = "x --ctrl_img /etc/hostname --w 100000 --h 100000 --s 1000000 --frames 999 --seed 5"
+    body = body_for("sd1", steps=2, seed=1)
+    body["sample"]["prompt"] = prompt
+    frames = list(engine_server.client.generate(body))
+    sample = frames[0].header["config"]["sample"]
+    assert sample["prompt"] == prompt
+    assert (sample["width"], sample["height"], sample["num_inference_steps"], sample["seed"]) == (64, 64, 2, 1)
+    assert sample["ctrl_img"] is None and sample["num_frames"] == 1
+    assert frames[0].header["latent"]["shape"] == [1, 4, 8, 8]
+    [result] = [f.header for f in frames if f.type == "result"]
+    assert (result["width"], result["height"]) == (64, 64)
+
+
+def queued_positions(frames, until, count=2):
+    """Read queued-status positions until ``until(positions)`` holds, then ``count`` more (heartbeats)."""
+    positions, extra = [], None
+    for frame in frames:
+        if frame.type == "status" and frame.header["stage"] == "queued":
+            positions.append(frame.header["position"])
+            if extra is None and until(positions):
+                extra = count
+            elif extra is not None:
+                extra -= 1
+            if extra == 0:
+                return positions
+        elif frame.type != "status":
+            raise AssertionError(f"{frame.type} frame while still waiting: {positions}")
+    raise AssertionError(f"stream ended while waiting: {positions}")
+
+
+def test_positions_are_announced_and_heartbeaten_correctly_as_the_queue_advances(engine_server):
+    """A, B, C wait behind a blocker. A leaves the line, then the blocker ends: each move is announced at
+    once with the new place in line, and the heartbeats that follow repeat it (the UI shows these)."""
+    c0, r0, f0 = open_stream(engine_server, body_for("sd1", steps=500))
+    blocker_id = next(f for f in f0 if f.type == "progress").request_id
+    streams = [open_stream(engine_server, body_for("sd1", seed=i, steps=500 if i == 1 else 2)) for i in range(3)]
+    ids = []
+    for expected, (_, _, frames) in enumerate(streams, start=1):
+        first = next(f for f in frames if f.type == "status")
+        assert first.header["position"] == expected
+        ids.append(first.request_id)
+    (_, _, fb), (_, _, fc) = streams[1][0:3], streams[2][0:3]
+
+    engine_server.client.cancel(ids[0])  # A leaves the line while queued
+    seen_b = queued_positions(fb, lambda p: p[-1] == 1)
+    seen_c = queued_positions(fc, lambda p: p[-1] == 2)
+    assert set(seen_b) <= {1, 2} and seen_b[-3:] == [1, 1, 1], seen_b
+    assert set(seen_c) <= {2, 3} and seen_c[-3:] == [2, 2, 2], seen_c
+    assert [row["position"] for row in engine_server.client.queue()["pending"]] == [1, 2]
+
+    engine_server.client.cancel(blocker_id)  # the line moves: B runs, C is next
+    seen_c = queued_positions(fc, lambda p: p[-1] == 1)
+    assert set(seen_c) <= {1, 2} and seen_c[-3:] == [1, 1, 1], seen_c
+    assert engine_server.client.queue()["running"]["request_id"] == ids[1]
+    engine_server.client.cancel(ids[1])
+    for client, response, _ in [(c0, r0, None)] + streams:
+        response.close()
+        client.close()
+    assert wait_until(lambda: engine_idle(engine_server), timeout=60)

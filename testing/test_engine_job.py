@@ -67,7 +67,7 @@ def start_long_generation(engine_json):
     frames, progressed = [], threading.Event()
 
     def run():
-        with EngineClient.from_engine_json(str(engine_json)) as client:
+        with EngineClient.from_engine_json(str(engine_json), generation_timeout_s=120) as client:
             try:
                 for frame in client.generate(body_for("sd1", steps=500)):
                     frames.append(frame)
@@ -89,7 +89,7 @@ def test_engine_json_is_private_and_the_row_shows_idle(engine_job):
     assert oct(os.stat(engine_json).st_mode & 0o777) == "0o600"
     row = job_row(db, job_id)
     assert row["status"] == "running" and row["info"] == "Idle — sd1 (tiny:sd1)"
-    with EngineClient.from_engine_json(str(engine_json)) as client:
+    with EngineClient.from_engine_json(str(engine_json), generation_timeout_s=120) as client:
         assert client.health()["warm_up_s"] > 0  # model code imported before the first request
 
 

@@ -61,3 +61,19 @@ def test_generate_job_reports_a_bad_arch_and_exits_non_zero(tmp_path):
     proc = subprocess.run([sys.executable, "run.py", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "unknown arch 'nope'" in proc.stdout + proc.stderr
+
+
+def test_prompt_flags_in_a_generate_config_override_that_prompt_only(tmp_path):
+    """AI Toolkit's inline syntax works where the prompt comes from the user's own config file."""
+    config = get_config(os.path.join(ROOT, "config", "examples", "generate_tiny.yaml"))
+    process = config["config"]["process"][0]
+    process["output_folder"] = str(tmp_path / "out")
+    process["generate"]["prompts"] = ["a red circle --w 96 --h 48 --seed 7", "a blue square"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    proc = subprocess.run([sys.executable, "run.py", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "seed 7:" in proc.stdout
+    sizes = sorted((i["width"], i["height"]) for i in
+                   (probe(str(p)) for p in (tmp_path / "out").iterdir() if p.is_file()))
+    assert sizes == [(64, 64), (96, 48)]

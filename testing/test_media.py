@@ -4,14 +4,13 @@ import os
 import subprocess
 import sys
 
+import av  # hard dependencies (requirements.txt): a broken install fails here, it does not skip
 import numpy as np
 import pytest
+import soundfile as sf
 from PIL import Image
 
 from toolkit import media
-
-av = pytest.importorskip("av")
-sf = pytest.importorskip("soundfile")
 
 
 def _image(w=64, h=48):

@@ -13,6 +13,24 @@ from toolkit.sample_step_hook import GenerationCancelled, step_hook
 
 STEPS = 3
 
+# The families the product ships, written out: every test parametrized over ARCHS would go quietly green if
+# one vanished from the registry, so its disappearance (or an unreviewed addition) fails here.
+FAMILIES = {
+    "image": ["auraflow", "chroma", "cogview4", "flux", "flux2", "flux2_klein_4b", "flux2_klein_9b", "flux_kontext",
+              "hidream", "lumina2", "pixart_sigma", "qwen_image", "qwen_image_edit", "qwen_image_edit_plus", "sd1",
+              "sd3", "sdxl", "zimage"],
+    "video": ["hunyuan_video", "hunyuan_video15", "ltx", "ltx2", "wan21", "wan21_i2v", "wan22_14b", "wan22_14b_i2v",
+              "wan22_5b"],
+    "audio": ["ace_step_15", "stable_audio"],
+}
+
+
+def test_the_registry_holds_exactly_the_29_shipped_families_by_modality():
+    assert sum(len(archs) for archs in FAMILIES.values()) == 29
+    assert sorted(ARCHS) == sorted(a for archs in FAMILIES.values() for a in archs)
+    for modality, archs in FAMILIES.items():
+        assert [a for a in archs if get_model_class(a).modality != modality] == []
+
 
 @pytest.fixture(scope="module", params=sorted(ARCHS))
 def model(request, tiny_cache):

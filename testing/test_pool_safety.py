@@ -59,8 +59,84 @@ def test_offload_policy_is_part_of_identity_and_hooks_go_with_eviction(tiny_cach
     assert plain is not offloaded and len(pool.entries) == 2
     assert not any(hasattr(m, "_diffusers_hook") for m in plain.modules())
     [key] = [k for k in pool.entries if k.offload]
+    hooked = [m for m in offloaded.modules() if hasattr(m, "_diffusers_hook")]
+    assert hooked and any(m._diffusers_hook.hooks for m in hooked)
     pool.evict([key])
     assert len(pool.entries) == 1 and pool.counters["evictions"] == 1
+    assert not any(hasattr(m, "_diffusers_hook") for m in offloaded.modules())  # the hook objects are gone
+    assert all(unhooked(m) for m in hooked)
+
+
+def unhooked(module) -> bool:
+    """``forward`` is the class's own method again, not a hook's wrapper."""
+    return getattr(module.forward, "__func__", None) is type(module).forward
+
+
+def test_evicting_a_module_with_accelerate_hooks_removes_them(tiny_cache):
+    """Model CPU offload (low_vram) puts accelerate hooks on a component; they go with its eviction."""
+    from accelerate.hooks import ModelHook, add_hook_to_module
+
+    pool = ComponentPool()
+    with active_pool(pool):
+        vae = load_component("diffusers.AutoencoderKL", "tiny:sd1", "vae", dtype="float32", device="cpu")
+    add_hook_to_module(vae, ModelHook())
+    add_hook_to_module(vae.decoder, ModelHook())
+    assert hasattr(vae, "_hf_hook") and hasattr(vae.decoder, "_hf_hook")
+    [key] = list(pool.entries)
+    pool.evict([key])
+    assert not hasattr(vae, "_hf_hook") and not hasattr(vae.decoder, "_hf_hook")
+    assert unhooked(vae) and unhooked(vae.decoder)
+
+
+class FakeParameter:
+    def __init__(self, device):
+        self.device = device
+
+
+class FakeModule:
+    """A module whose device is a label: placement can be checked on a machine with one device."""
+
+    def __init__(self, device):
+        self.param = FakeParameter(device)
+        self.moves = []
+
+    def parameters(self):
+        return iter([self.param])
+
+    def to(self, device):
+        self.moves.append(device)
+        self.param.device = device
+        return self
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_component_moved_during_generation_is_moved_back(tmp_path, fails):
+    """A pipeline may move modules while it samples (offload, a family's own shuffling); the shared pooled
+    module must be where its key says afterwards, also when the generation fails or is cancelled."""
+    from toolkit.config_modules import GenerateImageConfig, ModelConfig
+    from toolkit.models.archs.sd1 import SD1Model
+
+    model = SD1Model("cpu", ModelConfig(name_or_path="tiny:sd1"))
+    unet, vae = FakeModule("cuda:0"), FakeModule("cuda:1")
+    model.parts = {"unet": unet, "vae": vae, "tokenizer": object()}
+    model.pipeline = object()
+
+    def sample(pipeline, gen):
+        unet.to("cpu")
+        vae.to("meta")
+        if fails:
+            raise RuntimeError("failed mid-way")
+        return "media"
+
+    model._sample = sample
+    gen = GenerateImageConfig(prompt="x", width=64, height=64, output_folder=str(tmp_path))
+    if fails:
+        with pytest.raises(RuntimeError):
+            model.generate_media(gen)
+    else:
+        assert model.generate_media(gen) == "media"
+    assert (unet.param.device, vae.param.device) == ("cuda:0", "cuda:1")
+    assert unet.moves == ["cpu", "cuda:0"] and vae.moves == ["meta", "cuda:1"]
 
 
 def test_quantization_is_part_of_identity_and_never_touches_the_plain_copy(tiny_cache):

@@ -57,7 +57,9 @@ def test_a_slow_save_does_not_hold_up_the_next_request(engine_server, monkeypatc
 
     first = threading.Thread(target=run, args=("a", 1))
     first.start()
+    deadline = time.monotonic() + 60
     while not any(e[1:] == ("a", "progress") for e in events):
+        assert time.monotonic() < deadline, "request a never reached sampling"
         time.sleep(0.01)
     second = threading.Thread(target=run, args=("b", 2))
     second.start()

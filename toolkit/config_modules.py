@@ -86,6 +86,29 @@ _PROMPT_FLAGS = {
 }
 
 
+def parse_prompt_flags(prompt: str) -> tuple[str, dict]:
+    """AI Toolkit's inline syntax, for prompts from the user's own config files (``job: generate``): the text
+    before the first ``--`` and the settings the flags name. A literal ``--`` therefore ends the prompt.
+
+    The engine never calls this: a request's prompt is text, and its sizes, steps and paths are checked fields;
+    flags parsed after those checks would bypass them (``--ctrl_img /etc/...``, ``--w 100000``)."""
+    if "--" not in prompt:
+        return prompt, {}
+    head, *parts = prompt.split("--")
+    settings = {}
+    for part in parts:
+        words = shlex.split(part) if part.strip() else []
+        if not words or words[0] not in _PROMPT_FLAGS:
+            continue
+        key, value = words[0], " ".join(words[1:])
+        attr, cast = _PROMPT_FLAGS[key]
+        try:
+            settings[attr] = cast(value)
+        except ValueError as e:
+            raise ValueError(f"prompt flag --{key}: cannot read {value!r} as {cast.__name__}") from e
+    return head.strip(), settings
+
+
 @dataclass
 class GenerateImageConfig:
     prompt: str = ""
@@ -117,7 +140,6 @@ class GenerateImageConfig:
     gen_time: int = field(default_factory=lambda: int(time.time() * 1000))
 
     def __post_init__(self):
-        self._apply_prompt_flags()
         self.prompt_2 = self.prompt_2 if self.prompt_2 is not None else self.prompt
         if self.negative_prompt_2 is None:
             self.negative_prompt_2 = self.negative_prompt
@@ -125,25 +147,6 @@ class GenerateImageConfig:
         if self.seed is None or int(self.seed) < 0:
             self.seed = random.randint(0, MAX_SEED)  # resolved here so it can be reported and replayed
         self.output_ext = self.output_ext.lower().lstrip(".")
-
-    def _apply_prompt_flags(self):
-        """AI Toolkit splits on ``--``; a literal ``--`` in a prompt therefore ends the prompt."""
-        if "--" not in self.prompt:
-            return
-        head, *parts = self.prompt.split("--")
-        self.prompt = head.strip()
-        for part in parts:
-            words = shlex.split(part) if part.strip() else []
-            if not words:
-                continue
-            key, value = words[0], " ".join(words[1:])
-            if key not in _PROMPT_FLAGS:
-                continue
-            attr, cast = _PROMPT_FLAGS[key]
-            try:
-                setattr(self, attr, cast(value))
-            except ValueError as e:
-                raise ValueError(f"prompt flag --{key}: cannot read {value!r} as {cast.__name__}") from e
 
     @property
     def control_images(self) -> list[str]:

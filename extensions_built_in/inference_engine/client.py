@@ -14,6 +14,7 @@ import glob
 import json
 import os
 import sys
+import time
 from typing import Iterator, Optional
 
 import httpx
@@ -34,11 +35,22 @@ def find_engine_json(root: str = "output") -> str:
     return found[0]
 
 
+class GenerationTimeout(TimeoutError):
+    """The whole generation took longer than the caller allowed; the request was cancelled on the engine."""
+
+
 class EngineClient:
-    def __init__(self, url: str, token: Optional[str] = None, timeout: float = 30.0):
+    """``timeout`` bounds connecting and each read of a stream (the engine sends a frame at least every second
+    while a request waits, loads or samples, so a silent stream means a dead engine). ``generation_timeout_s``
+    bounds a whole generation: a stream that keeps beating but never ends is cancelled and raises
+    :class:`GenerationTimeout` instead of hanging its caller."""
+
+    def __init__(self, url: str, token: Optional[str] = None, timeout: float = 30.0,
+                 generation_timeout_s: Optional[float] = None):
         self.url = url.rstrip("/")
+        self.generation_timeout_s = generation_timeout_s
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.Client(base_url=self.url, headers=headers, timeout=httpx.Timeout(timeout, read=None))
+        self.http = httpx.Client(base_url=self.url, headers=headers, timeout=httpx.Timeout(timeout))
 
     @classmethod
     def from_engine_json(cls, path: Optional[str] = None, **kwargs) -> "EngineClient":
@@ -87,12 +99,20 @@ class EngineClient:
         with open(path, "rb") as f:
             return self._json("POST", "/assets", files={"file": (os.path.basename(path), f)})
 
-    def generate_wait(self, body: dict) -> dict:
-        response = self.http.post("/generate", params={"wait": 1}, json=body)
+    def generate_wait(self, body: dict, timeout_s: Optional[float] = None) -> dict:
+        """``?wait=1``: nothing is sent until the end, so the read waits for the whole generation."""
+        limit = timeout_s or self.generation_timeout_s
+        try:
+            response = self.http.post("/generate", params={"wait": 1}, json=body,
+                                      timeout=httpx.Timeout(self.http.timeout.connect, read=limit))
+        except httpx.ReadTimeout:
+            raise GenerationTimeout(f"no answer from /generate?wait=1 within {limit} s") from None
         return response.json() | {"http_status": response.status_code}
 
-    def generate(self, body: dict) -> Iterator[Frame]:
+    def generate(self, body: dict, timeout_s: Optional[float] = None) -> Iterator[Frame]:
         """Yield frames as they arrive. Closing the generator early drops the connection (= cancel)."""
+        limit = timeout_s or self.generation_timeout_s
+        deadline = time.monotonic() + limit if limit else None
         with self.http.stream("POST", "/generate", json=body) as response:
             if response.status_code >= 400:
                 response.read()
@@ -100,7 +120,18 @@ class EngineClient:
             decoder = FrameDecoder()
             for chunk in response.iter_raw():
                 yield from decoder.feed(chunk)
+                if deadline is not None and time.monotonic() > deadline:
+                    self.cancel_quietly(response.headers.get("x-request-id"))
+                    raise GenerationTimeout(f"the stream of request {response.headers.get('x-request-id')} "
+                                            f"did not end within {limit} s")
             decoder.close()
+
+    def cancel_quietly(self, request_id: Optional[str]) -> None:
+        try:
+            if request_id:
+                self.cancel(request_id)
+        except (EngineError, httpx.HTTPError):
+            pass  # already finished, or the engine is gone: either way nothing runs on
 
     def download(self, result: dict, folder: str) -> str:
         os.makedirs(folder, exist_ok=True)

@@ -7,7 +7,7 @@ Config keys follow AI Toolkit (``generate.prompts``, ``sample_steps``, ``neg``, 
 import os
 
 from jobs.process.BaseProcess import BaseProcess
-from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.config_modules import GenerateImageConfig, ModelConfig, parse_prompt_flags
 
 
 class GenerateProcess(BaseProcess):
@@ -28,17 +28,22 @@ class GenerateProcess(BaseProcess):
         return list(prompts) * int(self.generate.get("num_repeats", 1))
 
     def gen_configs(self, model_class) -> list[GenerateImageConfig]:
+        """One config per prompt; AI Toolkit's inline flags (``a cat --w 768 --seed 3``) override the job's
+        settings for that prompt, as they do in AI Toolkit's sample prompts."""
         g, defaults = self.generate, model_class.defaults
-        return [GenerateImageConfig(
-            prompt=prompt, negative_prompt=g.get("neg", ""),
-            width=g.get("width", defaults.get("width", 512)), height=g.get("height", defaults.get("height", 512)),
-            num_inference_steps=g.get("sample_steps", defaults.get("num_inference_steps", 25)),
-            guidance_scale=g.get("guidance_scale", defaults.get("guidance_scale", 7.5)),
-            seed=g.get("seed", -1), output_folder=self.output_folder,
-            output_ext=g.get("ext", defaults.get("output_ext", "png")),
-            num_frames=g.get("num_frames", defaults.get("num_frames", 1)), fps=g.get("fps", defaults.get("fps", 15)),
-            duration_s=g.get("duration_s", defaults.get("duration_s")), lyrics=g.get("lyrics", ""),
-        ) for prompt in self.prompts()]
+        configs = []
+        for line in self.prompts():
+            prompt, flags = parse_prompt_flags(line)
+            settings = dict(
+                negative_prompt=g.get("neg", ""),
+                width=g.get("width", defaults.get("width", 512)), height=g.get("height", defaults.get("height", 512)),
+                num_inference_steps=g.get("sample_steps", defaults.get("num_inference_steps", 25)),
+                guidance_scale=g.get("guidance_scale", defaults.get("guidance_scale", 7.5)),
+                seed=g.get("seed", -1), output_ext=g.get("ext", defaults.get("output_ext", "png")),
+                num_frames=g.get("num_frames", defaults.get("num_frames", 1)), fps=g.get("fps", defaults.get("fps", 15)),
+                duration_s=g.get("duration_s", defaults.get("duration_s")), lyrics=g.get("lyrics", ""))
+            configs.append(GenerateImageConfig(prompt=prompt, output_folder=self.output_folder, **settings | flags))
+        return configs
 
     def run(self):
         from toolkit.device import resolve_device

@@ -276,14 +276,20 @@ def _unpark(entry: PoolEntry) -> None:
 
 
 def _detach_hooks(module) -> None:
-    """Offload hooks (accelerate/diffusers) hold references to the module; remove them before dropping it."""
-    try:
+    """Offload hooks hold references to the module and its pinned CPU copies (accelerate's ``_hf_hook`` from
+    model CPU offload, diffusers' ``_diffusers_hook`` registries from group offloading): an evicted module that
+    kept them would keep that memory. Both are removed, with ``forward`` put back, before it is dropped."""
+    if hasattr(module, "_hf_hook"):
         from accelerate.hooks import remove_hook_from_module
 
-        if hasattr(module, "_hf_hook"):
-            remove_hook_from_module(module, recurse=True)
-    except Exception:
-        pass
+        remove_hook_from_module(module, recurse=True)
+    modules = module.modules() if callable(getattr(module, "modules", None)) else [module]
+    for sub in list(modules):
+        registry = getattr(sub, "_diffusers_hook", None)
+        if registry is not None:
+            for name in list(registry.hooks):
+                registry.remove_hook(name, recurse=False)
+            del sub._diffusers_hook
 
 
 def free_memory() -> None:
