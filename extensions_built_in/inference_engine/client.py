@@ -159,7 +159,8 @@ def build_body(args) -> dict:
         if value is not None:
             sample[key] = value
     return {"model": model, "sample": sample,
-            "stream": {"latents": args.latents, "every_n_steps": args.every, "max_frames": args.max_frames}}
+            "stream": {"latents": args.latents, "every_n_steps": args.every, "max_frames": args.max_frames,
+                       "downsample": args.downsample}}
 
 
 def save_latent_png(frame: Frame, spec: dict, folder: str) -> Optional[str]:
@@ -213,7 +214,7 @@ def run_generate(client: EngineClient, args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m extensions_built_in.inference_engine.client")
     parser.add_argument("--engine", help="path to engine.json (default: the newest under output/)")
     parser.add_argument("--url", help="engine or proxy URL instead of engine.json")
@@ -241,10 +242,15 @@ def main(argv=None) -> int:
     g.add_argument("--ctrl-img", help="local image, uploaded to /assets first")
     g.add_argument("--latents", default="raw", choices=("raw", "x0", "none"))
     g.add_argument("--every", type=int, default=1, help="stream a latent every N steps")
-    g.add_argument("--max-frames", type=int, default=0)
+    g.add_argument("--max-frames", type=int, default=0, help="video: at most this many latent frames")
+    g.add_argument("--downsample", type=int, default=1, help="average-pool streamed latents by this factor")
     g.add_argument("--save-latents", action="store_true", help="write a PNG preview per latent frame")
     g.add_argument("--out", default=".", help="folder for the result (and latent previews)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     client = EngineClient(args.url, args.token) if args.url else EngineClient.from_engine_json(args.engine)
     with client:
         try:
