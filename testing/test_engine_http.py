@@ -436,3 +436,32 @@ def test_positions_are_announced_and_heartbeaten_correctly_as_the_queue_advances
         response.close()
         client.close()
     assert wait_until(lambda: engine_idle(engine_server), timeout=60)
+
+
+def test_a_full_queue_is_429_with_retry_after_and_the_engine_serves_on(tmp_path, tiny_cache):
+    """The queue-flood attack: past ``engine.max_queue`` waiting requests, new ones are refused at once."""
+    from testing.engine_harness import EngineHarness
+
+    h = EngineHarness(tmp_path, max_queue=2)
+    try:
+        c0, r0, f0 = open_stream(h, body_for("sd1", steps=500))
+        blocker_id = next(f for f in f0 if f.type == "progress").request_id
+        waiting = [open_stream(h, body_for("sd1", seed=i)) for i in range(2)]
+        for _, _, frames in waiting:
+            next(f for f in frames if f.type == "status")
+        with httpx.Client(base_url=h.url, timeout=30, headers=auth(h)) as http:
+            for _ in range(3):
+                r = http.post("/generate", json=body_for("sd1"))
+                assert r.status_code == 429 and "full" in r.json()["detail"]
+                assert 1 <= int(r.headers["retry-after"]) <= 60
+            assert len(h.client.queue()["pending"]) == 2
+            h.client.cancel(blocker_id)
+            for client, response, frames in waiting:
+                assert [f for f in frames if f.type == "end"][0].header["ok"] is True
+                response.close()
+                client.close()
+            r0.close()
+            c0.close()
+            assert http.post("/generate", params={"wait": 1}, json=body_for("sd1")).status_code == 200
+    finally:
+        h.close()

@@ -33,6 +33,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.idle_unload_seconds = float(self.get_conf("engine.idle_unload_seconds", 0))
         self.keep_resident_gb = float(self.get_conf("engine.keep_resident_gb", 0))
         self.keep_in_ram_gb = float(self.get_conf("engine.keep_in_ram_gb", 0))
+        self.max_queue = int(self.get_conf("engine.max_queue", 64))
         self.lora_roots = self.get_conf("engine.lora_roots")
         self.default_model = self.get_conf("engine.default_model")
         self.warm_up = bool(self.get_conf("engine.warm_up", True))
@@ -50,7 +51,7 @@ class InferenceEngine(BaseExtensionProcess):
         os.makedirs(self.job_folder, exist_ok=True)
         engine = Engine(resolve_device(self.device_name), self.output_folder, self.assets_folder,
                         idle_unload_seconds=self.idle_unload_seconds, keep_resident_gb=self.keep_resident_gb,
-                        keep_in_ram_gb=self.keep_in_ram_gb,
+                        keep_in_ram_gb=self.keep_in_ram_gb, max_queue=self.max_queue,
                         lora_roots=self.lora_roots,
                         on_info=lambda text: self.ui.update(info=text))
         token = secrets.token_urlsafe(32)

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.latent_preview import preview_shape, shrink_tensor
+from extensions_built_in.inference_engine.request_queue import QueueFull, RequestQueue
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
@@ -73,7 +74,8 @@ class Request:
 class Engine:
     def __init__(self, device: str, output_folder: str, assets_folder: str, files_url_prefix: str = "/api/files",
                  idle_unload_seconds: float = 0, keep_resident_gb: float = 0, keep_in_ram_gb: float = 0,
-                 lora_roots: Optional[list[str]] = None, on_info: Optional[Callable[[str], None]] = None):
+                 lora_roots: Optional[list[str]] = None, on_info: Optional[Callable[[str], None]] = None,
+                 max_queue: int = 64):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
         self.assets_folder = os.path.abspath(assets_folder)
@@ -82,11 +84,8 @@ class Engine:
         self.lora_roots = [os.path.abspath(p) for p in (lora_roots or [MODELS_PATH])] + [self.assets_folder,
                                                                                          self.output_folder]
         self._on_info = on_info or (lambda text: None)
-        self._lock = threading.Lock()
-        self._pending: list[Request] = []
-        self._wake = threading.Condition(self._lock)
+        self.queue: RequestQueue[Request] = RequestQueue(max_queue)
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
-        self.running: Optional[Request] = None
         self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
         self.latents = LatentSender()
         self.holder = None
@@ -100,6 +99,10 @@ class Engine:
         self._idle_since = time.monotonic()
         os.makedirs(self.output_folder, exist_ok=True)
         os.makedirs(self.assets_folder, exist_ok=True)
+
+    @property
+    def running(self) -> Optional[Request]:
+        return self.queue.running
 
     # ================================================================== server-thread API (no torch)
     def models(self) -> list[dict]:
@@ -169,18 +172,17 @@ class Engine:
         raise BadRequest(loc, f"{ref!r} is neither an asset id nor a file inside the engine's assets or output folder")
 
     def submit(self, model: dict, sample: dict, stream: dict, frames: FrameStream) -> Request:
+        """Check, then queue. ``BadRequest`` names a field; ``QueueFull`` means come back later (the stream
+        is then dropped unread)."""
         model_class, model_config, gen, options = self.resolve(model, sample, stream)
         req = Request(frames.request_id, model_class, model_config, gen, options, frames,
                       body={"model": model, "sample": sample, "stream": stream})
         gen.output_path = os.path.join(self.output_folder, f"{req.id}.{gen.output_ext}")
         frames.emit("start", config=self.resolved_config(req), output={"kind": req.output_kind, "ext": gen.output_ext},
                     latent=self.latent_spec(req))
-        with self._lock:
-            self._pending.append(req)
-            self._recent.append(req)
-            self.counters["requests"] += 1
-            position = len(self._pending)  # 1-based place in line; the running request is 0
-            self._wake.notify()
+        position = self.queue.push(req, retry_after_s=self._retry_after_s())
+        self._recent.append(req)
+        self.counters["requests"] += 1
         frames.emit("status", stage="queued", message="Waiting in queue", position=position)
         return req
 
@@ -200,26 +202,23 @@ class Engine:
 
     def position_field(self, req: Request) -> dict:
         """``{"position": n}`` while queued (1-based place in line), ``{}`` once it runs."""
-        with self._lock:
-            if req in self._pending:
-                return {"position": self._pending.index(req) + 1}
-        return {}
+        position = self.queue.position(req.id)
+        return {} if position is None else {"position": position}
+
+    def _retry_after_s(self) -> int:
+        """A full queue's ``Retry-After``: roughly one request's time, from the latest finished one."""
+        recent = [r.timings.get("total_s") for r in list(self._recent)[-8:] if r.timings.get("total_s")]
+        return max(1, min(60, round(statistics.median(recent)))) if recent else 5
 
     def new_request_id(self) -> str:
         return uuid.uuid4().hex
 
     def cancel(self, request_id: str) -> Optional[str]:
         """'cancelled' (was queued, now removed), 'cancelling' (running; stops at the next step) or None."""
-        with self._lock:
-            for req in self._pending:
-                if req.id == request_id:
-                    self._pending.remove(req)
-                    req.cancelled.set()
-                    break
-            else:
-                req = None
-            running = self.running if self.running and self.running.id == request_id else None
+        req = self.queue.remove(request_id)
+        running = self.running if self.running and self.running.id == request_id else None
         if req is not None:
+            req.cancelled.set()
             req.stream.finish(False, "cancelled", "Cancelled while queued")
             self._announce_positions()
             return "cancelled"
@@ -234,9 +233,8 @@ class Engine:
         return [r for r in list(self._recent) if not r.stream.drained]
 
     def queue_snapshot(self) -> dict:
-        with self._lock:
-            running = self.running
-            pending = list(self._pending)
+        running, pending = self.queue.snapshot()
+
         def row(req: Request, position: int) -> dict:
             return {"request_id": req.id, "arch": req.model_class.arch, "name_or_path": req.model.name_or_path,
                     "prompt": req.sample.prompt, "stage": req.stage, "position": position, "created": req.created}
@@ -244,8 +242,7 @@ class Engine:
                 "pending": [row(r, i + 1) for i, r in enumerate(pending)]}
 
     def health(self) -> dict:
-        with self._lock:
-            busy, queued = self.running is not None, len(self._pending)
+        busy, queued = self.running is not None, len(self.queue)
         active = None
         if self.holder is not None:
             active = {"arch": self.holder.arch, "name_or_path": self.holder.model_config.name_or_path,
@@ -259,8 +256,7 @@ class Engine:
         """Run ``fn`` on the main thread between generations (model state is only touched there)."""
         reply: queue.Queue = queue.Queue(maxsize=1)
         self._tasks.put((fn, reply))
-        with self._lock:
-            self._wake.notify()
+        self.queue.wake()
         ok, value = reply.get(timeout=timeout)
         if not ok:
             raise value
@@ -298,14 +294,10 @@ class Engine:
             self._set_info(self._idle_text(), force=True)
 
     def _next_request(self, timeout: float) -> Optional[Request]:
-        with self._lock:
-            if not self._pending and self._tasks.empty():
-                self._wake.wait(timeout)
-            if not self._pending:
-                return None
-            self.running = self._pending.pop(0)
-        self._announce_positions()
-        return self.running
+        req = self.queue.pop(timeout if self._tasks.empty() else 0)
+        if req is not None:
+            self._announce_positions()
+        return req
 
     def _run_tasks(self) -> None:
         while True:
@@ -319,10 +311,8 @@ class Engine:
                 reply.put((False, e))
 
     def _announce_positions(self) -> None:
-        with self._lock:
-            pending = list(self._pending)
-        for i, req in enumerate(pending):
-            req.stream.emit("status", stage="queued", message="Waiting in queue", position=i + 1)
+        for req, position in self.queue.positions():
+            req.stream.emit("status", stage="queued", message="Waiting in queue", position=position)
 
     def _execute(self, req: Request) -> None:
         started = time.monotonic()
@@ -354,8 +344,7 @@ class Engine:
             req.stream.finish(False, "cancelled", "Engine stopping")
             raise
         finally:
-            with self._lock:
-                self.running = None
+            self.queue.finished(req)
 
     def _holder_for(self, req: Request):
         """Same ModelConfig: the resident holder as is. Otherwise a new holder whose loads hit or miss the pool;
@@ -542,10 +531,7 @@ class Engine:
 
     def shutdown(self, message: str = "Engine stopped") -> None:
         """End every open stream with an error frame; the server then closes the responses."""
-        with self._lock:
-            victims = list(self._pending) + ([self.running] if self.running else [])
-            self._pending.clear()
-        for req in victims:
+        for req in self.queue.drain():
             req.cancelled.set()
             req.stream.finish(False, "cancelled", message)
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from extensions_built_in.inference_engine.engine import BadRequest, Engine
 from extensions_built_in.inference_engine.protocol import MEDIA_TYPE
+from extensions_built_in.inference_engine.request_queue import QueueFull
 from extensions_built_in.inference_engine.stream import FrameStream
 
 HEARTBEAT_S = 1.0  # proxies and clients must see bytes at least every 2 s while a request waits or loads
@@ -128,6 +129,8 @@ def create_app(engine: Engine, token: str) -> FastAPI:
                                 body.stream.model_dump(), stream)
         except BadRequest as e:
             return bad_request(e.loc, str(e))
+        except QueueFull as e:
+            return JSONResponse({"detail": str(e)}, status_code=429, headers={"Retry-After": str(e.retry_after_s)})
         if wait:
             return await wait_for_outcome(engine, req, request)
         return StreamingResponse(stream_frames(engine, req, request), media_type=MEDIA_TYPE,
