@@ -16,7 +16,7 @@ class Item:
 def filled(n, **kw):
     q = RequestQueue(**kw)
     items = [Item(str(i)) for i in range(n)]
-    assert [q.push(item) for item in items] == list(range(1, n + 1))
+    assert [q.push(item, 5) for item in items] == list(range(1, n + 1))
     return q, items
 
 
@@ -49,7 +49,7 @@ def test_places_follow_pops_and_cancels():
     assert places(q, items) == {"0": None, "1": 1, "2": None, "3": 2, "4": 3}
     assert q.remove("1") is items[1]  # the head leaves
     assert places(q, items) == {"0": None, "1": None, "2": None, "3": 1, "4": 2}
-    q.push(Item("5"))
+    q.push(Item("5"), 5)
     assert q.position("5") == 3
     assert [(i.id, p) for i, p in q.positions()] == [("3", 1), ("4", 2), ("5", 3)]
     assert q.pop(0) is items[3]
@@ -70,7 +70,7 @@ def test_the_cap_refuses_with_retry_after_and_frees_up_as_the_line_moves():
     assert full.value.retry_after_s == 7 and full.value.limit == 2 and "full" in str(full.value)
     assert q.position("x") is None and len(q) == 2
     q.pop(0)  # running does not count against the cap
-    assert q.push(Item("y")) == 2
+    assert q.push(Item("y"), 5) == 2
 
 
 def test_no_cap_when_zero():
@@ -85,6 +85,12 @@ def test_drain_takes_everything_including_the_running_item():
     assert len(q) == 0 and q.position("1") is None and q.pop(0) is None
 
 
+def test_drain_with_nothing_running_is_just_the_line():
+    q, items = filled(2)
+    assert q.drain() == items
+    assert q.drain() == []
+
+
 def test_snapshot():
     q, items = filled(3)
     q.pop(0)
@@ -96,7 +102,7 @@ def test_pop_waits_for_a_push_or_a_wake():
     got = []
     t = threading.Thread(target=lambda: got.append(q.pop(30)))
     t.start()
-    q.push(Item("a"))
+    q.push(Item("a"), 5)
     t.join(10)
     assert not t.is_alive() and got[0].id == "a"
     t = threading.Thread(target=lambda: got.append(q.pop(30)))
@@ -115,7 +121,7 @@ def test_places_match_a_plain_list_through_random_pushes_pops_and_cancels():
         if action < 0.45:
             item = Item(str(n))
             n += 1
-            assert q.push(item) == len(model) + 1
+            assert q.push(item, 5) == len(model) + 1
             model.append(item)
         elif action < 0.7 and model:
             assert q.pop(0) is model.pop(0)

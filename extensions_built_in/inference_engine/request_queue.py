@@ -43,7 +43,7 @@ class RequestQueue(Generic[T]):
         self._changed = threading.Condition(self._lock)
 
     # ------------------------------------------------------------------ server side
-    def push(self, item: T, retry_after_s: int = 5) -> int:
+    def push(self, item: T, retry_after_s: int) -> int:
         """Put ``item`` at the end of the line; its 1-based place. ``QueueFull`` at the cap."""
         with self._lock:
             if self.max_pending and len(self._line) >= self.max_pending:

@@ -1,0 +1,241 @@
+"""ComponentPool's bookkeeping on its own: hits and misses, what a request marks used, what release and eviction
+free, park or keep, in which order, within which budgets. Modules are stand-ins with a known byte size, and
+parking (pinned host memory, CUDA only) is replaced by a recorder: the decisions are what is tested here;
+test_pool.py and test_pool_safety.py run the same pool under the real engine."""
+import pytest
+import torch
+
+from toolkit.models.v2 import pool as pool_module
+from toolkit.models.v2.pool import GB, ComponentKey, ComponentPool, host_buffers, module_bytes
+
+
+class Blob:
+    """A module of ``n`` bytes (uint8 parameters) and ``b`` bytes of buffers."""
+
+    def __init__(self, n, b=0):
+        self.params, self.bufs = [torch.zeros(n, dtype=torch.uint8)], [torch.zeros(b, dtype=torch.uint8)]
+
+    def parameters(self):
+        return iter(self.params)
+
+    def buffers(self):
+        return iter(self.bufs)
+
+
+def key(name, device="cpu", **kw):
+    return ComponentKey(cls=f"test.{name}", content=name, device=device, **kw)
+
+
+@pytest.fixture()
+def parks(monkeypatch):
+    """Parking and returning recorded instead of copied to pinned memory."""
+    log = []
+
+    def park(entry):
+        log.append(("park", entry.key.content))
+        entry.tier = "ram"
+
+    def unpark(entry):
+        log.append(("unpark", entry.key.content))
+        entry.tier = "device"
+
+    monkeypatch.setattr(pool_module, "_park", park)
+    monkeypatch.setattr(pool_module, "_unpark", unpark)
+    return log
+
+
+def load(pool, name, n=100, **kw):
+    return pool.get_or_load(key(name, **kw), lambda: Blob(n))
+
+
+def test_module_bytes_counts_parameters_and_buffers_and_nothing_for_weightless_parts():
+    assert module_bytes(Blob(100, 28)) == 128
+    assert module_bytes(object()) == 0
+
+
+def test_a_second_load_of_the_same_key_is_a_hit_on_the_same_module():
+    pool = ComponentPool()
+    first = load(pool, "a")
+    assert load(pool, "a") is first
+    assert (pool.counters["hits"], pool.counters["misses"]) == (1, 1)
+    [entry] = pool.entries.values()
+    assert entry.hits == 1 and entry.bytes == 100 and entry.load_s >= 0
+    assert load(pool, "a", device="cuda:0") is not first  # another device is another key
+    assert pool.counters["misses"] == 2
+
+
+def test_a_request_uses_what_it_loads_or_marks_and_nothing_else():
+    pool = ComponentPool()
+    load(pool, "a"), load(pool, "b")
+    pool.begin_request()
+    assert pool.used == set()
+    load(pool, "a")
+    pool.mark_used(key("b"))
+    pool.mark_used(key("unknown"))
+    assert pool.used == {key("a"), key("b")}
+    assert [e["in_use"] for e in pool.snapshot()] == [True, True]
+
+
+def test_release_frees_what_the_request_did_not_use():
+    pool = ComponentPool()
+    load(pool, "a"), load(pool, "b"), load(pool, "c")
+    pool.begin_request()
+    load(pool, "b")
+    assert set(pool.release_unused()) == {key("a"), key("c")}
+    assert list(pool.entries) == [key("b")] and pool.counters["evictions"] == 2
+    assert pool.release_unused(keep={key("b")}) == []
+
+
+def test_release_keeps_the_newest_idle_entries_within_the_keep_warm_budget():
+    pool = ComponentPool(keep_resident_gb=250 / GB)  # room for two entries of 100 bytes
+    for name in ("old", "mid", "new", "used"):
+        load(pool, name)
+    pool.begin_request()
+    load(pool, "used")
+    assert pool.release_unused() == [key("old")]  # least recently used goes first
+    assert set(pool.entries) == {key("mid"), key("new"), key("used")}
+
+
+def test_release_keeps_an_entry_that_fits_exactly_and_not_one_byte_more():
+    pool = ComponentPool(keep_resident_gb=100 / GB)
+    load(pool, "a")
+    pool.begin_request()
+    assert pool.release_unused() == []
+    pool = ComponentPool(keep_resident_gb=99 / GB)
+    load(pool, "a")
+    pool.begin_request()
+    assert pool.release_unused() == [key("a")]
+
+
+def test_release_with_an_explicit_keep_set_spares_it():
+    pool = ComponentPool()
+    load(pool, "a"), load(pool, "b")
+    pool.begin_request()
+    assert pool.release_unused(keep={key("a")}) == [key("b")]
+
+
+def test_evict_drops_and_counts_and_ignores_unknown_keys():
+    pool = ComponentPool()
+    module = load(pool, "a")
+    assert pool.evict([key("a"), key("nope")]) == [key("a")]
+    assert not pool.entries and pool.counters["evictions"] == 1
+    assert module.params  # the pool let go of it; the module itself is untouched
+
+
+def test_evict_parks_cuda_components_in_ram_within_the_budget(parks):
+    pool = ComponentPool(keep_in_ram_gb=150 / GB)
+    load(pool, "a", device="cuda:0"), load(pool, "b", device="cuda:0"), load(pool, "c", device="cpu")
+    assert pool.evict([key("a", "cuda:0"), key("b", "cuda:0"), key("c")]) == [key("a", "cuda:0"),
+                                                                              key("b", "cuda:0"), key("c")]
+    assert parks == [("park", "a")]  # b would overflow the budget; c is not on a GPU
+    assert list(pool.entries) == [key("a", "cuda:0")] and pool.entries[key("a", "cuda:0")].tier == "ram"
+    assert (pool.counters["parked"], pool.counters["evictions"]) == (1, 2)
+    assert pool.evict([key("a", "cuda:0")]) == []  # already parked: nothing more to free
+    assert load(pool, "a", device="cuda:0") is not None and parks[-1] == ("unpark", "a")
+    assert pool.counters["ram_hits"] == 1 and pool.entries[key("a", "cuda:0")].return_s is not None
+
+
+def test_a_parked_entry_is_dropped_when_parking_is_not_allowed(parks):
+    pool = ComponentPool(keep_in_ram_gb=1)
+    load(pool, "a", device="cuda:0")
+    pool.evict([key("a", "cuda:0")])
+    assert pool.evict([key("a", "cuda:0")], allow_park=False) == [key("a", "cuda:0")]
+    assert not pool.entries
+
+
+@pytest.mark.parametrize("device,budget,size,expected", [
+    ("cuda:0", 1, 100, True), ("cpu", 1, 100, False), ("cuda:0", 0, 100, False), ("cuda:0", 1, 0, False),
+    ("cuda:0", 100 / GB, 100, True), ("cuda:0", 99 / GB, 100, False),
+])
+def test_what_may_be_parked(device, budget, size, expected):
+    pool = ComponentPool(keep_in_ram_gb=budget)
+    load(pool, "a", n=size, device=device)
+    assert pool._can_park(pool.entries[key("a", device)]) is expected
+
+
+def test_parking_budget_counts_what_is_already_parked(parks):
+    pool = ComponentPool(keep_in_ram_gb=200 / GB)
+    load(pool, "a", device="cuda:0"), load(pool, "b", device="cuda:0")
+    pool.evict([key("a", "cuda:0")])
+    assert pool._can_park(pool.entries[key("b", "cuda:0")]) is True  # 100 parked + 100 = 200 fits
+    load(pool, "c", n=101, device="cuda:0")
+    assert pool._can_park(pool.entries[key("c", "cuda:0")]) is False
+
+
+def test_unload_everything_or_named_entries_but_never_protected_ones(parks):
+    pool = ComponentPool(keep_in_ram_gb=1)
+    load(pool, "a", device="cuda:0"), load(pool, "b"), load(pool, "c")
+    names = {k.content: str(k) for k in pool.entries}
+    assert pool.unload([names["b"]]) == [names["b"]]
+    with pytest.raises(KeyError, match="nope"):
+        pool.unload(["nope"])
+    assert pool.unload([names["c"]], protect={key("c")}) == []
+    assert set(pool.unload(None, protect={key("c")})) == {names["a"]}
+    assert list(pool.entries) == [key("c")]  # unload(None) frees, never parks
+    assert ("park", "a") not in parks
+
+
+def test_evict_for_frees_least_recently_used_until_the_load_fits(monkeypatch):
+    pool = ComponentPool()
+    for name in ("a", "b", "c", "d"):
+        load(pool, name, device="cuda:0")
+    load(pool, "other", device="cuda:1")
+    pool.begin_request()
+    load(pool, "c", device="cuda:0")  # used by this request
+    free = {"bytes": 50}
+    monkeypatch.setattr(pool_module, "free_device_bytes", lambda device: free["bytes"])
+    assert pool.evict_for(40, "cuda:0", protect=set()) == []  # it fits already
+    assert pool.evict_for(250, "cuda:0", protect={key("a", "cuda:0")}) == [key("b", "cuda:0"), key("d", "cuda:0")]
+    assert set(pool.entries) == {key("a", "cuda:0"), key("c", "cuda:0"), key("other", "cuda:1")}
+    assert pool.evict_for(10**9, "cuda:0", protect=set()) == [key("a", "cuda:0")]  # all it may free
+
+
+def test_evict_for_stops_as_soon_as_the_load_fits(monkeypatch):
+    pool = ComponentPool()
+    for name in ("a", "b", "c"):
+        load(pool, name, device="cuda:0")
+    pool.begin_request()
+    monkeypatch.setattr(pool_module, "free_device_bytes", lambda device: 0)
+    assert pool.evict_for(100, "cuda:0", protect=set()) == [key("a", "cuda:0")]
+    assert pool.evict_for(200, "cuda:0", protect=set()) == [key("b", "cuda:0"), key("c", "cuda:0")]
+
+
+def test_evict_for_does_nothing_off_the_gpu():
+    pool = ComponentPool()
+    load(pool, "a")
+    pool.begin_request()
+    assert pool.evict_for(10**12, "cpu", protect=set()) == [] and len(pool.entries) == 1
+
+
+def test_injected_out_of_memory_fails_that_many_misses_and_no_hits():
+    pool = ComponentPool()
+    load(pool, "a")
+    pool.inject_oom(1)
+    assert load(pool, "a") is not None  # a hit loads nothing
+    with pytest.raises(torch.cuda.OutOfMemoryError):
+        load(pool, "b")
+    assert load(pool, "b") is not None and pool.counters["misses"] == 2
+
+
+def test_resident_bytes_and_snapshot_newest_first():
+    pool = ComponentPool()
+    load(pool, "a", n=10), load(pool, "b", n=20)
+    assert pool.resident_bytes() == 30
+    assert [e["content"] for e in pool.snapshot()] == ["b", "a"]
+    load(pool, "a")
+    assert [e["content"] for e in pool.snapshot()] == ["a", "b"]
+
+
+def test_host_buffers_reuse_matching_buffers_and_replace_the_rest():
+    made = []
+
+    def allocate(t):
+        made.append(t.shape)
+        return torch.empty_like(t)
+
+    a, b = torch.zeros(4), torch.zeros(2, dtype=torch.float16)
+    first = host_buffers({"a": a, "b": b}, None, allocate)
+    again = host_buffers({"a": a, "b": torch.zeros(3, dtype=torch.float16), "c": torch.zeros(1)}, first, allocate)
+    assert again["a"] is first["a"] and again["b"] is not first["b"] and "c" in again
+    assert len(made) == 4
+    assert host_buffers({"a": a.half()}, first, allocate)["a"] is not first["a"]  # same shape, other dtype
