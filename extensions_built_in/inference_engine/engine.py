@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
+from extensions_built_in.inference_engine.assets import AssetError, AssetStore, is_inside, paths_named_by, real_path
 from extensions_built_in.inference_engine.latent_preview import preview_shape, shrink_tensor
 from extensions_built_in.inference_engine.request_queue import QueueFull, RequestQueue
 from extensions_built_in.inference_engine.saver import ResultSaver
@@ -75,7 +76,7 @@ class Engine:
     def __init__(self, device: str, output_folder: str, assets_folder: str, files_url_prefix: str = "/api/files",
                  idle_unload_seconds: float = 0, keep_resident_gb: float = 0, keep_in_ram_gb: float = 0,
                  lora_roots: Optional[list[str]] = None, on_info: Optional[Callable[[str], None]] = None,
-                 max_queue: int = 64):
+                 max_queue: int = 64, assets_max_gb: float = 2.0, assets_max_age_hours: float = 168.0):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
         self.assets_folder = os.path.abspath(assets_folder)
@@ -85,6 +86,8 @@ class Engine:
                                                                                          self.output_folder]
         self._on_info = on_info or (lambda text: None)
         self.queue: RequestQueue[Request] = RequestQueue(max_queue)
+        self.assets = AssetStore(self.assets_folder, int(assets_max_gb * 1024**3), assets_max_age_hours * 3600,
+                                 in_use=self._control_images_in_use)
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
         self.latents = LatentSender()
@@ -98,7 +101,6 @@ class Engine:
         self._last_info = (0.0, "")
         self._idle_since = time.monotonic()
         os.makedirs(self.output_folder, exist_ok=True)
-        os.makedirs(self.assets_folder, exist_ok=True)
 
     @property
     def running(self) -> Optional[Request]:
@@ -145,11 +147,14 @@ class Engine:
                     raise BadRequest(("body", "model", field_name), problem)
 
     def resolve_lora(self, path: str) -> str:
-        """LoRA files are read from the engine's LoRA roots only (MODELS_PATH, assets, outputs by default)."""
-        real = _request_path(os.path.expanduser(path), ("body", "model", "lora_path"))
-        if os.path.isdir(real):
-            real = os.path.join(real, "pytorch_lora_weights.safetensors")
-        inside = any(real.startswith(os.path.realpath(root) + os.sep) for root in self.lora_roots)
+        """LoRA files are read from the engine's LoRA roots only (MODELS_PATH, assets, outputs by default).
+        A folder means its diffusers LoRA file; the name is joined *before* links are resolved and the result
+        checked, so a link of that name inside a root cannot point outside it."""
+        candidate = os.path.expanduser(path)
+        if os.path.isdir(candidate):
+            candidate = os.path.join(candidate, "pytorch_lora_weights.safetensors")
+        real = _request_path(candidate, ("body", "model", "lora_path"))
+        inside = any(is_inside(real, root) for root in self.lora_roots)
         if not inside:
             raise BadRequest(("body", "model", "lora_path"),
                              f"{path!r} is outside the engine's LoRA folders ({', '.join(self.lora_roots)})")
@@ -159,17 +164,14 @@ class Engine:
 
     def resolve_image_ref(self, ref: str, loc: tuple) -> str:
         """An uploaded asset id, or a server path inside the assets or output folder; nothing else."""
-        candidates = [os.path.join(self.assets_folder, name) for name in os.listdir(self.assets_folder)
-                      if os.path.splitext(name)[0] == ref] if _is_asset_id(ref) else []
-        if candidates:
-            return candidates[0]
-        if _is_asset_id(ref):
-            raise BadRequest(loc, f"unknown asset id {ref!r}: upload the image to /assets first")
-        path = _request_path(ref, loc)
-        for root in (self.assets_folder, self.output_folder):
-            if path.startswith(os.path.realpath(root) + os.sep) and os.path.isfile(path):
-                return path
-        raise BadRequest(loc, f"{ref!r} is neither an asset id nor a file inside the engine's assets or output folder")
+        try:
+            return self.assets.resolve(ref, extra_roots=[self.output_folder])
+        except AssetError as e:
+            raise BadRequest(loc, str(e)) from None
+
+    def _control_images_in_use(self) -> set:
+        running, pending = self.queue.snapshot()
+        return paths_named_by(r.sample for r in pending + ([running] if running else []))
 
     def submit(self, model: dict, sample: dict, stream: dict, frames: FrameStream) -> Request:
         """Check, then queue. ``BadRequest`` names a field; ``QueueFull`` means come back later (the stream
@@ -253,25 +255,41 @@ class Engine:
                 "warm_up_s": self.warm_up_s}
 
     def run_on_main(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:
-        """Run ``fn`` on the main thread between generations (model state is only touched there)."""
+        """Run ``fn`` on the main thread between generations (model state is only touched there).
+        ``EngineBusy`` when a generation is running, or one outlasts ``timeout``: then ``fn`` never runs
+        (an unload the caller was told had failed must not happen a minute later)."""
+        if self.running is not None:
+            raise EngineBusy("a generation is running: cancel it or wait for it to end")
         reply: queue.Queue = queue.Queue(maxsize=1)
-        self._tasks.put((fn, reply))
+        abandoned = threading.Event()
+        self._tasks.put((lambda: None if abandoned.is_set() else fn(), reply))
         self.queue.wake()
-        ok, value = reply.get(timeout=timeout)
+        try:
+            ok, value = reply.get(timeout=timeout)
+        except queue.Empty:
+            abandoned.set()
+            raise EngineBusy(f"the engine stayed busy for {timeout:g} s; nothing was done") from None
         if not ok:
             raise value
         return value
 
     def list_outputs(self, limit: int = 100) -> list[dict]:
+        """Finished files only: temp files and sidecars in the making are not outputs, and a file that goes
+        away between listing and reading (a save replacing its temp file) is skipped, not an error."""
         entries = []
         for name in os.listdir(self.output_folder):
             path = os.path.join(self.output_folder, name)
-            if name.startswith(".") or name.endswith(".json") or not os.path.isfile(path):
+            if name.startswith(".") or name.endswith((".json", ".tmp")):
                 continue
-            sidecar = os.path.splitext(path)[0] + ".json"
-            meta = _read_json(sidecar)
-            entries.append({"name": name, "path": path, "url": self.file_url(path), "bytes": os.path.getsize(path),
-                            "mtime": os.path.getmtime(path), "meta": meta})
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if not os.path.isfile(path):
+                continue
+            meta = _read_json(os.path.splitext(path)[0] + ".json")
+            entries.append({"name": name, "path": path, "url": self.file_url(path), "bytes": st.st_size,
+                            "mtime": st.st_mtime, "meta": meta})
         entries.sort(key=lambda e: e["mtime"], reverse=True)
         return entries[:limit]
 
@@ -453,6 +471,7 @@ class Engine:
 
     def _save(self, req: Request, media, started: float) -> None:
         """On the saver thread: the file, its thumbnail and sidecar, then the result frame and the end."""
+        result = None
         try:
             t_save = time.monotonic()
             result = save_generated(media, req.sample)
@@ -460,6 +479,8 @@ class Engine:
             req.timings["total_s"] = round(time.monotonic() - started, 4)
             self._write_sidecar(req, result)
         except Exception as e:  # a full disk, a codec refusing the frames: the request fails, the engine serves on
+            if result is not None:  # the file made it, its sidecar did not: no half result stays behind
+                _remove_result(result["path"])
             req.stream.finish(False, "internal", f"Saving the result failed: {type(e).__name__}: {e}"[:2000])
             return
         req.stream.emit("result", path=result["path"], url=self.file_url(result["path"]), kind=result["kind"],
@@ -475,9 +496,13 @@ class Engine:
                 "request": req.body, "seed": req.sample.seed, "timings": req.timings,
                 "result": {k: v for k, v in result.items() if k != "path"} | {"url": self.file_url(result["path"])}}
         tmp = sidecar + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, default=str)
-        os.replace(tmp, sidecar)
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=2, default=str)
+            os.replace(tmp, sidecar)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
 
     def _free_after_oom(self) -> None:
         """Sampling ran out of memory: drop the step's tensors now so the next request starts from the baseline."""
@@ -556,6 +581,10 @@ class LoadFailed(RuntimeError):
     pass
 
 
+class EngineBusy(RuntimeError):
+    """Main-thread work (``/unload``) cannot run while a generation does."""
+
+
 class LatentSender:
     """Latent frames leave the GPU without stopping it.
 
@@ -629,15 +658,20 @@ def checkpoint_preview_factors(name_or_path: str, channels: int) -> dict:
 
 
 def _request_path(path: str, loc: tuple) -> str:
-    """``realpath`` of a path taken from a request; one it cannot even name (a NUL byte) is the client's error."""
     try:
-        return os.path.realpath(path)
-    except ValueError as e:  # "embedded null byte"
-        raise BadRequest(loc, f"not a usable path: {e}") from None
+        return real_path(path)
+    except AssetError as e:
+        raise BadRequest(loc, str(e)) from None
 
 
-def _is_asset_id(ref: str) -> bool:
-    return len(ref) == 32 and all(c in "0123456789abcdef" for c in ref)
+def _remove_result(path: str) -> None:
+    """A result file and what belongs to it: its thumbnail and sidecar."""
+    folder, name = os.path.split(path)
+    for p in (path, os.path.join(folder, ".thumbs", name + ".jpg"), os.path.splitext(path)[0] + ".json"):
+        try:
+            os.remove(p)
+        except FileNotFoundError:
+            pass
 
 
 def _read_json(path: str) -> Optional[dict]:

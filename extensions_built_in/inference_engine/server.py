@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import io
+import json
 import os
 import threading
 import time
@@ -16,17 +16,18 @@ from typing import Literal, Optional
 
 from fastapi import FastAPI, HTTPException, Query, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from extensions_built_in.inference_engine.engine import BadRequest, Engine
+from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
+from extensions_built_in.inference_engine.engine import BadRequest, Engine, EngineBusy
 from extensions_built_in.inference_engine.protocol import MEDIA_TYPE
 from extensions_built_in.inference_engine.request_queue import QueueFull
 from extensions_built_in.inference_engine.stream import FrameStream
 
 HEARTBEAT_S = 1.0  # proxies and clients must see bytes at least every 2 s while a request waits or loads
-MAX_UPLOAD_BYTES = 32 * 1024 * 1024
-MAX_UPLOAD_PIXELS = 64 * 1024 * 1024
-UPLOAD_FORMATS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "BMP": "bmp"}
+MAX_JSON_BODY = 1024 * 1024  # a generate body is a few KB; 1 MB leaves room for long prompts, not for abuse
+MAX_MODEL_EXTRAS = 64  # unknown ModelConfig keys kept (configs pasted from AI Toolkit carry some) ...
+MAX_MODEL_EXTRAS_BYTES = 64 * 1024  # ... and their size as JSON: they are copied into every sidecar
 
 
 # ---------------------------------------------------------------------------------------------- request bodies
@@ -48,6 +49,16 @@ class ModelBody(BaseModel):
     layer_offloading_text_encoder_percent: float = Field(1.0, ge=0, le=1)
     lora_path: Optional[str] = Field(None, max_length=1024)
     lora_multiplier: float = Field(1.0, ge=-10, le=10)
+
+    @model_validator(mode="after")
+    def bounded_extras(self):
+        extras = self.model_extra or {}
+        if len(extras) > MAX_MODEL_EXTRAS:
+            raise ValueError(f"{len(extras)} unknown model keys; at most {MAX_MODEL_EXTRAS} are kept")
+        size = len(json.dumps(extras, default=str))
+        if size > MAX_MODEL_EXTRAS_BYTES:
+            raise ValueError(f"unknown model keys take {size} bytes as JSON; at most {MAX_MODEL_EXTRAS_BYTES}")
+        return self
 
 
 class SampleBody(BaseModel):
@@ -103,6 +114,7 @@ def create_app(engine: Engine, token: str) -> FastAPI:
                   description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
                               "(engine.json). POST /generate streams binary frames (see DESIGN §4).")
     expected = f"Bearer {token}".encode()
+    app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets",))
 
     @app.middleware("http")
     async def require_token(request: Request, call_next):
@@ -156,6 +168,8 @@ def create_app(engine: Engine, token: str) -> FastAPI:
             return await asyncio.to_thread(engine.run_on_main, lambda: engine.unload(None if body.all else body.keys))
         except KeyError as e:
             return bad_request(("body", "keys"), f"unknown pool key(s): {e.args[0]}")
+        except EngineBusy as e:
+            return JSONResponse({"detail": str(e)}, status_code=409)
 
     @app.post("/assets")
     async def upload_asset(request: Request):
@@ -173,6 +187,33 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         return FileResponse(path)
 
     return app
+
+
+class BodyLimit:
+    """413 for a request body over ``limit`` bytes, by its Content-Length or, for chunked bodies, while it is
+    read (nothing past the limit is buffered). Uploads have their own, larger cap (``exempt``)."""
+
+    def __init__(self, app, limit: int, exempt: tuple = ()):
+        self.app, self.limit, self.exempt = app, limit, exempt
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] in self.exempt:
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.limit:
+            response = JSONResponse({"detail": f"request body is over {self.limit} bytes"}, status_code=413)
+            return await response(scope, receive, send)
+        seen = 0
+
+        async def limited_receive():
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:  # FastAPI turns an HTTPException raised while reading the body into its response
+                raise HTTPException(413, f"request body is over {self.limit} bytes")
+            return message
+
+        await self.app(scope, limited_receive, send)
 
 
 async def stream_frames(engine: Engine, req, request: Request):
@@ -262,31 +303,12 @@ async def receive_asset(engine: Engine, request: Request) -> JSONResponse:
     if len(data) > MAX_UPLOAD_BYTES:
         return too_large
     try:
-        info = await asyncio.to_thread(store_image, engine.assets_folder, engine.new_request_id(), data)
-    except ValueError as e:
+        info = await asyncio.to_thread(engine.assets.store, data)
+    except AssetQuotaFull as e:
+        return bad_request(("body", "file"), str(e), 507)
+    except AssetError as e:
         return bad_request(("body", "file"), str(e))
     return JSONResponse(info, status_code=201)
-
-
-def store_image(folder: str, asset_id: str, data: bytes) -> dict:
-    from PIL import Image
-
-    Image.MAX_IMAGE_PIXELS = MAX_UPLOAD_PIXELS
-    try:
-        with Image.open(io.BytesIO(data)) as img:
-            img.verify()
-        with Image.open(io.BytesIO(data)) as img:
-            img.load()
-            fmt, size = img.format, img.size
-    except Exception as e:  # PIL raises many types for corrupt, truncated or bomb images
-        raise ValueError(f"not a readable image ({type(e).__name__}: {e})") from None
-    if fmt not in UPLOAD_FORMATS:
-        raise ValueError(f"image format {fmt} is not accepted; use {', '.join(UPLOAD_FORMATS)}")
-    path = os.path.join(folder, f"{asset_id}.{UPLOAD_FORMATS[fmt]}")
-    with open(path + ".tmp", "wb") as f:
-        f.write(data)
-    os.replace(path + ".tmp", path)
-    return {"id": asset_id, "path": path, "width": size[0], "height": size[1], "format": fmt.lower()}
 
 
 # ---------------------------------------------------------------------------------------------- running it

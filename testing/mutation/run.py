@@ -91,9 +91,13 @@ def run_target(name: str, target: dict) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("targets", nargs="*", default=list(TARGETS), choices=list(TARGETS) + [[]])
+    parser.add_argument("targets", nargs="*", help=f"some of {', '.join(TARGETS)} (default: all)")
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
+    unknown = set(args.targets) - set(TARGETS)
+    if unknown:
+        parser.error(f"unknown target(s) {', '.join(sorted(unknown))}; known: {', '.join(TARGETS)}")
+    args.targets = args.targets or list(TARGETS)
     report = []
     for name in args.targets:
         result = run_target(name, TARGETS[name])
