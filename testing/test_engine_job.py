@@ -129,3 +129,22 @@ def test_signals_end_the_engine_cleanly(engine_job, sig):
     assert job_row(db, job_id)["status"] == "stopped"
     assert not engine_json.exists()
     assert frames[-1].type == "end" and any(f.type == "error" for f in frames)
+
+
+def test_an_engine_removes_only_its_own_engine_json(tmp_path):
+    """A stopping engine whose job was started again must leave the new run's engine.json alone."""
+    import json
+    import os
+
+    from extensions_built_in.inference_engine.InferenceEngine import InferenceEngine
+
+    process = object.__new__(InferenceEngine)  # just the file handling, no job
+    process.engine_json = str(tmp_path / "engine.json")
+    (tmp_path / "engine.json").write_text(json.dumps({"pid": os.getpid() + 1, "port": 1}))
+    process.remove_engine_json()
+    assert (tmp_path / "engine.json").exists()
+    process.output_folder = str(tmp_path)
+    process.write_engine_json("127.0.0.1", 5, "t")
+    process.remove_engine_json()
+    assert not (tmp_path / "engine.json").exists()
+    process.remove_engine_json()  # already gone: nothing to do

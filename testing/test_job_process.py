@@ -446,3 +446,27 @@ def test_name_flag_and_seed(tmp_path, db, ext_dir):
     assert result.returncode == 0, result.stderr
     assert "Running job: my_run" in result.stdout
     assert f"random {random.Random(123).random()!r}" in result.stdout
+
+
+def set_pid(db, job_id, pid):
+    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        conn.execute('UPDATE "Job" SET pid = ? WHERE id = ?', (pid, job_id))
+
+
+def test_a_process_writes_only_its_own_run_and_clears_the_pid_when_it_ends(db):
+    """Stop, then start again: the old process, still cleaning up, must not write over the new run's row."""
+    job_id = insert_job(db, "j", {})
+    status = UIJobStatus(db, job_id)
+    set_pid(db, job_id, os.getpid())  # our run, as the UI records it
+    status.update_status("running", "mine")
+    assert (row(db, job_id)["status"], row(db, job_id)["info"]) == ("running", "mine")
+    set_pid(db, job_id, 999_999_999)  # the UI restarted the job: another process's run now
+    status.update_status("running", "stale")
+    status.on_error(KeyboardInterrupt())
+    assert (row(db, job_id)["info"], row(db, job_id)["pid"]) == ("mine", 999_999_999)
+    set_pid(db, job_id, os.getpid())
+    status.on_error(KeyboardInterrupt())
+    assert (row(db, job_id)["status"], row(db, job_id)["pid"]) == ("stopped", None)
+    set_pid(db, job_id, None)  # run by hand with AITK_JOB_ID: no pid recorded, the row is ours
+    status.complete("done")
+    assert (row(db, job_id)["status"], row(db, job_id)["info"]) == ("completed", "done")

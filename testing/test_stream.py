@@ -75,3 +75,89 @@ def test_a_held_step_wakes_the_reader_once_for_all_its_frames():
     assert CountingLoop.calls == 1 and len(stream.take()) == 2
     stream.emit("progress", step=2, total=2, eta_s=0.0, it_s=1.0)
     assert CountingLoop.calls == 2  # outside a held block every frame wakes the reader
+
+
+# ------------------------------------------------------------------ what the mutation run found unguarded
+def test_the_stream_knows_its_request_and_stamps_it_on_every_frame():
+    s = FrameStream("req-7")
+    s.emit("status", stage="queued", message="m")
+    s.emit_latent(1, np.zeros((1, 4, 2, 2)), "BCHW")
+    assert s.request_id == "req-7"
+    assert {f.request_id for f in decode(s)} == {"req-7"}
+
+
+def test_emit_says_whether_the_frame_was_taken_and_stamps_the_time():
+    import time
+
+    s = FrameStream("r")
+    before = s.last_emit
+    assert isinstance(before, float) and abs(before - time.monotonic()) < 5
+    time.sleep(0.01)
+    assert s.emit("status", stage="queued", message="m") is True
+    after_emit = s.last_emit
+    assert after_emit > before
+    time.sleep(0.01)
+    assert s.emit_latent(1, np.zeros((1, 4, 2, 2)), "BCHW", kind="x0") is True
+    assert s.last_emit > after_emit
+    [_, latent] = decode(s)
+    assert latent.header["kind"] == "x0"  # extra fields travel with the latent
+    s.finish(True)
+    assert s.emit("status", stage="queued", message="late") is False
+    assert s.emit_latent(2, np.zeros((1, 4, 2, 2)), "BCHW") is False
+
+
+def test_finish_sends_the_code_and_message_it_is_given_or_internal():
+    s = FrameStream("r")
+    s.finish(False, "oom", "Out of memory: 80 GiB")
+    error, end = decode(s)
+    assert (error.header["code"], error.header["message"]) == ("oom", "Out of memory: 80 GiB")
+    assert end.header["ok"] is False
+    s = FrameStream("r")
+    s.finish(False)
+    error, end = decode(s)
+    assert error.header["code"] == "internal" and error.header["message"] == ""
+    s = FrameStream("r")
+    s.finish(True)
+    [end] = decode(s)
+    assert end.type == "end" and end.header["ok"] is True
+
+
+def test_next_chunk_returns_exactly_the_buffered_frames_or_nothing_after_the_timeout():
+    async def main():
+        s = FrameStream("r", asyncio.get_running_loop())
+        assert await s.next_chunk(0.05) == b""
+        s.emit("status", stage="queued", message="a")
+        s.emit("status", stage="queued", message="b")
+        expected = b"".join(list(s._frames and [data for _, data in s._frames]))
+        chunk = await s.next_chunk(1)
+        assert chunk == expected
+        assert [f.header["message"] for f in read_frames(chunk)] == ["a", "b"]
+        threading.Timer(0.05, lambda: s.emit("status", stage="queued", message="c")).start()
+        chunk, deadline = b"", asyncio.get_running_loop().time() + 5
+        while not chunk:  # b"" is "nothing new" (a stale wake-up from a and b may come first)
+            assert asyncio.get_running_loop().time() < deadline
+            chunk = await s.next_chunk(5)
+        assert [f.header["message"] for f in read_frames(chunk)] == ["c"]
+
+    asyncio.run(main())
+
+
+def test_next_chunk_rechecks_after_clearing_its_wakeup():
+    """A frame that lands between the first look and clearing the wake-up (its notify then cleared) is found
+    by the second look instead of waiting for the timeout."""
+    async def main():
+        s = FrameStream("r", asyncio.get_running_loop())
+        real_take, looks = s.take, []
+
+        def take():
+            looks.append(1)
+            if len(looks) == 1:  # the first look sees nothing; the frame arrives right after it
+                s._frames.append(("status", s._encoder.frame("status", stage="queued", message="raced")))
+                return []
+            return real_take()
+
+        s.take = take
+        chunk = await s.next_chunk(2)
+        assert [f.header["message"] for f in read_frames(chunk)] == ["raced"]
+
+    asyncio.run(main())

@@ -24,6 +24,10 @@ DEFAULT_SQLITE_DB_PATH = "./aitk_db.db"
 # Columns a job process may write. Names are interpolated into SQL, so they must come
 # from this list and never from the caller.
 WRITABLE_COLUMNS = ("status", "info", "step", "total_steps", "speed_string")
+# A process writes only the row of its own run: once it is stopped and the job started again, the UI has put
+# the new process's pid in the row, and the old one, still cleaning up, must not write "stopped" over it.
+# (A row without a pid is a job run by hand with AITK_JOB_ID, where nobody else writes.)
+OWN_RUN = 'id = ? AND ("pid" IS NULL OR "pid" = ?)'
 
 # What `prisma db push` creates for AI Toolkit's ui/prisma/schema.prisma. Prisma stores
 # DateTime as integer milliseconds since the epoch and Boolean as 0/1.
@@ -218,12 +222,20 @@ class UIJobStatus:
             return
         names = [name for name in WRITABLE_COLUMNS if name in columns]
         assignments = ", ".join(f'"{name}" = ?' for name in names)
-        params = tuple(columns[name] for name in names) + (self.job_id,)
-        self._write(f'UPDATE "Job" SET {assignments} WHERE id = ?', params)
+        self._write(f'UPDATE "Job" SET {assignments} WHERE {OWN_RUN}', tuple(columns[n] for n in names) + self._run())
+
+    def _run(self) -> tuple:
+        return self.job_id, os.getpid()
+
+    def finish(self, status: str, info: str) -> None:
+        """The run's last word: its final status, and ``pid`` cleared so nothing signals a reused pid later."""
+        if self.enabled:
+            self._write(f'UPDATE "Job" SET "status" = ?, "info" = ?, "pid" = NULL WHERE {OWN_RUN}',
+                        (status, info) + self._run())
 
     def complete(self, info: str = "Job completed") -> None:
         self.stop_watcher()
-        self.update_status("completed", info)
+        self.finish("completed", info)
 
     def on_error(self, e: BaseException) -> None:
         """Record how the job ended; call it from the process's `on_error`."""
@@ -233,11 +245,11 @@ class UIJobStatus:
         try:
             if isinstance(e, KeyboardInterrupt) or self.stop_reason is not None:
                 if self._stop_reason_now() == "queue":
-                    self.update_status("queued", "Job queued")
+                    self.finish("queued", "Job queued")
                 else:
-                    self.update_status("stopped", "Job stopped")
+                    self.finish("stopped", "Job stopped")
             else:
-                self.update_status("error", str(e))
+                self.finish("error", str(e))
         except Exception as db_error:
             print(f"[AITK] Warning: failed to update DB during error handling: {db_error}")
 

@@ -34,6 +34,8 @@ class InferenceEngine(BaseExtensionProcess):
         self.keep_resident_gb = float(self.get_conf("engine.keep_resident_gb", 0))
         self.keep_in_ram_gb = float(self.get_conf("engine.keep_in_ram_gb", 0))
         self.max_queue = int(self.get_conf("engine.max_queue", 64))
+        self.assets_max_gb = float(self.get_conf("engine.assets_max_gb", 2.0))
+        self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))
         self.lora_roots = self.get_conf("engine.lora_roots")
         self.default_model = self.get_conf("engine.default_model")
         self.warm_up = bool(self.get_conf("engine.warm_up", True))
@@ -52,6 +54,7 @@ class InferenceEngine(BaseExtensionProcess):
         engine = Engine(resolve_device(self.device_name), self.output_folder, self.assets_folder,
                         idle_unload_seconds=self.idle_unload_seconds, keep_resident_gb=self.keep_resident_gb,
                         keep_in_ram_gb=self.keep_in_ram_gb, max_queue=self.max_queue,
+                        assets_max_gb=self.assets_max_gb, assets_max_age_hours=self.assets_max_age_hours,
                         lora_roots=self.lora_roots,
                         on_info=lambda text: self.ui.update(info=text))
         token = secrets.token_urlsafe(32)
@@ -95,9 +98,13 @@ class InferenceEngine(BaseExtensionProcess):
         os.replace(tmp, self.engine_json)
 
     def remove_engine_json(self) -> None:
+        """Only our own: after a stop and a restart, the new run's engine.json has another pid in it."""
         try:
+            with open(self.engine_json, encoding="utf-8") as f:
+                if json.load(f).get("pid") != os.getpid():
+                    return
             os.remove(self.engine_json)
-        except FileNotFoundError:
+        except (FileNotFoundError, ValueError):
             pass
 
     def on_error(self, e):

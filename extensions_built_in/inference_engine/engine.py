@@ -252,7 +252,8 @@ class Engine:
         return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": self.pool.snapshot(),
                 "counters": dict(self.counters) | self.pool.counters,
                 "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": vram_stats(),
-                "warm_up_s": self.warm_up_s}
+                "warm_up_s": self.warm_up_s, "max_queue": self.queue.max_pending,
+                "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s}}
 
     def run_on_main(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:
         """Run ``fn`` on the main thread between generations (model state is only touched there).
