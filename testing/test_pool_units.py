@@ -239,3 +239,66 @@ def test_host_buffers_reuse_matching_buffers_and_replace_the_rest():
     assert again["a"] is first["a"] and again["b"] is not first["b"] and "c" in again
     assert len(made) == 4
     assert host_buffers({"a": a.half()}, first, allocate)["a"] is not first["a"]  # same shape, other dtype
+
+
+# ------------------------------------------------------------------ what the mutation run found unguarded
+def test_counters_and_timings_accumulate(parks):
+    import time
+
+    pool = ComponentPool(keep_in_ram_gb=1)
+    started = time.time()
+    for _ in range(3):
+        load(pool, "a", device="cuda:0")
+    entry = pool.entries[key("a", "cuda:0")]
+    assert (pool.counters["hits"], entry.hits) == (2, 2)
+    assert 0 <= entry.load_s < 10 and started - 1 <= entry.last_used <= time.time() + 1
+    load(pool, "b", device="cuda:0")
+    for _ in range(2):
+        pool.evict([key("a", "cuda:0"), key("b", "cuda:0")])
+        load(pool, "a", device="cuda:0"), load(pool, "b", device="cuda:0")
+    assert pool.counters["parked"] == 4 and pool.counters["ram_hits"] == 4
+    assert 0 <= entry.return_s < 10
+
+
+def test_a_weightless_entry_is_released_without_a_budget_and_a_one_byte_budget_keeps_one_byte():
+    pool = ComponentPool()
+    load(pool, "tokenizer", n=0)
+    pool.begin_request()
+    assert pool.release_unused() == [key("tokenizer")]
+    pool = ComponentPool(keep_resident_gb=1 / GB)
+    load(pool, "a", n=1)
+    pool.begin_request()
+    assert pool.release_unused() == []
+
+
+def test_evict_goes_on_past_keys_it_skips(parks):
+    pool = ComponentPool(keep_in_ram_gb=1)
+    load(pool, "parked", device="cuda:0"), load(pool, "b")
+    pool.evict([key("parked", "cuda:0")])
+    assert pool.evict([key("nope"), key("parked", "cuda:0"), key("b")]) == [key("b")]
+
+
+def test_unload_names_every_unknown_key():
+    pool = ComponentPool()
+    load(pool, "a")
+    with pytest.raises(KeyError, match="x, y"):
+        pool.unload(["x", str(key("a")), "y"])
+    assert len(pool.entries) == 1
+
+
+def test_evict_for_asks_about_the_right_device_and_counts_what_it_frees(monkeypatch):
+    pool = ComponentPool()
+    for name in ("a", "b", "c"):
+        load(pool, name, device="cuda:1")
+    pool.begin_request()
+    free = {"cuda:0": 0, "cuda:1": 60}
+    monkeypatch.setattr(pool_module, "free_device_bytes", lambda device: free[device])
+    assert pool.evict_for(60, "cuda:1", protect=set()) == []  # exactly enough is enough
+    assert pool.evict_for(250, "cuda:1", protect=set()) == [key("a", "cuda:1"), key("b", "cuda:1")]  # 60+100+100
+
+
+def test_injected_out_of_memory_says_so():
+    pool = ComponentPool()
+    pool.inject_oom(1)
+    with pytest.raises(torch.cuda.OutOfMemoryError, match="injected out-of-memory while loading"):
+        load(pool, "a")
