@@ -245,6 +245,7 @@ test('an edit arch takes its control image from the prompt panel', async () => {
 
 test('stop the engine: the job row is stopped and engine.json is gone', async ({ request }) => {
   await page.getByTestId('engine-stop').click();
+  // `stopping` until the process has exited, then Python's own `stopped`
   await expect(page.getByTestId('engine-status')).toHaveText('stopped');
   await expect(page.getByTestId('engine-health')).toHaveText('offline');
   const jobs = await (await request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json();
@@ -284,4 +285,55 @@ test('stop the engine: the job row is stopped and engine.json is gone', async ({
   await screenshot(page, 'job.png');
   await page.getByRole('button', { name: 'Config file' }).click();
   await expect(page.getByTestId('job-config')).toContainText('"type": "InferenceEngine"');
+});
+
+test('kill -9 of a running engine: gone from the page within 5 s, the row not left running, a new one serves', async ({ request }) => {
+  await page.goto('/generate');
+  await page.getByTestId('engine-gpu').fill('0');
+  await page.getByTestId('engine-start').click();
+  await expect(page.getByTestId('engine-health')).toContainText('online', { timeout: 120_000 });
+  const pid = JSON.parse(readFileSync(engineJson, 'utf8')).pid as number;
+  process.kill(pid, 'SIGKILL');
+  const killed = Date.now();
+  await expect(page.getByTestId('engine-health')).toContainText('offline', { timeout: 5_000 });
+  await expect
+    .poll(async () => {
+      const jobs = await (await request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json();
+      return jobs.jobs.find((j: { name: string }) => j.name === ENGINE_JOB_NAME).status;
+    }, { timeout: 5_000, intervals: [200] })
+    .toBe('error');
+  expect(Date.now() - killed).toBeLessThan(5_000);
+
+  await page.getByTestId('engine-start').click();
+  await expect(page.getByTestId('engine-health')).toContainText('online', { timeout: 120_000 });
+  await page.getByTestId('arch-select').selectOption('sd1');
+  await page.getByTestId('model-path').fill('tiny:sd1');
+  await setNumber(page, 'width', 64);
+  await setNumber(page, 'height', 64);
+  await setNumber(page, 'num_inference_steps', 4);
+  await page.getByTestId('generate').click();
+  await expect(runStatus(page)).toHaveText('done', { timeout: 120_000 });
+  await page.getByTestId('engine-stop').click();
+  await expect(page.getByTestId('engine-status')).toHaveText('stopped');
+});
+
+test('the real server refuses other sites and never serves engine.json', async ({ request }) => {
+  const json = { ...authHeaders(), 'content-type': 'application/json' };
+  const foreign = await request.post('/api/jobs', { headers: { ...json, origin: 'http://evil.example' }, data: {} });
+  expect(foreign.status()).toBe(403);
+  const crossSite = await request.get('/api/settings', { headers: { ...authHeaders(), 'sec-fetch-site': 'cross-site' } });
+  expect(crossSite.status()).toBe(403);
+  const rebinding = await request.get('/api/settings', { headers: { ...authHeaders(), host: 'evil.example:8676' } });
+  expect(rebinding.status()).toBe(403);
+  const form = await request.post('/api/inference/generate', {
+    headers: { ...authHeaders(), 'content-type': 'text/plain' }, data: '{"model": {}}',
+  });
+  expect(form.status()).toBe(415);
+  const file = path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'engine.json');
+  const token = await request.get(`/api/files/${encodeURIComponent(file)}`);
+  expect(token.status()).toBe(404);
+  const settings = await (await request.get('/api/settings', { headers: authHeaders() })).json();
+  expect(settings.HF_TOKEN).toBe('');
+  const system = await request.post('/api/settings', { headers: json, data: { TRAINING_FOLDER: '/' } });
+  expect(system.status()).toBe(422);
 });

@@ -120,8 +120,20 @@ describe('startJob', () => {
     stopJob(job.id);
     const row = getJob(job.id)!;
     expect(row.stop).toBe(true);
-    expect(row.status).toBe('stopped');
+    expect(row.status).toBe('stopping'); // until the process has exited
+    expect(enqueueJob(job.id)).toBe('stopping'); // no restart while the old process cleans up
     await waitFor(() => readLogTail(log).log, (l) => l.includes('got SIGINT'));
+    const stopped = await waitFor(() => getJob(job.id)!, (j) => j.status === 'stopped');
+    expect(stopped.pid).toBeNull(); // nothing signals a reused pid later
+    expect(enqueueJob(job.id)).not.toBe('stopping');
+  });
+
+  it('stopping a job whose process is already gone stops it at once', () => {
+    const job = createJob({ name: 'gone', gpu_ids: '0', job_config: jobConfig('sleep') });
+    updateJob(job.id, { status: 'running', pid: 2 ** 22 + 54321 });
+    stopJob(job.id);
+    expect(getJob(job.id)!.status).toBe('stopped');
+    expect(getJob(job.id)!.pid).toBeNull();
   });
 });
 
@@ -145,11 +157,22 @@ describe('processQueue', () => {
     stopJob(a.id);
     setQueueRunning('0', true);
     processQueue();
+    expect(getJob(b.id)!.status).toBe('queued'); // a is still stopping: its GPU is not free yet
+    await waitFor(() => getJob(a.id)!.status, (status) => status === 'stopped');
+    processQueue();
     expect(getJob(b.id)!.status).toBe('running');
     await waitFor(() => getJob(b.id)!.pid, (pid) => pid !== null);
     updateJob(b.id, { status: 'completed' }); // what Python would write
     processQueue();
     expect(listQueues()[0].is_running).toBe(false);
+  });
+
+  it('finishes the stop of a job whose process died while stopping (no exit handler watches it)', () => {
+    const job = createJob({ name: 'halfway', gpu_ids: '0', job_config: jobConfig('sleep') });
+    updateJob(job.id, { status: 'stopping', pid: 2 ** 22 + 777 });
+    processQueue();
+    expect(getJob(job.id)!.status).toBe('stopped');
+    expect(getJob(job.id)!.pid).toBeNull();
   });
 
   it('marks a running job whose process is gone as error (a restarted UI has no exit handler for it)', () => {

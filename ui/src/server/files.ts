@@ -2,7 +2,7 @@
  * Serving files from the training folder (AI Toolkit's /api/files): the path is confined to the folder,
  * Range requests are honoured (video seeking, audio players), and the body streams from disk.
  */
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 
@@ -24,6 +24,50 @@ export function resolveInside(segments: string[], roots: string[]): string | nul
   const resolved = path.resolve(/*turbopackIgnore: true*/ joined);
   for (const root of roots.map((r) => path.resolve(/*turbopackIgnore: true*/ r))) {
     if (resolved === root || resolved.startsWith(root + path.sep)) return resolved;
+  }
+  return null;
+}
+
+/**
+ * Files under the training folder that are never served, whatever the path: /api/files is public (media
+ * elements cannot send a token), so it must not hand out what a job keeps for itself: dotfiles and dot-folders
+ * (`.job_config.json`, `.tmp/`), an engine's `engine.json` (its bearer token), `pid.txt`, and configs.
+ */
+const PRIVATE_NAMES = new Set(['engine.json', 'pid.txt']);
+const PRIVATE_EXTS = new Set(['.json', '.yaml', '.yml', '.toml', '.env']);
+
+export function isPrivate(file: string, root: string): boolean {
+  const parts = path.relative(root, file).split(path.sep);
+  const name = parts.at(-1) ?? '';
+  return parts.some((p) => p.startsWith('.')) || PRIVATE_NAMES.has(name) || PRIVATE_EXTS.has(path.extname(name).toLowerCase());
+}
+
+/**
+ * `resolveInside`, then the same check on the real path (links followed), then `isPrivate` on both: a link
+ * inside the folder pointing outside it, or named like a media file but pointing at engine.json, is refused.
+ * Returns null when the file is not to be served (or does not exist).
+ */
+export function resolveServable(segments: string[], roots: string[]): string | null {
+  const file = resolveInside(segments, roots);
+  if (!file) return null;
+  let real: string;
+  try {
+    real = realpathSync(/*turbopackIgnore: true*/ file);
+  } catch {
+    return null;
+  }
+  for (const root of roots) {
+    let realRoot: string;
+    try {
+      realRoot = realpathSync(/*turbopackIgnore: true*/ root);
+    } catch {
+      continue;
+    }
+    const absRoot = path.resolve(/*turbopackIgnore: true*/ root);
+    const inside = (f: string, r: string) => f === r || f.startsWith(r + path.sep);
+    if (inside(real, realRoot) && inside(file, absRoot) && !isPrivate(real, realRoot) && !isPrivate(file, absRoot)) {
+      return real;
+    }
   }
   return null;
 }

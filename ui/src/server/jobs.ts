@@ -154,9 +154,10 @@ export function deleteJobRow(id: string): void {
 }
 
 /** Put a job at the back of its GPU's queue (AI Toolkit's `GET /api/jobs/:id/start`; the worker starts it). */
-export function enqueueJob(id: string): Job | null {
+export function enqueueJob(id: string): Job | null | 'stopping' {
   const job = getJob(id);
   if (!job) return null;
+  if (job.status === 'stopping') return 'stopping'; // its process still cleans up: starting now would race it
   ensureQueue(job.gpu_ids);
   updateJob(id, { queue_position: nextQueuePosition(), status: 'queued', stop: false, return_to_queue: false, info: 'Job queued' });
   return getJob(id);

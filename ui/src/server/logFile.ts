@@ -33,7 +33,7 @@ export const MAX_TAIL_BYTES = 5 * 1024 * 1024;
 
 /**
  * AI Toolkit's `GET /api/jobs/:id/log[?offset=n]`: without an offset the last ≤5 MiB (partial first line
- * dropped); with one, only what was appended since. An offset past the end means the log was rotated.
+ * dropped); with one, what was appended since, ≤5 MiB at a time. An offset past the end means the log was rotated.
  */
 export function readLogTail(file: string, offset?: number): { log: string; offset: number; reset: boolean } {
   let size: number;
@@ -43,7 +43,10 @@ export function readLogTail(file: string, offset?: number): { log: string; offse
     return { log: '', offset: 0, reset: offset !== undefined && offset > 0 };
   }
   if (offset !== undefined && offset <= size) {
-    return { log: readRange(file, offset, size).toString('utf8'), offset: size, reset: false };
+    // At most MAX_TAIL_BYTES a call (`?offset=0` on a huge log must not read it all into memory); the
+    // returned offset says where to go on from.
+    const end = Math.min(size, offset + MAX_TAIL_BYTES);
+    return { log: readRange(file, offset, end).toString('utf8'), offset: end, reset: false };
   }
   const start = Math.max(0, size - MAX_TAIL_BYTES);
   let text = readRange(file, start, size).toString('utf8');

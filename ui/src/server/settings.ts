@@ -16,3 +16,7 @@ export function setSetting(key: string, value: string): void {
     .prepare('INSERT INTO "Settings" (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value')
     .run(key, value);
 }
+
+export function deleteSetting(key: string): void {
+  db().prepare('DELETE FROM "Settings" WHERE key = ?').run(key);
+}

@@ -126,6 +126,8 @@ export function startJob(jobId: string): boolean {
           /* folder deleted */
         }
       }
+      // A stop in progress ends here whatever the exit: Python wrote `stopped` already, or it died first.
+      updateJob(jobId, { status: 'stopped', info: 'Job stopped', pid: null }, 'stopping');
       if (code === 0) return; // Python wrote its own final status (completed / stopped / queued)
       const how = signal ? `with signal ${signal}` : `with exit code ${code}`;
       const last = lastLogLine(logFile!);

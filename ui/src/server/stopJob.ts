@@ -6,15 +6,20 @@ import { isPidAlive, signalPid } from './process';
 
 /**
  * `stop=1` is what the job's own stop watcher polls (every second for the engine); SIGINT reaches it at
- * once. Either way Python records `stopped` itself and exits 0; the row is marked stopped here too, as
- * AI Toolkit does, so the queue moves on without waiting for the shutdown.
+ * once. A running job is `stopping` until its process has exited: Python then records `stopped` itself (and
+ * clears `pid`), or the exit handler / the worker's reaper does when it died. Until then the job cannot be
+ * started again, so an old process still cleaning up never shares the row, the GPU or engine.json with a new
+ * one (AI Toolkit marks the row stopped at once; a restart then raced the old process's cleanup).
  */
 export function stopJob(id: string): Job | null {
   const before = getJob(id);
   if (!before) return null;
+  const alive = Boolean(before.pid && isPidAlive(before.pid));
   updateJob(id, { stop: true, info: 'Stopping job...' });
-  if (before.pid && isPidAlive(before.pid)) signalPid(before.pid, 'SIGINT');
-  if (before.status === 'running' || before.status === 'queued' || before.status === 'stopping') {
+  if (alive) signalPid(before.pid!, 'SIGINT');
+  if (before.status === 'running' || before.status === 'stopping') {
+    updateJob(id, alive ? { status: 'stopping' } : { status: 'stopped', info: 'Job stopped', pid: null });
+  } else if (before.status === 'queued') {
     updateJob(id, { status: 'stopped', info: 'Job stopped' });
   }
   return before;

@@ -39,9 +39,13 @@ export function processQueue(): void {
  */
 function reapOrphans(): void {
   const watched = watchedChildren();
-  for (const job of listJobs({ status: ['running'] })) {
+  for (const job of listJobs({ status: ['running', 'stopping'] })) {
     if (!job.pid || watched.has(job.id) || isPidAlive(job.pid)) continue;
     const fresh = getJob(job.id);
+    if (fresh?.status === 'stopping') {
+      updateJob(job.id, { status: 'stopped', info: 'Job stopped', pid: null }, 'stopping');
+      continue;
+    }
     if (fresh?.status !== 'running') continue; // it finished between the two reads
     const last = lastLogLine(path.join(/*turbopackIgnore: true*/ jobFolder(job.name), 'log.txt'));
     updateJob(

@@ -1,9 +1,11 @@
 /**
  * Files of the training folder (job outputs, logs), AI Toolkit's `/api/files/<url-encoded absolute path>`.
- * Public like AI Toolkit's (media elements cannot send a bearer header); confined to the training folder.
+ * Public like AI Toolkit's (media elements cannot send a bearer header); confined to the training folder after
+ * links are followed, and never a job's private files (server/files.ts isPrivate). Refusals are 404, as for a
+ * file that does not exist: they say nothing about what is there.
  */
 import type { NextRequest } from 'next/server';
-import { resolveInside, serveFile } from '@/server/files';
+import { resolveServable, serveFile } from '@/server/files';
 import { trainingFolder } from '@/server/paths';
 
 export const dynamic = 'force-dynamic';
@@ -12,8 +14,8 @@ export const runtime = 'nodejs';
 async function handle(req: NextRequest, ctx: { params: Promise<{ filePath: string[] }> }) {
   const { filePath } = await ctx.params;
   // Next has already url-decoded each segment (an encoded absolute path arrives as one segment with '/')
-  const file = resolveInside(filePath, [trainingFolder()]);
-  if (!file) return Response.json({ error: 'Access denied' }, { status: 403 });
+  const file = resolveServable(filePath, [trainingFolder()]);
+  if (!file) return Response.json({ error: 'Not found' }, { status: 404 });
   return serveFile(file, req, { download: req.nextUrl.searchParams.get('download') === '1' });
 }
 

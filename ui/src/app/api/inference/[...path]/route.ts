@@ -2,7 +2,7 @@
  * Reverse proxy to the running inference engine: `/api/inference/<path>` -> `http://127.0.0.1:<port>/<path>`.
  *
  * - picks the engine (`?job=<id or name>` when several run; the parameter is not forwarded);
- * - checks AI_TOOLKIT_AUTH itself: this route is outside proxy.ts's matcher, because proxy.ts clones and
+ * - runs requestGuard and checks AI_TOOLKIT_AUTH itself: this route is outside proxy.ts's matcher, because proxy.ts clones and
  *   caps request bodies (10 MB by default) and `/assets` uploads must stream through untouched;
  * - injects the engine's bearer token (the browser never sees it);
  * - streams both ways: `req.body` goes up with `duplex: 'half'`, `upstream.body` comes back as is, so each
@@ -12,6 +12,7 @@
  */
 import type { NextRequest } from 'next/server';
 import { isAuthorized, unauthorized } from '@/server/auth';
+import { checkRequest, refuse } from '@/server/requestGuard';
 import { findEngine } from '@/server/engines';
 
 export const dynamic = 'force-dynamic';
@@ -29,6 +30,8 @@ const DROP_RESPONSE = new Set([
 ]);
 
 async function forward(req: NextRequest, ctx: { params: Promise<{ path: string[] }> }): Promise<Response> {
+  const refusal = checkRequest(req.method, req.nextUrl.pathname, req.headers);
+  if (refusal) return refuse(refusal);
   if (!isAuthorized(req.headers.get('authorization'))) return unauthorized();
   const { path } = await ctx.params;
   const search = new URLSearchParams(req.nextUrl.searchParams);

@@ -6,6 +6,7 @@ export const runtime = 'nodejs';
 
 async function handle(_req: Request, ctx: { params: Promise<{ jobID: string }> }) {
   const job = enqueueJob((await ctx.params).jobID);
+  if (job === 'stopping') return Response.json({ error: 'the job is still stopping; start it once it has stopped' }, { status: 409 });
   return job ? Response.json(job) : Response.json({ error: 'Job not found' }, { status: 404 });
 }
 
