@@ -311,6 +311,7 @@ test('kill -9 of a running engine: gone from the page within 5 s, the row not le
   await setNumber(page, 'width', 64);
   await setNumber(page, 'height', 64);
   await setNumber(page, 'num_inference_steps', 4);
+  await page.getByTestId('prompt').fill('a red circle');
   await page.getByTestId('generate').click();
   await expect(runStatus(page)).toHaveText('done', { timeout: 120_000 });
   await page.getByTestId('engine-stop').click();

@@ -39,6 +39,7 @@ export function useEngines(preferredJobId: string | null) {
     () => apiJson<EngineHealth>(`/api/inference/health?job=${encodeURIComponent(selected!.id)}`),
     2000,
     Boolean(running),
+    true,
   );
 
   const start = useCallback(
@@ -67,8 +68,9 @@ export function useEngines(preferredJobId: string | null) {
     selected,
     select: setChosen,
     running,
-    // health from a previous engine must not show once that one stopped
-    health: running ? health.data : null,
+    // health from a previous engine must not show once that one stopped, nor once the latest poll failed
+    // (an engine killed and started again answers "starting" while its predecessor's last health is kept)
+    health: running && !health.error ? health.data : null,
     healthError: running ? health.error : null,
     start,
     stop,
