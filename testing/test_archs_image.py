@@ -185,6 +185,23 @@ def test_flux2_unpack_round_trips_the_pipelines_packing_and_normalisation(arch, 
     torch.testing.assert_close(model.unpack_latents(packed, gen), x)
 
 
+def test_flux2_unpack_keeps_batches_apart_and_the_latents_dtype_and_device():
+    """A batch of two unpacks each item with its own ids; bfloat16 latents stay bfloat16 (the BatchNorm
+    statistics are float32 and must follow the latents' dtype)."""
+    import diffusers
+
+    from toolkit.models.archs.flux2_klein import unpack_flux2_latents
+
+    pipe_cls, vae = diffusers.Flux2KleinPipeline, load("flux2_klein_4b").parts["vae"]
+    x = torch.randn((2, 32, 8, 12), generator=torch.Generator().manual_seed(1))
+    std = torch.sqrt(vae.bn.running_var.view(1, -1, 1, 1) + vae.config.batch_norm_eps)
+    packed = pipe_cls._pack_latents((pipe_cls._patchify_latents(x) - vae.bn.running_mean.view(1, -1, 1, 1)) / std)
+    torch.testing.assert_close(unpack_flux2_latents(pipe_cls, vae, packed, 64, 96), x)
+    half = unpack_flux2_latents(pipe_cls, vae, packed.to(torch.bfloat16), 64, 96)
+    assert half.dtype == torch.bfloat16
+    torch.testing.assert_close(half.float(), x, atol=0.1, rtol=0.05)
+
+
 @pytest.mark.parametrize("arch", _registered(FLUX2_PACKED))
 def test_flux2_last_streamed_latent_is_what_the_pipeline_decodes(arch, tmp_path):
     """Flux2KleinPipeline's output_type='latent' returns the unpacked, denormalised 32-channel map it decodes;
