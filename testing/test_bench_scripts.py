@@ -29,3 +29,20 @@ def test_gpu_suite_tiny_run_measures_streams_and_cancels(tmp_path, tiny_cache):
     assert queue["requests"] == 4 and queue["wall_s"] > 0 and queue["sum_save_s"] > 0
     table = (out / "gpu_suite.md").read_text()
     assert "| flux |" in table and "cancelled" in table and "TINY smoke run" in table and "4 requests at once" in table
+
+
+def test_load_test_short_run_loses_nothing_and_refuses_every_hostile_body(tmp_path, tiny_cache):
+    """testing/bench/load_test.py in miniature (docs/RELIABILITY.md has the 200-client, 5-minute runs)."""
+    out = tmp_path / "load.json"
+    cmd = [sys.executable, "testing/bench/load_test.py", "--target", "engine", "--clients", "12", "--duration", "8",
+           "--max-queue", "4", "--out", str(out)]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["server_errors"] == 0 and result["lost"] == 0 and result["hostile_not_refused"] == []
+    assert result["max_queue_position_seen"] <= 4 and result["engine_answers_after"]
+    counts = result["counts"]
+    assert counts["accepted"] > 0 and counts.get("ended_with_result", 0) > 0 and counts["hostile_refused"] > 0
+    assert counts.get("refused_queue_full", 0) > 0  # 12 clients against a cap of 4
+    assert result["ttfb_ms"]["n"] > 0 and result["engine"]["fds_after_warmup"][1] > 0
