@@ -569,3 +569,55 @@ def test_the_protocol_cli_prints_a_line_per_frame_and_says_how_to_use_it(tmp_pat
     assert main(["a", "b"]) == 2
     (tmp_path / "bad.bin").write_bytes(b"\x01\x00")
     assert main([str(tmp_path / "bad.bin")]) == 1 and "protocol error" in capsys.readouterr().err
+
+
+def test_the_protocol_cli_output_exactly(tmp_path):
+    """Run as users do (``python -m``): the usage line, and one exact line per frame (config and latent spec
+    left out, non-ASCII kept, JSON cut at 160 characters, payload sizes for latent frames only)."""
+    from extensions_built_in.inference_engine.protocol import FrameEncoder
+
+    enc = FrameEncoder("r", clock=lambda: 0)
+    data = (enc.frame("start", config={"x": 1}, output={"kind": "image"}, latent={"layout": "BCHW"})
+            + enc.frame("status", stage="queued", message="café " + "x" * 200)
+            + enc.frame("end", ok=True))
+    (tmp_path / "f.bin").write_bytes(data)
+    cli = [sys.executable, "-m", "extensions_built_in.inference_engine.protocol"]
+    done = subprocess.run(cli + [str(tmp_path / "f.bin")], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    lines = done.stdout.splitlines()
+    status = json.dumps({"stage": "queued", "message": "café " + "x" * 200}, ensure_ascii=False)[:160]
+    assert lines == ['   0 start    {"output": {"kind": "image"}}', f"   1 status   {status}", '   2 end      {"ok": true}']
+    usage = subprocess.run(cli, capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert usage.returncode == 2
+    assert usage.stderr.strip() == "usage: python -m extensions_built_in.inference_engine.protocol FRAMES_FILE"
+
+
+def test_protocol_errors_name_what_is_wrong():
+    from extensions_built_in.inference_engine import protocol as p
+
+    env = {"request_id": "r", "seq": 0, "t": 0}
+    cases = [
+        (lambda: p.encode_frame({"type": "result", **env}), "missing field(s) path, url, kind, ext, bytes, timings"),
+        (lambda: p.encode_frame({"type": "status", **env, "stage": "x", "message": ""}),
+         "expected one of queued, loading, encoding, sampling, decoding, saving"),
+        (lambda: p.FrameEncoder("r").frame("status", seq=1, t=2), "seq, t are set by FrameEncoder"),
+        (lambda: p.FrameEncoder("r").latent(1, np.zeros((1, 1)), "XY"), "expected one of BCHW, BCFHW, BLC"),
+        (lambda: p.Frame("latent", {"type": "latent", **env, "dtype": "float32", "shape": [1]}, b"").array(),
+         "latent dtype 'float32' is not 'float16'"),
+        (lambda: p.Frame("latent", {"type": "latent", **env, "seq": 7, "dtype": "float16", "shape": [2]}, b"").array(),
+         "latent frame seq 7: payload is 0 bytes"),
+        (lambda: p.encode_frame({"type": "nope", **env}), "expected one of start, status, progress, latent, result, error, end"),
+        (lambda: p.read_frames(b"\x0b\x00\x00\x00" + b'{"a": NaN}' + b" "), "NaN is not JSON"),
+    ]
+    for call, message in cases:
+        with pytest.raises((p.ProtocolError, ValueError)) as e:
+            call()
+        assert message in str(e.value), (message, str(e.value))
+    decoder = p.FrameDecoder()
+    decoder.close()
+    with pytest.raises(p.ProtocolError, match="^decoder is closed$"):
+        decoder.feed(b"")
+    decoder = p.FrameDecoder()
+    frame = p.FrameEncoder("r").frame("end", ok=True)
+    decoder.feed(frame[:-3])
+    with pytest.raises(p.ProtocolError, match="inside a frame.*payload_len"):
+        decoder.close()

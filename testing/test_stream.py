@@ -132,12 +132,17 @@ def test_next_chunk_returns_exactly_the_buffered_frames_or_nothing_after_the_tim
         chunk = await s.next_chunk(1)
         assert chunk == expected
         assert [f.header["message"] for f in read_frames(chunk)] == ["a", "b"]
-        threading.Timer(0.05, lambda: s.emit("status", stage="queued", message="c")).start()
+        def two_at_once():
+            with s.held():  # one wake-up for both: they come back as one chunk
+                s.emit("status", stage="queued", message="c")
+                s.emit("status", stage="queued", message="d")
+
+        threading.Timer(0.2, two_at_once).start()
         chunk, deadline = b"", asyncio.get_running_loop().time() + 5
         while not chunk:  # b"" is "nothing new" (a stale wake-up from a and b may come first)
             assert asyncio.get_running_loop().time() < deadline
             chunk = await s.next_chunk(5)
-        assert [f.header["message"] for f in read_frames(chunk)] == ["c"]
+        assert [f.header["message"] for f in read_frames(chunk)] == ["c", "d"]
 
     asyncio.run(main())
 
