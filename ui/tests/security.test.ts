@@ -148,3 +148,11 @@ describe('log reads', () => {
     expect(rest.offset).toBe(MAX_TAIL_BYTES + 100);
   });
 });
+
+describe('system folders', () => {
+  it('are recognised after links are resolved, whatever was stored', async () => {
+    const { isSystemFolder } = await import('@/server/settingsPolicy');
+    for (const f of ['/', '/etc', '/etc/ssl', '/usr', '/var/lib', '/home', '/root']) expect(isSystemFolder(f), f).toBe(true);
+    for (const f of ['/home/me/output', '/root/ai-toolkit/output', '/data/output', '/tmp/x']) expect(isSystemFolder(f), f).toBe(false);
+  });
+});

@@ -17,6 +17,11 @@ const SYSTEM_TREES = ['/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64
   '/sys', '/usr', '/var'];
 const SYSTEM_EXACT = ['/', '/home', '/root', '/tmp', '/mnt', '/media', '/opt', '/srv'];
 
+/** `real` (links resolved) is `/`, a system tree or a folder that holds other users' files. */
+export function isSystemFolder(real: string): boolean {
+  return SYSTEM_EXACT.includes(real) || SYSTEM_TREES.some((t) => real === t || real.startsWith(t + '/'));
+}
+
 /** Why `value` cannot be the folder setting `key`, or null when it can. */
 export function folderProblem(key: string, value: string): string | null {
   if (!path.isAbsolute(value)) return `${key} must be an absolute path`;
@@ -28,9 +33,7 @@ export function folderProblem(key: string, value: string): string | null {
   }
   const st = statSync(/*turbopackIgnore: true*/ real);
   if (!st.isDirectory()) return `${key}: ${value} is not a folder`;
-  if (SYSTEM_EXACT.includes(real) || SYSTEM_TREES.some((t) => real === t || real.startsWith(t + '/'))) {
-    return `${key}: ${real} is a system folder; pick a folder of your own`;
-  }
+  if (isSystemFolder(real)) return `${key}: ${real} is a system folder; pick a folder of your own`;
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) return `${key}: ${real} belongs to another user`;
   return null;

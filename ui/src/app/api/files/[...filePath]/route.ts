@@ -7,6 +7,8 @@
 import type { NextRequest } from 'next/server';
 import { resolveServable, serveFile } from '@/server/files';
 import { trainingFolder } from '@/server/paths';
+import { isSystemFolder } from '@/server/settingsPolicy';
+import { realpathSync } from 'node:fs';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -14,7 +16,16 @@ export const runtime = 'nodejs';
 async function handle(req: NextRequest, ctx: { params: Promise<{ filePath: string[] }> }) {
   const { filePath } = await ctx.params;
   // Next has already url-decoded each segment (an encoded absolute path arrives as one segment with '/')
-  const file = resolveServable(filePath, [trainingFolder()]);
+  const root = trainingFolder();
+  let realRoot = root;
+  try {
+    realRoot = realpathSync(/*turbopackIgnore: true*/ root);
+  } catch {
+    /* not made yet: nothing to serve, resolveServable finds nothing */
+  }
+  // A training folder set before settings were checked (or by AITK_TRAINING_FOLDER) may be a system folder
+  if (isSystemFolder(realRoot)) return Response.json({ error: 'the training folder is a system folder' }, { status: 403 });
+  const file = resolveServable(filePath, [root]);
   if (!file) return Response.json({ error: 'Not found' }, { status: 404 });
   return serveFile(file, req, { download: req.nextUrl.searchParams.get('download') === '1' });
 }
