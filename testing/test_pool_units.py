@@ -53,6 +53,15 @@ def test_module_bytes_counts_parameters_and_buffers_and_nothing_for_weightless_p
     assert module_bytes(object()) == 0
 
 
+def test_a_miss_records_how_long_the_load_took():
+    import time
+
+    pool = ComponentPool()
+    pool.get_or_load(key("slow"), lambda: time.sleep(0.02) or Blob(1))
+    assert 0.02 <= pool.entries[key("slow")].load_s < 5
+    assert pool.snapshot()[0]["load_s"] >= 0.02
+
+
 def test_a_second_load_of_the_same_key_is_a_hit_on_the_same_module():
     pool = ComponentPool()
     first = load(pool, "a")

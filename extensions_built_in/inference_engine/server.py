@@ -320,8 +320,10 @@ class EngineServer:
 
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the engine binds loopback only; reach it through the UI's proxy")
+        # timeout_keep_alive: the UI's proxy (undici) reuses idle connections for up to 4 s, and a connection
+        # closed by the server just as it is reused fails the request (502s under load, docs/RELIABILITY.md).
         config = uvicorn.Config(create_app(engine, token), host=host, port=port, log_level="warning",
-                                timeout_graceful_shutdown=5, lifespan="off")
+                                timeout_graceful_shutdown=5, lifespan="off", timeout_keep_alive=30)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="engine-http", daemon=True)
         self.host = host

@@ -162,7 +162,10 @@ def record_status(stats: Stats, status: int, what: str) -> None:
 
 async def abuse(client: httpx.AsyncClient, target: Target, stats: Stats, rng: random.Random) -> None:
     what, kwargs = hostile(rng)
-    r = await client.post(target.url("/generate"), timeout=60, **kwargs)
+    try:
+        r = await client.post(target.url("/generate"), timeout=60, **kwargs)
+    except (httpx.TransportError, httpx.TimeoutException) as e:
+        raise type(e)(f"hostile {what}: {e}", request=e.request) from e
     record_status(stats, r.status_code, f"hostile {what}")
     if not 400 <= r.status_code < 500:
         stats.not_refused.append((what, r.status_code))
@@ -195,7 +198,7 @@ async def client_loop(i: int, target: Target, stats: Stats, deadline: float) -> 
             except (httpx.TransportError, httpx.TimeoutException) as e:
                 stats.count(f"transport_{type(e).__name__}")
                 if how not in ("drop",):
-                    stats.lost.append((how, f"{type(e).__name__}: {e}"[:200]))
+                    stats.lost.append((how, f"{type(e).__name__}: {e!r} {e.request.method} {e.request.url.path}"[:300]))
                 await asyncio.sleep(0.5)
 
 

@@ -23,7 +23,9 @@ if (!['127.0.0.1', 'localhost', '::1'].includes(host) && !process.env.AI_TOOLKIT
 }
 
 const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
-const child = spawn(process.execPath, [nextBin, 'start', '-H', host, '-p', port], {
+// Idle connections are kept 65 s, longer than clients keep theirs (httpx and browsers: 5 s or more): with
+// Node's default of 5 s, a client reusing a connection just as the server closed it got a reset under load.
+const child = spawn(process.execPath, [nextBin, 'start', '-H', host, '-p', port, '--keepAliveTimeout', '65000'], {
   cwd: uiDir, // the toolkit root is the parent of this folder (src/server/paths.ts)
   stdio: 'inherit',
   env: { NEXT_TELEMETRY_DISABLED: '1', ...process.env },

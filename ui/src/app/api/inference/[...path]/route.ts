@@ -20,6 +20,10 @@ export const runtime = 'nodejs';
 
 // Hop-by-hop headers, plus: `host`/`content-length` (fetch sets them), the UI's own `authorization`
 // (replaced by the engine token) and `expect` (undici throws on it; curl sends it for bodies over 1 MB).
+// The engine's own caps (server.py MAX_JSON_BODY; assets.py MAX_UPLOAD_BYTES plus multipart framing).
+const MAX_JSON_BYTES = 1024 * 1024;
+const MAX_UPLOAD_BYTES = 32 * 1024 * 1024 + 64 * 1024;
+
 const DROP_REQUEST = new Set([
   'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization',
   'proxy-connection', 'host', 'content-length', 'authorization', 'expect', 'cookie',
@@ -34,6 +38,11 @@ async function forward(req: NextRequest, ctx: { params: Promise<{ path: string[]
   if (refusal) return refuse(refusal);
   if (!isAuthorized(req.headers.get('authorization'))) return unauthorized();
   const { path } = await ctx.params;
+  // Over the engine's own limits by the length alone: answer here without touching the body (Node then
+  // discards it). Forwarded, the engine's early 413 aborted the upload mid-way and the client saw a reset.
+  const length = Number(req.headers.get('content-length') ?? 0);
+  const limit = path[0] === 'assets' ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES;
+  if (length > limit) return Response.json({ error: `request body is over ${limit} bytes` }, { status: 413 });
   const search = new URLSearchParams(req.nextUrl.searchParams);
   const engine = findEngine(search.get('job'));
   search.delete('job');
