@@ -8,7 +8,7 @@ import torch
 from extensions_built_in.inference_engine.latent_preview import project_rgb
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media import audio_stream_duration, probe
-from toolkit.models.registry import ARCHS, get_model_class
+from toolkit.models.registry import get_model_class
 
 STEPS = 3
 

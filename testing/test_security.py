@@ -1,7 +1,6 @@
 """The security review's attacks on the engine, one test each, written as the attack: each is refused with a
 clear 4xx or error frame, and the engine serves the next request. (Prompt flags and the queue flood are in
 test_engine_http.py; the UI's are in ui/.)"""
-import io
 import json
 import os
 import struct

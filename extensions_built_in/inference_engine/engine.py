@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetError, AssetStore, is_inside, paths_named_by, real_path
 from extensions_built_in.inference_engine.latent_preview import preview_shape, shrink_tensor
-from extensions_built_in.inference_engine.request_queue import QueueFull, RequestQueue
+from extensions_built_in.inference_engine.request_queue import RequestQueue
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig

@@ -21,7 +21,6 @@ import io
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -22,7 +22,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PACKED_ARCHS = ["flux", "flux_kontext", "chroma", "qwen_image", "flux2_klein", "ltx", "ltx2"]
+# Every family whose streamed latents are not the loop's tensor as is (packed tokens, normalised, transposed).
+UNPACKING_ARCHS = ["flux", "flux_kontext", "chroma", "qwen_image", "flux2_klein", "flux2", "ltx", "ltx2", "stable_audio"]
 
 TARGETS = {
     "protocol": dict(files=["extensions_built_in/inference_engine/protocol.py"],
@@ -35,9 +36,9 @@ TARGETS = {
                  tests=["testing/test_pool_units.py", "testing/test_pool_safety.py"],
                  scope=r"ComponentPool.(get_or_load|_touch|begin_request|mark_used|release_unused|evict|unload|"
                        r"evict_for|_can_park)__|host_buffers__|_detach_hooks__"),
-    "unpacking": dict(files=[f"toolkit/models/archs/{a}.py" for a in PACKED_ARCHS],
+    "unpacking": dict(files=[f"toolkit/models/archs/{a}.py" for a in UNPACKING_ARCHS],
                       tests=["testing/test_archs_image.py", "testing/test_archs_video_audio.py", "-k",
-                             "packed or unpack or latent_shape"],
+                             "packed or unpack or latent_shape or blc"],
                       scope=r"unpack|latent_shape"),
 }
 
