@@ -571,24 +571,28 @@ def test_the_protocol_cli_prints_a_line_per_frame_and_says_how_to_use_it(tmp_pat
     assert main([str(tmp_path / "bad.bin")]) == 1 and "protocol error" in capsys.readouterr().err
 
 
-def test_the_protocol_cli_output_exactly(tmp_path):
-    """Run as users do (``python -m``): the usage line, and one exact line per frame (config and latent spec
-    left out, non-ASCII kept, JSON cut at 160 characters, payload sizes for latent frames only)."""
-    from extensions_built_in.inference_engine.protocol import FrameEncoder
+def test_the_protocol_cli_output_exactly(tmp_path, capsys, monkeypatch):
+    """The usage line, and one exact line per frame (config and latent spec left out, non-ASCII kept, JSON cut
+    at 160 characters, payload sizes for latent frames only): in this process, reading ``sys.argv`` as
+    ``python -m`` does, and once as users run it."""
+    from extensions_built_in.inference_engine.protocol import FrameEncoder, main
 
     enc = FrameEncoder("r", clock=lambda: 0)
     data = (enc.frame("start", config={"x": 1}, output={"kind": "image"}, latent={"layout": "BCHW"})
             + enc.frame("status", stage="queued", message="café " + "x" * 200)
             + enc.frame("end", ok=True))
     (tmp_path / "f.bin").write_bytes(data)
-    cli = [sys.executable, "-m", "extensions_built_in.inference_engine.protocol"]
-    done = subprocess.run(cli + [str(tmp_path / "f.bin")], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    lines = done.stdout.splitlines()
     status = json.dumps({"stage": "queued", "message": "café " + "x" * 200}, ensure_ascii=False)[:160]
-    assert lines == ['   0 start    {"output": {"kind": "image"}}', f"   1 status   {status}", '   2 end      {"ok": true}']
-    usage = subprocess.run(cli, capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert usage.returncode == 2
-    assert usage.stderr.strip() == "usage: python -m extensions_built_in.inference_engine.protocol FRAMES_FILE"
+    expected = ['   0 start    {"output": {"kind": "image"}}', f"   1 status   {status}", '   2 end      {"ok": true}']
+    monkeypatch.setattr(sys, "argv", ["protocol", str(tmp_path / "f.bin")])
+    assert main() == 0
+    assert capsys.readouterr().out.splitlines() == expected
+    monkeypatch.setattr(sys, "argv", ["protocol"])
+    assert main() == 2
+    assert capsys.readouterr().err == "usage: python -m extensions_built_in.inference_engine.protocol FRAMES_FILE\n"
+    cli = [sys.executable, "-m", "extensions_built_in.inference_engine.protocol", str(tmp_path / "f.bin")]
+    done = subprocess.run(cli, capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.stdout.splitlines() == expected
 
 
 def test_protocol_errors_name_what_is_wrong():
@@ -619,5 +623,5 @@ def test_protocol_errors_name_what_is_wrong():
     decoder = p.FrameDecoder()
     frame = p.FrameEncoder("r").frame("end", ok=True)
     decoder.feed(frame[:-3])
-    with pytest.raises(p.ProtocolError, match="inside a frame.*payload_len"):
+    with pytest.raises(p.ProtocolError, match=r"inside a frame.*\(payload_len\)"):
         decoder.close()

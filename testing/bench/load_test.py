@@ -105,6 +105,8 @@ async def read_stream(response: httpx.Response, stats: Stats, started: float, st
             first = False
         for frame in decoder.feed(chunk):
             types.append(frame.type)
+            if frame.type == "error":
+                stats.count(f"error_frame_{frame.header.get('code')}")
             if frame.type == "status" and "position" in frame.header:
                 stats.max_queue = max(stats.max_queue, frame.header["position"])
         if stop_after and len(types) >= stop_after:
