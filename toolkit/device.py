@@ -25,7 +25,7 @@ def vram_stats() -> dict | None:
         return None
     free, total = torch.cuda.mem_get_info()
     return {"used": total - free, "total": total, "allocated": torch.cuda.memory_allocated(),
-            "peak_allocated": torch.cuda.max_memory_allocated()}
+            "peak_allocated": torch.cuda.max_memory_allocated(), "budget": vram_budget("cuda")}
 
 
 def reset_vram_peak() -> None:
@@ -33,3 +33,51 @@ def reset_vram_peak() -> None:
 
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
+
+
+GIB = 1024**3
+_budgets: dict[str, int] = {}  # "cuda:<index>" -> bytes this process may reserve on it
+
+
+def _cuda_key(device: str) -> str:
+    import torch
+
+    index = torch.device(device).index
+    return f"cuda:{torch.cuda.current_device() if index is None else index}"
+
+
+def budget_fraction(budget_bytes: int, total_bytes: int) -> float:
+    """The share of the card a budget is, for ``torch.cuda.set_per_process_memory_fraction``."""
+    if budget_bytes <= 0 or total_bytes <= 0:
+        raise ValueError(f"a VRAM budget must be positive (got {budget_bytes} bytes of {total_bytes})")
+    return min(1.0, budget_bytes / total_bytes)
+
+
+def set_vram_budget(device: str, gb: float) -> int | None:
+    """``engine.vram_budget_gb``: cap what this process's caching allocator may reserve on ``device``, so the
+    engine shares a card with a training job, or behaves as on a smaller card (an allocation past the cap is
+    CUDA's own out-of-memory error, as on that card). The CUDA context (~0.5 GB) is not part of the cap, as
+    on a real card it is not part of what a model can use either. Returns the cap in bytes; None off CUDA
+    or without a budget."""
+    if not gb or not str(device).startswith("cuda"):
+        return None
+    import torch
+
+    key = _cuda_key(device)
+    index = int(key.split(":")[1])
+    budget = int(gb * GIB)
+    torch.cuda.set_per_process_memory_fraction(budget_fraction(budget, torch.cuda.get_device_properties(index).total_memory),
+                                               index)
+    _budgets[key] = budget
+    return budget
+
+
+def vram_budget(device: str | None) -> int | None:
+    if not device or not str(device).startswith("cuda") or not _budgets:
+        return None
+    return _budgets.get(_cuda_key(device))
+
+
+def free_within_budget(card_free: int, budget: int | None, reserved: int) -> int:
+    """What this process can still allocate: the card's free memory, and never more than its budget leaves."""
+    return card_free if budget is None else max(0, min(card_free, budget - reserved))

@@ -24,7 +24,7 @@ from extensions_built_in.inference_engine.request_queue import RequestQueue
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.device import reset_vram_peak, vram_stats
+from toolkit.device import reset_vram_peak, set_vram_budget, vram_stats
 from toolkit.models.base_model import save_generated
 from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
 from toolkit.models.v2.mixin import check_qtype
@@ -76,7 +76,8 @@ class Engine:
     def __init__(self, device: str, output_folder: str, assets_folder: str, files_url_prefix: str = "/api/files",
                  idle_unload_seconds: float = 0, keep_resident_gb: float = 0, keep_in_ram_gb: float = 0,
                  lora_roots: Optional[list[str]] = None, on_info: Optional[Callable[[str], None]] = None,
-                 max_queue: int = 64, assets_max_gb: float = 2.0, assets_max_age_hours: float = 168.0):
+                 max_queue: int = 64, assets_max_gb: float = 2.0, assets_max_age_hours: float = 168.0,
+                 vram_budget_gb: float = 0):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
         self.assets_folder = os.path.abspath(assets_folder)
@@ -86,6 +87,8 @@ class Engine:
                                                                                          self.output_folder]
         self._on_info = on_info or (lambda text: None)
         self.queue: RequestQueue[Request] = RequestQueue(max_queue)
+        # Before anything is allocated: the cap applies to what this process reserves from now on.
+        self.vram_budget = {"requested_gb": vram_budget_gb or None, "bytes": set_vram_budget(device, vram_budget_gb)}
         self.assets = AssetStore(self.assets_folder, int(assets_max_gb * 1024**3), assets_max_age_hours * 3600,
                                  in_use=self._control_images_in_use)
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
@@ -252,7 +255,7 @@ class Engine:
         return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": self.pool.snapshot(),
                 "counters": dict(self.counters) | self.pool.counters,
                 "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": vram_stats(),
-                "warm_up_s": self.warm_up_s, "max_queue": self.queue.max_pending,
+                "warm_up_s": self.warm_up_s, "max_queue": self.queue.max_pending, "vram_budget": self.vram_budget,
                 "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s}}
 
     def run_on_main(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:

@@ -304,11 +304,15 @@ def free_memory() -> None:
 
 
 def free_device_bytes(device: Optional[str]) -> Optional[int]:
+    """Free memory this process may use on ``device``: the card's, within ``engine.vram_budget_gb``."""
     if not device or not str(device).startswith("cuda"):
         return None
     import torch
 
-    return torch.cuda.mem_get_info(torch.device(device))[0]
+    from toolkit.device import free_within_budget, vram_budget
+
+    return free_within_budget(torch.cuda.mem_get_info(torch.device(device))[0], vram_budget(device),
+                              torch.cuda.memory_reserved(torch.device(device)))
 
 
 def _oom_error(message: str) -> Exception:
