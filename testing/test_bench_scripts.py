@@ -46,3 +46,20 @@ def test_load_test_short_run_loses_nothing_and_refuses_every_hostile_body(tmp_pa
     assert counts["accepted"] > 0 and counts.get("ended_with_result", 0) > 0 and counts["hostile_refused"] > 0
     assert counts.get("refused_queue_full", 0) > 0  # 12 clients against a cap of 4
     assert result["ttfb_ms"]["n"] > 0 and result["engine"]["fds_after_warmup"][1] > 0
+
+
+def test_budget_probe_tiny_run_splits_each_request_into_phases(tmp_path, tiny_cache):
+    """testing/bench/budget_probe.py on CPU with small models (the GPU run is what docs/BENCHMARKS.md reports)."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "testing/bench/budget_probe.py", "--out", str(out), "--tiny", "--models", str(tmp_path / "m"),
+           "--work", str(tmp_path / "w"), "--te-layers", "2", "--steps", "3", "--options", "none,low_vram,quantize"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads((out / "budget_probe.json").read_text())
+    for name in ("none", "low_vram"):
+        for run in ("cold", "warm"):
+            phases = result["options"][name][run]["phases"]
+            assert set(phases) >= {"encode", "sample", "decode", "save"} and all(v >= 0 for v in phases.values())
+        assert "load" in result["options"][name]["cold"]["phases"]
+    assert result["options"]["quantize"]["cold"]["http_status"] == 422  # fp8 needs CUDA: refused, named
