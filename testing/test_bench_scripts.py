@@ -56,7 +56,7 @@ def test_budget_probe_tiny_run_splits_each_request_into_phases(tmp_path, tiny_ca
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    result = json.loads((out / "budget_probe.json").read_text())
+    result = json.loads((out / "budget_probe_24gb.json").read_text())
     for name in ("none", "low_vram"):
         for run in ("cold", "warm"):
             phases = result["options"][name][run]["phases"]

@@ -57,12 +57,21 @@ def timed_request(client, body: dict) -> dict:
                 elif frame.type == "result":
                     marks["result"] = now
                     out["timings"] = h["timings"]
+                    out["sha256"] = file_digest(h["path"])
                 elif frame.type == "error":
                     out["error"] = {"code": h["code"], "message": h["message"][:500]}
     out["total_s"] = round(time.monotonic() - t0, 3)
     out["marks"] = marks
     out["phases"] = phases(marks)
     return out
+
+
+def file_digest(path: str) -> str:
+    """Same seed, same weights: the same file. Compares a request under offloading with the full-GPU one."""
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
 def phases(marks: dict) -> dict:
@@ -99,21 +108,22 @@ def probe(args) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     result: dict = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": device, "tiny": tiny,
-                             "budget_gb": args.budget_gb, "steps": args.steps,
+                             "budget_gb": args.budget_gb or None, "steps": args.steps,
                              "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None},
                     "build": build(Path(args.models), tiny, args.te_layers), "options": {}}
-    (out / "budget_probe.json").write_text(json.dumps(result, indent=2))
+    name = f"budget_probe_{args.budget_gb:g}gb.json" if args.budget_gb else "budget_probe_full.json"
+    (out / name).write_text(json.dumps(result, indent=2))
     folder = str(Path(args.models) / "flux")
     size = 64 if tiny else 1024
     sample = {"prompt": "a red fox in the snow", "width": size, "height": size, "num_inference_steps": args.steps,
               "guidance_scale": 3.5, "seed": 1}
-    for name in args.options.split(","):
-        model = {"arch": "flux", "name_or_path": folder, "dtype": "float32" if tiny else "bf16", **OPTIONS[name]}
+    for option in args.options.split(","):
+        model = {"arch": "flux", "name_or_path": folder, "dtype": "float32" if tiny else "bf16", **OPTIONS[option]}
         body = {"model": model, "sample": sample, "stream": {"latents": "none"}}
         row: dict = {}
         started = time.monotonic()
         try:
-            with engine_process(Path(args.work) / name, device, log=out / f"engine_{name.replace('+', '_')}.log",
+            with engine_process(Path(args.work) / option, device, log=out / f"engine_{option.replace('+', '_')}.log",
                                 vram_budget_gb=0 if tiny else args.budget_gb, warm_up=True) as client:
                 row["cold"] = timed_request(client, body)
                 if "error" not in row["cold"]:
@@ -124,9 +134,9 @@ def probe(args) -> dict:
         except Exception as e:  # one option's failure must not lose the others
             row["exception"] = f"{type(e).__name__}: {e}"[:500]
         row["wall_s"] = round(time.monotonic() - started, 1)
-        result["options"][name] = row
-        (out / "budget_probe.json").write_text(json.dumps(result, indent=2, default=str))
-        print(name, json.dumps({k: (v.get("phases"), v.get("error")) if isinstance(v, dict) else v
+        result["options"][option] = row
+        (out / name).write_text(json.dumps(result, indent=2, default=str))
+        print(option, json.dumps({k: (v.get("phases"), v.get("error"), v.get("sha256")) if isinstance(v, dict) else v
                                 for k, v in row.items() if k in ("cold", "warm", "exception")}), flush=True)
     return result
 
@@ -137,7 +147,7 @@ def main(argv=None) -> int:
     parser.add_argument("--wheels")
     parser.add_argument("--models", default="/tmp/aitk_models")
     parser.add_argument("--work", default="/tmp/aitk_probe")
-    parser.add_argument("--budget-gb", type=float, default=24)
+    parser.add_argument("--budget-gb", type=float, default=24, help="0: the whole card (the reference run)")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--te-layers", type=int, default=24, help="T5-XXL has 24")
     parser.add_argument("--options", default=",".join(OPTIONS))

@@ -170,10 +170,13 @@ class BaseModel:
         pipe.set_adapters([wanted], adapter_weights=[cfg.lora_multiplier])
 
     def apply_offloading(self) -> None:
-        """``low_vram``: diffusers' model CPU offload (a module moves to the GPU only while it runs).
+        """``low_vram``: diffusers' model CPU offload (a module moves to the GPU only while it runs), moving
+        weights through pinned host copies instead of copying them off the GPU (``toolkit/models/offload.py``).
         ``layer_offloading`` is applied per component in the load funnel (diffusers group offloading)."""
         if self.model_config.low_vram and str(self.device).startswith("cuda"):
-            self.pipeline.enable_model_cpu_offload(device=self.device)
+            from toolkit.models.offload import enable_low_vram
+
+            enable_low_vram(self.pipeline, self.device)
 
     def load_component(self, role: str, comp: Component):
         cfg = self.model_config

@@ -283,6 +283,9 @@ def _detach_hooks(module) -> None:
         from accelerate.hooks import remove_hook_from_module
 
         remove_hook_from_module(module, recurse=True)
+    from toolkit.models.offload import drop_host_copies
+
+    drop_host_copies(module)
     modules = module.modules() if callable(getattr(module, "modules", None)) else [module]
     for sub in list(modules):
         registry = getattr(sub, "_diffusers_hook", None)

@@ -1,0 +1,95 @@
+"""low_vram's moves through host copies (toolkit/models/offload.py). No GPU here: "the device" is the CPU too (a
+move there is still a copy, so where a module's tensors are tells host from device), and host copies are
+ordinary tensors instead of pinned ones."""
+import pytest
+import torch
+
+from toolkit.models.offload import PINNED_ATTR, _patch_hook, drop_host_copies, move_to_device, move_to_host
+
+
+class Counter:
+    def __init__(self):
+        self.made = 0
+
+    def __call__(self, t):
+        self.made += 1
+        return torch.empty(t.shape, dtype=t.dtype)
+
+
+def module(seed=0):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3))
+
+
+def test_the_first_move_to_the_host_copies_later_ones_only_point_back():
+    m, made = module(), Counter()
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    move_to_host(m, made)
+    assert made.made == 4  # weight, bias, LayerNorm weight and bias
+    copies = getattr(m, PINNED_ATTR)
+    assert all(t.data.data_ptr() == copies[n].data_ptr() for n, t in m.named_parameters())
+    move_to_device(m, "cpu")
+    assert all(t.data.data_ptr() != copies[n].data_ptr() for n, t in m.named_parameters())  # a device copy
+    move_to_host(m, made)
+    assert made.made == 4  # no new copies: the weights are where they were
+    assert all(t.data.data_ptr() == copies[n].data_ptr() for n, t in m.named_parameters())
+    assert all(torch.equal(before[k], v) for k, v in m.state_dict().items())
+
+
+def test_an_added_tensor_gets_a_copy_of_its_own():
+    """A LoRA adapter loaded since the last move adds parameters: only those are copied."""
+    m, made = module(), Counter()
+    move_to_host(m, made)
+    m.register_parameter("adapter", torch.nn.Parameter(torch.ones(2)))
+    move_to_host(m, made)
+    assert made.made == 5 and torch.equal(getattr(m, PINNED_ATTR)["adapter"], torch.ones(2))
+
+
+def test_patched_hooks_move_one_model_on_and_the_previous_one_back():
+    from accelerate.hooks import CpuOffload, UserCpuOffloadHook
+
+    from toolkit.models.offload import _on_host
+
+    made = Counter()
+    a, b = module(1), module(2)
+    device = torch.device("cpu")
+    hook_a = CpuOffload(execution_device=device)
+    user_a = UserCpuOffloadHook(a, hook_a)
+    hook_b = CpuOffload(execution_device=device, prev_module_hook=user_a)
+    for hook in (hook_a, hook_b):
+        _patch_hook(hook, made)
+    hook_a.init_hook(a), hook_b.init_hook(b)
+    assert _on_host(a) and _on_host(b)
+    hook_a.pre_forward(a, torch.ones(1, 4))
+    assert not _on_host(a) and _on_host(b)
+    args, kwargs = hook_b.pre_forward(b, torch.ones(1, 4), scale=torch.ones(1))
+    assert _on_host(a) and not _on_host(b)  # the previous model went back to its host copy
+    assert torch.equal(args[0], torch.ones(1, 4)) and torch.equal(kwargs["scale"], torch.ones(1))
+    assert made.made == 8  # one copy per tensor of each model, made once
+    on_device = next(b.parameters()).data.data_ptr()
+    hook_b.pre_forward(b, torch.ones(1, 4))
+    assert next(b.parameters()).data.data_ptr() == on_device  # already there: not moved again
+    torch.testing.assert_close(b(torch.ones(1, 4)), module(2)(torch.ones(1, 4)))  # the same weights
+
+
+def test_eviction_drops_the_host_copies():
+    m = module()
+    move_to_host(m, Counter())
+    assert drop_host_copies(m) is not None and not hasattr(m, PINNED_ATTR)
+    assert drop_host_copies(m) is None
+
+
+def test_low_vram_is_applied_only_on_cuda(monkeypatch):
+    """On the CPU there is nothing to offload to: the pipeline is left as it is."""
+    from toolkit.config_modules import ModelConfig
+    from toolkit.models.archs.sd1 import SD1Model
+
+    model = SD1Model("cpu", ModelConfig(name_or_path="tiny:sd1", low_vram=True))
+    called = []
+    monkeypatch.setattr("toolkit.models.offload.enable_low_vram", lambda *a: called.append(a))
+    model.pipeline = object()
+    model.apply_offloading()
+    assert called == []
+    model.device = "cuda:0"
+    model.apply_offloading()
+    assert called and called[0][1] == "cuda:0"

@@ -1,0 +1,129 @@
+"""``low_vram`` without copying weights off the GPU.
+
+diffusers' model CPU offload (accelerate's ``CpuOffload`` hooks) moves a model off the GPU with
+``module.to("cpu")`` before the next one runs, and re-creates its hooks at the end of every pipeline call. Each
+move copies every weight into freshly allocated host memory: on the H200 that ran at 1.1 GB/s, and real-size
+Flux with ``low_vram`` spent 31 of its 32 s per image moving the transformer and T5 back and forth
+(docs/BENCHMARKS.md). The weights never change (LoRAs stay unmerged adapters), so each tensor gets one pinned
+host copy, made once; moving a model off the GPU points its tensors back at those copies and drops the GPU
+ones (no copy at all), and moving it on is a pinned copy (53 GB/s there).
+
+diffusers still decides *when* (its offload sequence, its ``maybe_free_model_hooks``); this module only changes
+*how* a model moves, by replacing the two methods of each accelerate hook. Models holding tensor subclasses
+(torchao quantization) keep accelerate's own moves.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable, Optional
+
+from toolkit.models.v2.pool import host_buffers
+
+PINNED_ATTR = "_aitk_host_copies"
+
+
+def _tensors(module) -> dict:
+    return dict(module.named_parameters()) | dict(module.named_buffers())
+
+
+def _plain(module) -> bool:
+    import torch
+
+    return all(type(t.data) is torch.Tensor for t in _tensors(module).values())
+
+
+def _pinned(t):
+    import torch
+
+    return torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+
+
+def move_to_host(module, allocate: Callable = _pinned) -> None:
+    """Point every tensor of ``module`` at its host copy; a copy is made only for tensors that have none yet (the
+    first move, or an adapter added since)."""
+    tensors = _tensors(module)
+    previous = getattr(module, PINNED_ATTR, None) or {}
+    copies = host_buffers(tensors, previous, allocate)
+    for name, t in tensors.items():
+        if copies[name] is not previous.get(name):
+            copies[name].copy_(t.data)
+        t.data = copies[name]
+    setattr(module, PINNED_ATTR, copies)
+
+
+def move_to_device(module, device) -> None:
+    """The module's host copies onto ``device``, asynchronously on the current stream (ordered before the kernels
+    that use them)."""
+    copies = getattr(module, PINNED_ATTR, None)
+    if copies is None:
+        move_to_host(module)
+        copies = getattr(module, PINNED_ATTR)
+    for name, t in _tensors(module).items():
+        t.data = copies[name].to(device, non_blocking=True, copy=True)
+
+
+def _on_host(module) -> bool:
+    """The module's tensors are its host copies (or, before any move, on the CPU)."""
+    first = next(iter(_tensors(module).items()), None)
+    if first is None:
+        return True
+    copies = getattr(module, PINNED_ATTR, None)
+    if copies is None or first[0] not in copies:
+        return first[1].device.type == "cpu"
+    return first[1].data.data_ptr() == copies[first[0]].data_ptr()
+
+
+def _patch_hook(cpu_offload, allocate: Callable) -> None:
+    """Replace one accelerate ``CpuOffload`` hook's moves (its ``init_hook`` offloads, ``pre_forward`` onloads)."""
+    from accelerate.utils import send_to_device
+    from accelerate.utils.memory import clear_device_cache
+
+    def init_hook(self, module):
+        move_to_host(module, allocate)
+        return module
+
+    def pre_forward(self, module, *args, **kwargs):
+        previous = getattr(self.prev_module_hook, "model", None)
+        if previous is not None and not _on_host(previous):
+            self.prev_module_hook.offload()  # the previous model's hook: also patched
+            # As accelerate does: hand the freed blocks back, or the next model's differently sized tensors
+            # fragment a tight budget (an `oom` at 24 GiB with 1.9 GiB reserved but unusable, on the H200).
+            clear_device_cache()
+        if not _on_host(module) and next(iter(_tensors(module).values())).device == self.execution_device:
+            return args, kwargs
+        move_to_device(module, self.execution_device)
+        return send_to_device(args, self.execution_device), send_to_device(kwargs, self.execution_device)
+
+    cpu_offload.init_hook = types.MethodType(init_hook, cpu_offload)
+    cpu_offload.pre_forward = types.MethodType(pre_forward, cpu_offload)
+
+
+def enable_low_vram(pipeline, device, allocate: Callable = _pinned) -> None:
+    """diffusers' model CPU offload, moving weights through pinned host copies. ``maybe_free_model_hooks`` calls
+    ``enable_model_cpu_offload`` again after every pipeline call; the instance attribute set here wraps it, so
+    the hooks it makes anew are patched too, and every model is put back on its host copies first (accelerate's
+    own ``init_hook`` then finds nothing to copy)."""
+    original = type(pipeline).enable_model_cpu_offload.__get__(pipeline)
+
+    def enable(*args: Any, **kwargs: Any) -> None:
+        modules = [m for m in pipeline.components.values() if _is_module(m) and _plain(m)]
+        for module in modules:
+            move_to_host(module, allocate)
+        original(*args, **kwargs)
+        for user_hook in getattr(pipeline, "_all_hooks", []):
+            if _plain(user_hook.model):
+                _patch_hook(user_hook.hook, allocate)
+
+    pipeline.enable_model_cpu_offload = enable
+    enable(device=device)
+
+
+def _is_module(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.nn.Module)
+
+
+def drop_host_copies(module) -> Optional[dict]:
+    """Eviction: the pinned copies go with the module (pinned memory is scarce and slow to allocate)."""
+    return module.__dict__.pop(PINNED_ATTR, None) if hasattr(module, "__dict__") else None
