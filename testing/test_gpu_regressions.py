@@ -98,7 +98,7 @@ def test_an_oom_halfway_through_a_video_decode_leaves_no_vae_features_allocated(
 def test_a_cancelled_request_does_not_wait_for_its_latent_copies():
     """GPU run: Flux's cancel answered 0.24 s after the request for a 0.17 s step: the engine waited for the
     latent copies still queued behind the steps the CPU had run ahead. A failed request drops them."""
-    from extensions_built_in.inference_engine.engine import LatentSender
+    from extensions_built_in.inference_engine.latent_preview import LatentSender
 
     class PendingEvent:  # a copy the GPU has not reached yet
         waited = False

@@ -7,7 +7,6 @@ a client.
 """
 from __future__ import annotations
 
-import json
 import os
 import queue
 import statistics
@@ -18,38 +17,24 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
-from extensions_built_in.inference_engine.assets import AssetError, AssetStore, is_inside, paths_named_by, real_path
-from extensions_built_in.inference_engine.latent_preview import preview_shape, shrink_tensor
+from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
+from extensions_built_in.inference_engine.latent_preview import (LatentSender, checkpoint_preview_factors,
+                                                                  preview_shape, shrink_tensor)
+from extensions_built_in.inference_engine.outputs import Outputs
+from extensions_built_in.inference_engine.request_checks import RequestChecks, StreamOptions
 from extensions_built_in.inference_engine.request_queue import RequestQueue
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.device import reset_vram_peak, set_vram_budget, vram_stats
 from toolkit.models.base_model import save_generated
-from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
-from toolkit.models.v2.mixin import check_qtype
+from toolkit.models.registry import ARCHS, get_model_class
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
 from toolkit.paths import MODELS_PATH
 from toolkit.step_clock import StepClock
 from toolkit.sample_step_hook import GenerationCancelled
 
 INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step would cost more than the step
-
-
-class BadRequest(ValueError):
-    """A request the engine cannot run; ``loc`` names the field, as FastAPI's own 422s do."""
-
-    def __init__(self, loc: tuple, message: str):
-        super().__init__(message)
-        self.loc = loc
-
-
-@dataclass
-class StreamOptions:
-    latents: str = "raw"  # raw | x0 | none
-    every_n_steps: int = 1
-    max_frames: int = 0  # 0: every latent frame
-    downsample: int = 1
 
 
 @dataclass
@@ -81,10 +66,7 @@ class Engine:
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
         self.assets_folder = os.path.abspath(assets_folder)
-        self.files_url_prefix = files_url_prefix
         self.idle_unload_seconds = idle_unload_seconds
-        self.lora_roots = [os.path.abspath(p) for p in (lora_roots or [MODELS_PATH])] + [self.assets_folder,
-                                                                                         self.output_folder]
         self._on_info = on_info or (lambda text: None)
         self.queue: RequestQueue[Request] = RequestQueue(max_queue)
         # Before anything is allocated: the cap applies to what this process reserves from now on.
@@ -103,7 +85,8 @@ class Engine:
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
         self._last_info = (0.0, "")
         self._idle_since = time.monotonic()
-        os.makedirs(self.output_folder, exist_ok=True)
+        self.outputs = Outputs(self.output_folder, files_url_prefix)
+        self.checks = RequestChecks(device, self.assets, self.output_folder, lora_roots or [MODELS_PATH])
 
     @property
     def running(self) -> Optional[Request]:
@@ -113,65 +96,6 @@ class Engine:
     def models(self) -> list[dict]:
         return [get_model_class(a).describe() for a in ARCHS]
 
-    def resolve(self, model: dict, sample: dict, stream: dict) -> tuple:
-        """Semantic checks on an already type-checked body; every failure names its field."""
-        try:
-            model_class = get_model_class(model.get("arch") or "sd1")
-        except UnknownArchError as e:
-            raise BadRequest(("body", "model", "arch"), str(e)) from None
-        model_config = ModelConfig.from_dict(model)
-        self.check_memory_options(model_config)
-        if model_config.lora_path:
-            model_config.lora_path = self.resolve_lora(model_config.lora_path)
-        sample = {k: v for k, v in sample.items() if v is not None}
-        merged = {**model_class.defaults, **sample}
-        if merged.get("output_ext") not in model_class.output_exts:
-            raise BadRequest(("body", "sample", "output_ext"),
-                             f"{model_class.arch} writes {', '.join(model_class.output_exts)}, not {merged.get('output_ext')!r}")
-        for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3"):
-            if merged.get(key):
-                merged[key] = self.resolve_image_ref(merged[key], ("body", "sample", key))
-        try:
-            gen = GenerateImageConfig(**merged)
-        except (TypeError, ValueError) as e:
-            raise BadRequest(("body", "sample"), str(e)) from None
-        if len(gen.control_images) < model_class.control_images:
-            raise BadRequest(("body", "sample", "ctrl_img"),
-                             f"{model_class.arch} needs {model_class.control_images} control image(s): upload one to "
-                             f"/assets and pass its id as ctrl_img")
-        model_class("cpu", model_config).prepare_gen_config(gen)  # snapping needs no weights
-        return model_class, model_config, gen, StreamOptions(**stream)
-
-    def check_memory_options(self, cfg: ModelConfig) -> None:
-        for flag, field_name, qtype in (("quantize", "qtype", cfg.qtype), ("quantize_te", "qtype_te", cfg.qtype_te)):
-            if getattr(cfg, flag):
-                problem = check_qtype(qtype, self.device)
-                if problem:
-                    raise BadRequest(("body", "model", field_name), problem)
-
-    def resolve_lora(self, path: str) -> str:
-        """LoRA files are read from the engine's LoRA roots only (MODELS_PATH, assets, outputs by default).
-        A folder means its diffusers LoRA file; the name is joined *before* links are resolved and the result
-        checked, so a link of that name inside a root cannot point outside it."""
-        candidate = os.path.expanduser(path)
-        if os.path.isdir(candidate):
-            candidate = os.path.join(candidate, "pytorch_lora_weights.safetensors")
-        real = _request_path(candidate, ("body", "model", "lora_path"))
-        inside = any(is_inside(real, root) for root in self.lora_roots)
-        if not inside:
-            raise BadRequest(("body", "model", "lora_path"),
-                             f"{path!r} is outside the engine's LoRA folders ({', '.join(self.lora_roots)})")
-        if not real.endswith(".safetensors") or not os.path.isfile(real):
-            raise BadRequest(("body", "model", "lora_path"), f"{path!r} is not a .safetensors LoRA file")
-        return real
-
-    def resolve_image_ref(self, ref: str, loc: tuple) -> str:
-        """An uploaded asset id, or a server path inside the assets or output folder; nothing else."""
-        try:
-            return self.assets.resolve(ref, extra_roots=[self.output_folder])
-        except AssetError as e:
-            raise BadRequest(loc, str(e)) from None
-
     def _control_images_in_use(self) -> set:
         running, pending = self.queue.snapshot()
         return paths_named_by(r.sample for r in pending + ([running] if running else []))
@@ -179,7 +103,7 @@ class Engine:
     def submit(self, model: dict, sample: dict, stream: dict, frames: FrameStream) -> Request:
         """Check, then queue. ``BadRequest`` names a field; ``QueueFull`` means come back later (the stream
         is then dropped unread)."""
-        model_class, model_config, gen, options = self.resolve(model, sample, stream)
+        model_class, model_config, gen, options = self.checks.resolve(model, sample, stream)
         req = Request(frames.request_id, model_class, model_config, gen, options, frames,
                       body={"model": model, "sample": sample, "stream": stream})
         gen.output_path = os.path.join(self.output_folder, f"{req.id}.{gen.output_ext}")
@@ -278,29 +202,10 @@ class Engine:
         return value
 
     def list_outputs(self, limit: int = 100) -> list[dict]:
-        """Finished files only: temp files and sidecars in the making are not outputs, and a file that goes
-        away between listing and reading (a save replacing its temp file) is skipped, not an error."""
-        entries = []
-        for name in os.listdir(self.output_folder):
-            path = os.path.join(self.output_folder, name)
-            if name.startswith(".") or name.endswith((".json", ".tmp")):
-                continue
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            if not os.path.isfile(path):
-                continue
-            meta = _read_json(os.path.splitext(path)[0] + ".json")
-            entries.append({"name": name, "path": path, "url": self.file_url(path), "bytes": st.st_size,
-                            "mtime": st.st_mtime, "meta": meta})
-        entries.sort(key=lambda e: e["mtime"], reverse=True)
-        return entries[:limit]
+        return self.outputs.listing(limit)
 
     def file_url(self, path: str) -> str:
-        from urllib.parse import quote
-
-        return f"{self.files_url_prefix}/{quote(os.path.abspath(path), safe='')}"
+        return self.outputs.url(path)
 
     # ================================================================== main thread
     def serve(self, stop: threading.Event) -> None:
@@ -484,7 +389,7 @@ class Engine:
             self._write_sidecar(req, result)
         except Exception as e:  # a full disk, a codec refusing the frames: the request fails, the engine serves on
             if result is not None:  # the file made it, its sidecar did not: no half result stays behind
-                _remove_result(result["path"])
+                self.outputs.remove(result["path"])
             req.stream.finish(False, "internal", f"Saving the result failed: {type(e).__name__}: {e}"[:2000])
             return
         req.stream.emit("result", path=result["path"], url=self.file_url(result["path"]), kind=result["kind"],
@@ -495,18 +400,10 @@ class Engine:
         req.stream.finish(True)
 
     def _write_sidecar(self, req: Request, result: dict) -> None:
-        sidecar = os.path.splitext(result["path"])[0] + ".json"
-        data = {"request_id": req.id, "created": req.created, "config": self.resolved_config(req),
-                "request": req.body, "seed": req.sample.seed, "timings": req.timings,
-                "result": {k: v for k, v in result.items() if k != "path"} | {"url": self.file_url(result["path"])}}
-        tmp = sidecar + ".tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=2, default=str)
-            os.replace(tmp, sidecar)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        self.outputs.write_sidecar(result["path"], {
+            "request_id": req.id, "created": req.created, "config": self.resolved_config(req), "request": req.body,
+            "seed": req.sample.seed, "timings": req.timings,
+            "result": {k: v for k, v in result.items() if k != "path"} | {"url": self.file_url(result["path"])}})
 
     def _free_after_oom(self) -> None:
         """Sampling ran out of memory: drop the step's tensors now so the next request starts from the baseline."""
@@ -587,100 +484,3 @@ class LoadFailed(RuntimeError):
 
 class EngineBusy(RuntimeError):
     """Main-thread work (``/unload``) cannot run while a generation does."""
-
-
-class LatentSender:
-    """Latent frames leave the GPU without stopping it.
-
-    Reading a CUDA tensor on the generating thread (``.cpu()``) waits for the step's kernels, and the CPU then
-    cannot queue the next step ahead of the GPU. So each frame is copied into a pinned host buffer
-    asynchronously with an event; the next step's hook emits the copies whose events have completed (a
-    non-blocking query), and ``flush`` emits the rest at the end. Buffers are reused: pinning is slow. All on
-    the generating thread: a waiting thread would compete with kernel launches for the GIL."""
-
-    def __init__(self):
-        self._pending: deque = deque()  # (stream, step, host tensor, event, layout)
-        self._free: dict = {}  # (shape, dtype) -> pinned buffers ready for reuse
-
-    def send(self, stream: FrameStream, step: int, tensor, layout: str) -> None:
-        if not tensor.is_cuda:
-            self._emit(stream, step, tensor, layout)
-            return
-        import torch
-
-        free = self._free.setdefault((tuple(tensor.shape), tensor.dtype), [])
-        host = free.pop() if free else torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
-        host.copy_(tensor, non_blocking=True)
-        event = torch.cuda.Event()
-        event.record()
-        self._pending.append((stream, step, host, event, layout))
-
-    def pump(self) -> None:
-        while self._pending and self._pending[0][3].query():
-            self._finish(*self._pending.popleft())
-
-    def flush(self) -> None:
-        while self._pending:
-            item = self._pending.popleft()
-            item[3].synchronize()
-            self._finish(*item)
-
-    def discard(self) -> None:
-        """Drop the copies still in flight without waiting for them. Their buffers can be reused at once: a
-        later copy into one is queued behind the pending one on the same stream."""
-        while self._pending:
-            _, _, host, _, _ = self._pending.popleft()
-            self._free.setdefault((tuple(host.shape), host.dtype), []).append(host)
-
-    def _finish(self, stream, step, host, event, layout) -> None:
-        self._emit(stream, step, host, layout)
-        self._free.setdefault((tuple(host.shape), host.dtype), []).append(host)  # the frame holds a copy
-
-    @staticmethod
-    def _emit(stream, step, tensor, layout) -> None:
-        try:
-            stream.emit_latent(step, tensor.numpy(), layout)
-        except Exception as e:  # a frame lost is a preview lost, never a failed generation
-            print(f"[engine] latent frame dropped: {e}", flush=True)
-
-
-def checkpoint_preview_factors(name_or_path: str, channels: int) -> dict:
-    """A checkpoint may ship its own latent->RGB fit (``latent_preview.json``), e.g. one trained here whose VAE
-    is not the family's; it replaces the family's table in the start frame. Local folders only: nothing is
-    fetched or built for this."""
-    from toolkit.models.v2.mixin import builtin_checkpoint
-
-    try:
-        folder = builtin_checkpoint(name_or_path[8:]) if name_or_path.startswith("builtin:") else name_or_path
-    except FileNotFoundError:
-        return {}
-    data = _read_json(os.path.join(folder, "latent_preview.json")) if os.path.isdir(folder) else None
-    factors = (data or {}).get("rgb_factors")
-    if not factors or len(factors) != channels or any(len(row) != 3 for row in factors):
-        return {}
-    return {"rgb_factors": factors, "rgb_bias": data.get("rgb_bias"), "factors_source": "checkpoint latent_preview.json"}
-
-
-def _request_path(path: str, loc: tuple) -> str:
-    try:
-        return real_path(path)
-    except AssetError as e:
-        raise BadRequest(loc, str(e)) from None
-
-
-def _remove_result(path: str) -> None:
-    """A result file and what belongs to it: its thumbnail and sidecar."""
-    folder, name = os.path.split(path)
-    for p in (path, os.path.join(folder, ".thumbs", name + ".jpg"), os.path.splitext(path)[0] + ".json"):
-        try:
-            os.remove(p)
-        except FileNotFoundError:
-            pass
-
-
-def _read_json(path: str) -> Optional[dict]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None

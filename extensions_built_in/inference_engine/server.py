@@ -19,7 +19,8 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
-from extensions_built_in.inference_engine.engine import BadRequest, Engine, EngineBusy
+from extensions_built_in.inference_engine.engine import Engine, EngineBusy
+from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.protocol import MEDIA_TYPE
 from extensions_built_in.inference_engine.request_queue import QueueFull
 from extensions_built_in.inference_engine.stream import FrameStream

@@ -27,7 +27,7 @@ UNPACKING_ARCHS = ["flux", "flux_kontext", "chroma", "qwen_image", "flux2_klein"
 
 TARGETS = {
     "protocol": dict(files=["extensions_built_in/inference_engine/protocol.py"],
-                     tests=["testing/test_protocol.py"], scope=r"."),
+                     tests=["testing/test_protocol.py", "testing/test_protocol_errors.py"], scope=r"."),
     "stream": dict(files=["extensions_built_in/inference_engine/stream.py"],
                    tests=["testing/test_stream.py"], scope=r"."),
     "queue": dict(files=["extensions_built_in/inference_engine/request_queue.py"],

@@ -1,0 +1,104 @@
+"""The checks a generate request passes before it is queued: its arch, memory options, LoRA and control-image
+paths, output format and sizes. Every refusal is a ``BadRequest`` naming its field, as FastAPI's own 422s do.
+
+Paths from a request are resolved before they are checked (links followed): a LoRA only from the LoRA roots,
+a control image only as an uploaded asset or a file in the engine's own folders. No torch is needed: sizes are
+snapped by the family class without weights.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from extensions_built_in.inference_engine.assets import AssetError, AssetStore, is_inside, real_path
+from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models.registry import UnknownArchError, get_model_class
+from toolkit.models.v2.mixin import check_qtype
+
+
+class BadRequest(ValueError):
+    """A request the engine cannot run; ``loc`` names the field, as FastAPI's own 422s do."""
+
+    def __init__(self, loc: tuple, message: str):
+        super().__init__(message)
+        self.loc = loc
+
+
+@dataclass
+class StreamOptions:
+    latents: str = "raw"  # raw | x0 | none
+    every_n_steps: int = 1
+    max_frames: int = 0  # 0: every latent frame
+    downsample: int = 1
+
+
+class RequestChecks:
+    def __init__(self, device: str, assets: AssetStore, output_folder: str, lora_roots: list[str]):
+        self.device, self.assets, self.output_folder = device, assets, output_folder
+        self.lora_roots = [os.path.abspath(p) for p in lora_roots] + [assets.folder, output_folder]
+
+    def resolve(self, model: dict, sample: dict, stream: dict) -> tuple:
+        """Semantic checks on an already type-checked body; every failure names its field."""
+        try:
+            model_class = get_model_class(model.get("arch") or "sd1")
+        except UnknownArchError as e:
+            raise BadRequest(("body", "model", "arch"), str(e)) from None
+        model_config = ModelConfig.from_dict(model)
+        self.check_memory_options(model_config)
+        if model_config.lora_path:
+            model_config.lora_path = self.resolve_lora(model_config.lora_path)
+        sample = {k: v for k, v in sample.items() if v is not None}
+        merged = {**model_class.defaults, **sample}
+        if merged.get("output_ext") not in model_class.output_exts:
+            raise BadRequest(("body", "sample", "output_ext"),
+                             f"{model_class.arch} writes {', '.join(model_class.output_exts)}, not {merged.get('output_ext')!r}")
+        for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3"):
+            if merged.get(key):
+                merged[key] = self.resolve_image_ref(merged[key], ("body", "sample", key))
+        try:
+            gen = GenerateImageConfig(**merged)
+        except (TypeError, ValueError) as e:
+            raise BadRequest(("body", "sample"), str(e)) from None
+        if len(gen.control_images) < model_class.control_images:
+            raise BadRequest(("body", "sample", "ctrl_img"),
+                             f"{model_class.arch} needs {model_class.control_images} control image(s): upload one to "
+                             f"/assets and pass its id as ctrl_img")
+        model_class("cpu", model_config).prepare_gen_config(gen)  # snapping needs no weights
+        return model_class, model_config, gen, StreamOptions(**stream)
+
+    def check_memory_options(self, cfg: ModelConfig) -> None:
+        for flag, field_name, qtype in (("quantize", "qtype", cfg.qtype), ("quantize_te", "qtype_te", cfg.qtype_te)):
+            if getattr(cfg, flag):
+                problem = check_qtype(qtype, self.device)
+                if problem:
+                    raise BadRequest(("body", "model", field_name), problem)
+
+    def resolve_lora(self, path: str) -> str:
+        """LoRA files are read from the engine's LoRA roots only (MODELS_PATH, assets, outputs by default).
+        A folder means its diffusers LoRA file; the name is joined *before* links are resolved and the result
+        checked, so a link of that name inside a root cannot point outside it."""
+        candidate = os.path.expanduser(path)
+        if os.path.isdir(candidate):
+            candidate = os.path.join(candidate, "pytorch_lora_weights.safetensors")
+        real = _request_path(candidate, ("body", "model", "lora_path"))
+        inside = any(is_inside(real, root) for root in self.lora_roots)
+        if not inside:
+            raise BadRequest(("body", "model", "lora_path"),
+                             f"{path!r} is outside the engine's LoRA folders ({', '.join(self.lora_roots)})")
+        if not real.endswith(".safetensors") or not os.path.isfile(real):
+            raise BadRequest(("body", "model", "lora_path"), f"{path!r} is not a .safetensors LoRA file")
+        return real
+
+    def resolve_image_ref(self, ref: str, loc: tuple) -> str:
+        """An uploaded asset id, or a server path inside the assets or output folder; nothing else."""
+        try:
+            return self.assets.resolve(ref, extra_roots=[self.output_folder])
+        except AssetError as e:
+            raise BadRequest(loc, str(e)) from None
+
+
+def _request_path(path: str, loc: tuple) -> str:
+    try:
+        return real_path(path)
+    except AssetError as e:
+        raise BadRequest(loc, str(e)) from None
