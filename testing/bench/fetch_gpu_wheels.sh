@@ -10,7 +10,7 @@ grep -qx "/.whl_engine/" .git/info/exclude 2>/dev/null || echo "/.whl_engine/" >
 mkdir -p .whl_engine
 for pkg in diffusers==0.42.1 fastapi==0.165.0 starlette==1.10.0 uvicorn==0.54.0 httptools==0.9.0 python-multipart==0.0.34 \
            pydantic==2.14.4 pydantic-core==2.50.5 annotated-types typing-inspection annotated-doc \
-           opentelemetry-api importlib-metadata lazy-importer typing-extensions; do
+           opentelemetry-api importlib-metadata lazy-importer typing-extensions torchao==0.18.0; do
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     -d .whl_engine "$pkg"

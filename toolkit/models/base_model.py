@@ -188,7 +188,8 @@ class BaseModel:
         percent = cfg.layer_offloading_transformer_percent if is_denoiser else cfg.layer_offloading_text_encoder_percent
         on_gpu = str(self.device).startswith("cuda")
         # With model CPU offload the component lives on the CPU and visits the GPU; the device is part of identity.
-        device = "cpu" if cfg.low_vram and on_gpu else self.device
+        # A quantized one stays on the GPU (toolkit/models/offload.py says why).
+        device = "cpu" if cfg.low_vram and on_gpu and not quantize else self.device
         return load_component(comp.cls, source, comp.subfolder, dtype=self.dtype, device=device,
                               config_source=cfg.extras_name_or_path,
                               qtype=(cfg.qtype if is_denoiser else cfg.qtype_te) if quantize else None,

@@ -8,9 +8,9 @@ Flux with ``low_vram`` spent 31 of its 32 s per image moving the transformer and
 host copy, made once; moving a model off the GPU points its tensors back at those copies and drops the GPU
 ones (no copy at all), and moving it on is a pinned copy (53 GB/s there).
 
-diffusers still decides *when* (its offload sequence, its ``maybe_free_model_hooks``); this module only changes
-*how* a model moves, by replacing the two methods of each accelerate hook. Models holding tensor subclasses
-(torchao quantization) keep accelerate's own moves.
+diffusers still decides *when* (its offload sequence, its ``maybe_free_model_hooks``) and accelerate's hooks
+still trigger the moves; this module changes *how* a model moves, by replacing the two methods of each hook.
+Quantized models (torchao tensor subclasses) stay on the GPU.
 """
 from __future__ import annotations
 
@@ -99,23 +99,42 @@ def _patch_hook(cpu_offload, allocate: Callable) -> None:
 
 
 def enable_low_vram(pipeline, device, allocate: Callable = _pinned) -> None:
-    """diffusers' model CPU offload, moving weights through pinned host copies. ``maybe_free_model_hooks`` calls
-    ``enable_model_cpu_offload`` again after every pipeline call; the instance attribute set here wraps it, so
-    the hooks it makes anew are patched too, and every model is put back on its host copies first (accelerate's
-    own ``init_hook`` then finds nothing to copy)."""
-    original = type(pipeline).enable_model_cpu_offload.__get__(pipeline)
+    """Model CPU offload in diffusers' order (``model_cpu_offload_seq``) with accelerate's hooks, moving weights
+    through pinned host copies. Models of quantized tensors (torchao subclasses) are not offloaded: they stay on
+    the GPU, where they were loaded (moving them across devices fails inside torchao: "Attempted to set the
+    storage of a tensor on device cuda:0 to a storage on different device cpu", issue #13), and quantizing is
+    what made them small enough to stay.
+
+    This replaces ``pipeline.enable_model_cpu_offload`` on the instance, because diffusers calls it again after
+    every pipeline call (``maybe_free_model_hooks``), and its own version first moves the whole pipeline to the
+    CPU: for each plain model that is a pointer swap here, never a copy."""
+    import torch
+    from accelerate import cpu_offload_with_hook
+
+    execution_device = torch.device(device)
 
     def enable(*args: Any, **kwargs: Any) -> None:
-        modules = [m for m in pipeline.components.values() if _is_module(m) and _plain(m)]
-        for module in modules:
-            move_to_host(module, allocate)
-        original(*args, **kwargs)
-        for user_hook in getattr(pipeline, "_all_hooks", []):
-            if _plain(user_hook.model):
-                _patch_hook(user_hook.hook, allocate)
+        pipeline.remove_all_hooks()
+        models = {name: m for name, m in pipeline.components.items() if _is_module(m)}
+        for model in models.values():
+            if _plain(model):
+                move_to_host(model, allocate)
+        hooks, previous = [], None
+        chain = [name for name in pipeline.model_cpu_offload_seq.split("->") if name in models]
+        for name in chain + [n for n in models if n not in chain]:
+            model = models[name]
+            if not _plain(model):
+                continue
+            _, hook = cpu_offload_with_hook(model, execution_device, prev_module_hook=previous if name in chain else None)
+            _patch_hook(hook.hook, allocate)
+            hooks.append(hook)
+            previous = hook if name in chain else previous
+        pipeline._all_hooks = hooks
+        pipeline._offload_device = execution_device
+        pipeline._offload_gpu_id = execution_device.index or 0
 
     pipeline.enable_model_cpu_offload = enable
-    enable(device=device)
+    enable()
 
 
 def _is_module(value) -> bool:
