@@ -73,6 +73,16 @@ def _on_host(module) -> bool:
     return first[1].data.data_ptr() == copies[first[0]].data_ptr()
 
 
+def on_device(tensor_device, execution_device) -> bool:
+    """``cuda:0`` is on ``cuda``: comparing the two with ``==`` says no, and every denoiser call moved the whole
+    model onto the GPU again (0.52 s/step instead of 0.17 for Flux on the H200)."""
+    import torch
+
+    execution_device = torch.device(execution_device)
+    return tensor_device.type == execution_device.type and (
+        execution_device.index is None or tensor_device.index == execution_device.index)
+
+
 def _patch_hook(cpu_offload, allocate: Callable) -> None:
     """Replace one accelerate ``CpuOffload`` hook's moves (its ``init_hook`` offloads, ``pre_forward`` onloads)."""
     from accelerate.utils import send_to_device
@@ -89,7 +99,7 @@ def _patch_hook(cpu_offload, allocate: Callable) -> None:
             # As accelerate does: hand the freed blocks back, or the next model's differently sized tensors
             # fragment a tight budget (an `oom` at 24 GiB with 1.9 GiB reserved but unusable, on the H200).
             clear_device_cache()
-        if not _on_host(module) and next(iter(_tensors(module).values())).device == self.execution_device:
+        if not _on_host(module) and on_device(next(iter(_tensors(module).values())).device, self.execution_device):
             return args, kwargs
         move_to_device(module, self.execution_device)
         return send_to_device(args, self.execution_device), send_to_device(kwargs, self.execution_device)
