@@ -103,3 +103,34 @@ def test_a_model_on_cuda_0_counts_as_on_the_execution_device_cuda():
     assert on_device(torch.device("cuda:0"), torch.device("cuda"))
     assert on_device(torch.device("cuda:1"), "cuda:1") and not on_device(torch.device("cuda:1"), "cuda:0")
     assert not on_device(torch.device("cpu"), "cuda") and on_device(torch.device("cpu"), "cpu")
+
+
+def test_low_vram_with_quantize_keeps_quantized_components_on_the_gpu(monkeypatch):
+    """The issue's crash (low_vram + quantize: torchao tensors moved across devices): a quantized component is
+    loaded onto the GPU and left there, a plain one goes to the host to be offloaded."""
+    from toolkit.config_modules import ModelConfig
+    from toolkit.models import base_model
+    from toolkit.models.archs.sd1 import SD1Model
+
+    seen = {}
+    monkeypatch.setattr(base_model, "load_component",
+                        lambda cls, source, subfolder, **kw: seen.setdefault(subfolder, kw) and None)
+    cfg = ModelConfig(name_or_path="tiny:sd1", low_vram=True, quantize=True, qtype="int8", quantize_te=False)
+    model = SD1Model("cuda:0", cfg)
+    for role in ("unet", "text_encoder", "vae"):
+        model.load_component(role, model.components[role])
+    assert (seen["unet"]["device"], seen["unet"]["qtype"]) == ("cuda:0", "int8")
+    assert seen["text_encoder"]["device"] == seen["vae"]["device"] == "cpu"
+
+
+def test_quantized_models_are_not_offloaded(tiny_cache):
+    """enable_low_vram hooks only models of plain tensors; torchao's (int8 runs on this CPU) stay put."""
+    from toolkit.models.offload import _plain
+    from toolkit.models.v2.mixin import load_component
+    from toolkit.models.v2.pool import ComponentPool, active_pool
+
+    with active_pool(ComponentPool()):
+        plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
+        quantized = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16",
+                                   device="cpu", qtype="int8")
+    assert _plain(plain) and not _plain(quantized)
