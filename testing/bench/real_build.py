@@ -1,0 +1,135 @@
+"""Real-size random-init checkpoints for any family, from its tiny checkpoint plus the real configs.
+
+The tiny checkpoint (``toolkit/models/tiny.py``) already has everything a family's pipeline needs that is not a
+weight: tokenizers, scheduler, processors, ``model_index.json``. This takes those as they are and builds every
+weighted component again at the real architecture's size: the tiny ``config.json`` updated with the values in
+``testing/bench/real_configs`` (each one names the model card it comes from). Text encoders are built at real
+width *and* depth, because a memory plan depends on their size.
+
+    build_real("qwen_image", folder, "cuda", torch.bfloat16)          # on the GPU machine
+    parameter_counts("qwen_image")                                     # on any machine: meta tensors, no memory
+    build_real("qwen_image", folder, "cpu", torch.float32, depth=1)   # CPU check: real widths, one layer each
+
+``depth=1`` keeps every real width but one layer per stack, so a CPU run of the whole pipeline proves the
+configs agree with each other (text width into the denoiser, latent channels into the VAE) before GPU time is
+spent on them.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+from typing import Optional
+
+import torch
+
+# Keys that count layers, in diffusers and transformers configs: what ``depth`` caps.
+DEPTH_KEYS = ("num_layers", "num_single_layers", "num_hidden_layers", "n_layers", "n_refiner_layers",
+              "num_refiner_layers", "depth", "num_encoder_layers", "num_decoder_layers", "num_blocks")
+WEIGHT_FILES = (".safetensors", ".bin")
+
+
+def real_configs(arch: str) -> dict:
+    from testing.bench.real_configs import REAL
+
+    if arch not in REAL:
+        raise KeyError(f"no real-size config for {arch!r}; known: {', '.join(sorted(REAL))}")
+    return REAL[arch]
+
+
+def merged(base: dict, overrides: dict) -> dict:
+    """``base`` with ``overrides`` applied recursively (sub-configs such as ``text_config`` are dicts)."""
+    out = copy.deepcopy(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def capped(config: dict, depth: Optional[int]) -> dict:
+    """Every layer count at most ``depth``; per-layer lists that no longer match are dropped (their configs
+    rebuild them from the count)."""
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, dict):
+            value = capped(value, depth)
+        elif depth and key in DEPTH_KEYS and isinstance(value, int) and not isinstance(value, bool):
+            value = min(value, depth)
+        out[key] = value
+    layers = out.get("num_hidden_layers")
+    if isinstance(out.get("layer_types"), list) and layers is not None and len(out["layer_types"]) != layers:
+        out.pop("layer_types")
+    return out
+
+
+def component_config(tiny_folder: str, subfolder: str, overrides: dict, depth: Optional[int] = None) -> dict:
+    """The tiny config with the real values. With ``depth`` the tiny vocabulary stays: a shallow CPU check is
+    about widths agreeing, and a real-size embedding table would be most of its memory."""
+    with open(os.path.join(tiny_folder, subfolder, "config.json")) as f:
+        base = json.load(f)
+    return capped(merged(base, _without(overrides, "vocab_size") if depth else overrides), depth)
+
+
+def _without(config: dict, key: str) -> dict:
+    return {k: _without(v, key) if isinstance(v, dict) else v for k, v in config.items() if k != key}
+
+
+def construct(cls_path: str, config: dict):
+    """The module with random weights, on the current default device and dtype."""
+    from toolkit.models.v2.mixin import import_class
+
+    cls = import_class(cls_path)
+    if hasattr(cls, "from_config"):  # diffusers
+        return cls.from_config(config).eval()
+    return cls(cls.config_class.from_dict(config)).eval()  # transformers
+
+
+def weighted_components(arch: str) -> dict:
+    from toolkit.models.registry import get_model_class
+
+    return {role: c for role, c in get_model_class(arch).components.items() if c.has_weights}
+
+
+def parameter_counts(arch: str) -> dict:
+    """Parameters per role at the real config, counted on the meta device (nothing allocated)."""
+    from toolkit.models.tiny import tiny_checkpoint
+
+    tiny_folder = tiny_checkpoint(arch)
+    counts = {}
+    for role, comp in weighted_components(arch).items():
+        config = component_config(tiny_folder, comp.subfolder, real_configs(arch).get(role, {}))
+        with torch.device("meta"):
+            module = construct(comp.cls, config)
+        counts[role] = sum(p.numel() for p in module.parameters())
+    return counts
+
+
+def build_real(arch: str, folder: str, device: str, dtype, depth: Optional[int] = None, seed: int = 0) -> dict:
+    """Save the real-size checkpoint of ``arch`` into ``folder`` (a diffusers folder); returns GiB per role.
+    One component is in memory at a time."""
+    from toolkit.models.tiny import tiny_checkpoint
+
+    tiny_folder = tiny_checkpoint(arch)
+    shutil.copytree(tiny_folder, folder, dirs_exist_ok=True,
+                    ignore=lambda d, names: [n for n in names if n.endswith(WEIGHT_FILES) or n.endswith(".index.json")])
+    sizes = {}
+    for role, comp in weighted_components(arch).items():
+        config = component_config(tiny_folder, comp.subfolder, real_configs(arch).get(role, {}), depth)
+        torch.manual_seed(seed)
+        previous = torch.get_default_dtype()
+        torch.set_default_dtype(dtype)
+        try:
+            with torch.device(device):
+                module = construct(comp.cls, config)
+        finally:
+            torch.set_default_dtype(previous)
+        target = os.path.join(folder, comp.subfolder)
+        module.save_pretrained(target, safe_serialization=True, max_shard_size="10GB")
+        sizes[role] = round(sum(p.numel() * p.element_size() for p in module.parameters()) / 2**30, 2)
+        del module
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+    return sizes

@@ -1,0 +1,38 @@
+"""The real-size configs the GPU sweep builds (testing/bench/real_configs): every family has one, each
+component's parameter count matches its model card, and at real widths (one layer per stack) the whole
+pipeline runs on a CPU, so the configs agree with each other before any GPU time is spent on them."""
+import pytest
+
+from testing.bench.real_build import build_real, parameter_counts, weighted_components
+from testing.bench.real_configs import PARAMS, REAL
+from testing.test_models import FAMILIES, gen_config
+from toolkit.config_modules import ModelConfig
+from toolkit.media import probe
+from toolkit.models.registry import get_model_class
+
+ALL = sorted(a for archs in FAMILIES.values() for a in archs)
+TOLERANCE = 0.03  # published counts are rounded ("12B"); 3 % still catches a wrong width or a missing stack
+
+
+@pytest.mark.parametrize("arch", ALL)
+def test_every_family_has_a_real_config_and_a_published_size_for_each_weighted_component(arch):
+    assert arch in REAL, f"{arch}: no real-size config"
+    assert sorted(PARAMS.get(arch, {})) == sorted(weighted_components(arch)), f"{arch}: published sizes per role"
+
+
+@pytest.mark.parametrize("arch", sorted(PARAMS))
+def test_parameter_counts_match_the_model_cards(arch, tiny_cache):
+    counts = parameter_counts(arch)
+    wrong = {role: (round(counts[role] / 1e9, 3), billions) for role, billions in PARAMS[arch].items()
+             if abs(counts[role] / 1e9 - billions) > TOLERANCE * billions}
+    assert not wrong, f"{arch}: built vs published (billions): {wrong}"
+
+
+@pytest.mark.parametrize("arch", sorted(REAL))
+def test_real_widths_at_one_layer_generate_on_cpu(arch, tmp_path, tiny_cache):
+    folder = tmp_path / arch
+    build_real(arch, str(folder), "cpu", __import__("torch").float32, depth=1)
+    model = get_model_class(arch)("cpu", ModelConfig(name_or_path=str(folder), arch=arch, dtype="float32"))
+    model.load_model()
+    [result] = model.generate_images([gen_config(model, tmp_path / "out", num_inference_steps=2)])
+    assert probe(result["path"])["kind"] == model.modality
