@@ -88,11 +88,14 @@ def test_low_vram_is_applied_only_on_cuda(monkeypatch):
     called = []
     monkeypatch.setattr("toolkit.models.offload.enable_low_vram", lambda *a: called.append(a))
     model.pipeline = object()
+    model.plan = model.options_plan()
+    assert set(model.plan.placements.values()) == {"gpu"}
     model.apply_offloading()
     assert called == []
     model.device = "cuda:0"
+    model.plan = model.options_plan()
     model.apply_offloading()
-    assert called and called[0][1] == "cuda:0"
+    assert called and called[0][1] == "cuda:0" and called[0][2] == {"unet", "text_encoder", "vae"}
 
 
 def test_a_model_on_cuda_0_counts_as_on_the_execution_device_cuda():
@@ -117,6 +120,7 @@ def test_low_vram_with_quantize_keeps_quantized_components_on_the_gpu(monkeypatc
                         lambda cls, source, subfolder, **kw: seen.setdefault(subfolder, kw) and None)
     cfg = ModelConfig(name_or_path="tiny:sd1", low_vram=True, quantize=True, qtype="int8", quantize_te=False)
     model = SD1Model("cuda:0", cfg)
+    model.plan = model.options_plan()
     for role in ("unet", "text_encoder", "vae"):
         model.load_component(role, model.components[role])
     assert (seen["unet"]["device"], seen["unet"]["qtype"]) == ("cuda:0", "int8")

@@ -243,7 +243,7 @@ def test_engine_config_keys_take_effect(tmp_path):
         "job_folder": str(job_folder), "output_folder": str(outputs), "assets_folder": str(assets),
         "lora_roots": [str(loras)], "warm_up": False, "keep_resident_gb": 1, "idle_unload_seconds": 2,
         "max_queue": 3, "assets_max_gb": 0.5, "assets_max_age_hours": 2, "vram_budget_gb": 22,
-        "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"}})
+        "memory": "off", "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"}})
     try:
         wait_for_file(job_folder / "engine.json", proc)  # engine.job_folder
         with EngineClient.from_engine_json(str(job_folder / "engine.json"), generation_timeout_s=120) as client:
@@ -251,6 +251,7 @@ def test_engine_config_keys_take_effect(tmp_path):
             assert health["device"] == "cpu" and health["warm_up_s"] is None  # warm_up: false
             assert health["max_queue"] == 3  # enforced: test_request_queue.py, test_engine_http.py
             assert health["vram_budget"] == {"requested_gb": 22, "bytes": None}  # CUDA only: test_device.py
+            assert health["memory"]["mode"] == "off"  # the planner itself: test_memory_plan.py
             assert (health["assets"]["max_bytes"], health["assets"]["max_age_s"]) == (2**29, 7200)  # test_security
             deadline = time.monotonic() + 60
             while client.health()["active"] is None:  # default_model loads at start, before any request

@@ -82,7 +82,7 @@ def test_constants_match_design():
     assert MEDIA_TYPE == "application/x-aitk-frames"
     assert FRAME_TYPES == ("start", "status", "progress", "latent", "result", "error", "end")
     assert STAGES == ("queued", "loading", "encoding", "sampling", "decoding", "saving")
-    assert ERROR_CODES == ("bad_request", "cancelled", "oom", "load_failed", "internal")
+    assert ERROR_CODES == ("bad_request", "cancelled", "oom", "load_failed", "too_large", "internal")
     assert LAYOUTS == ("BCHW", "BCFHW", "BLC")
     assert issubclass(ProtocolError, ValueError)
 

@@ -67,6 +67,10 @@ class ModelConfig:
         extra = {k: v for k, v in data.items() if k not in known}
         return cls(**{k: v for k, v in data.items() if k in known}, extra=extra)
 
+    def explicit_memory_options(self) -> bool:
+        """The user chose how this model uses memory: the engine's automatic plan then stays out of it."""
+        return bool(self.low_vram or self.layer_offloading or self.quantize or self.quantize_te)
+
     def identity(self) -> dict:
         """Everything that decides which weights end up resident; the engine's holder fast path compares it."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
+from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
 from extensions_built_in.inference_engine.latent_preview import (LatentSender, checkpoint_preview_factors,
                                                                   preview_shape, shrink_tensor)
 from extensions_built_in.inference_engine.outputs import Outputs
@@ -27,6 +28,7 @@ from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.device import reset_vram_peak, set_vram_budget, vram_stats
+from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models.base_model import save_generated
 from toolkit.models.registry import ARCHS, get_model_class
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
@@ -62,7 +64,7 @@ class Engine:
                  idle_unload_seconds: float = 0, keep_resident_gb: float = 0, keep_in_ram_gb: float = 0,
                  lora_roots: Optional[list[str]] = None, on_info: Optional[Callable[[str], None]] = None,
                  max_queue: int = 64, assets_max_gb: float = 2.0, assets_max_age_hours: float = 168.0,
-                 vram_budget_gb: float = 0):
+                 vram_budget_gb: float = 0, memory: str = "auto"):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
         self.assets_folder = os.path.abspath(assets_folder)
@@ -75,6 +77,9 @@ class Engine:
                                  in_use=self._control_images_in_use)
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
+        self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"])
+        if self.memory.active:
+            self.memory.refresh()
         self.latents = LatentSender()
         self.holder = None
         self.holder_identity: Optional[dict] = None
@@ -108,7 +113,7 @@ class Engine:
                       body={"model": model, "sample": sample, "stream": stream})
         gen.output_path = os.path.join(self.output_folder, f"{req.id}.{gen.output_ext}")
         frames.emit("start", config=self.resolved_config(req), output={"kind": req.output_kind, "ext": gen.output_ext},
-                    latent=self.latent_spec(req))
+                    latent=self.latent_spec(req), memory=self.memory.predict(model_class, model_config, gen))
         position = self.queue.push(req, retry_after_s=self._retry_after_s())
         self._recent.append(req)
         self.counters["requests"] += 1
@@ -172,14 +177,15 @@ class Engine:
 
     def health(self) -> dict:
         busy, queued = self.running is not None, len(self.queue)
-        active = None
-        if self.holder is not None:
-            active = {"arch": self.holder.arch, "name_or_path": self.holder.model_config.name_or_path,
+        holder, active = self.holder, None  # read once: the main thread may swap it meanwhile
+        if holder is not None:
+            active = {"arch": holder.arch, "name_or_path": holder.model_config.name_or_path,
                       "config": self.holder_identity}
         return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": self.pool.snapshot(),
                 "counters": dict(self.counters) | self.pool.counters,
                 "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": vram_stats(),
                 "warm_up_s": self.warm_up_s, "max_queue": self.queue.max_pending, "vram_budget": self.vram_budget,
+                "memory": self.memory.describe(holder.plan if holder is not None else None),
                 "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s}}
 
     def run_on_main(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:
@@ -248,9 +254,7 @@ class Engine:
         try:
             if req.cancelled.is_set():
                 raise GenerationCancelled()
-            holder = self._holder_for(req)
-            req.timings["load_s"] = round(time.monotonic() - started, 4)
-            media = self._generate(holder, req)
+            media = self._load_and_generate(req, started)
             req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
             self._on_status(req, "Saving", "saving")
             self.saver.submit(lambda: self._save(req, media, started))
@@ -261,6 +265,8 @@ class Engine:
             req.stream.finish(False, "cancelled", "Cancelled")
         except LoadFailed as e:
             req.stream.finish(False, "load_failed", str(e))
+        except PlanDoesNotFit as e:
+            req.stream.finish(False, "too_large", str(e))
         except Exception as e:
             if is_oom(e):
                 self._free_after_oom()
@@ -273,10 +279,32 @@ class Engine:
         finally:
             self.queue.finished(req)
 
-    def _holder_for(self, req: Request):
-        """Same ModelConfig: the resident holder as is. Otherwise a new holder whose loads hit or miss the pool;
-        afterwards whatever it does not use is released (beyond the keep-warm budget)."""
-        identity = req.model.identity()
+    def _load_and_generate(self, req: Request, started: float):
+        """Plan, load, sample. Out of memory under an automatic plan: once more, with a plan that reserves twice
+        the working set (the estimate was short, or something else took memory meanwhile)."""
+        for attempt in (1, 2):
+            plan = self.memory.plan(req.model_class, req.model, req.sample)
+            if plan is not None:
+                req.stream.emit("status", stage="loading", message=f"Memory plan: {plan.summary()}",
+                                memory=plan.describe())
+            holder = self._holder_for(req, plan)
+            req.timings["load_s"] = round(time.monotonic() - started, 4)
+            try:
+                return self._generate(holder, req)
+            except Exception as e:
+                if attempt == 2 or plan is None or not is_oom(e) or not self.memory.widen_after_oom(req.model_class.arch):
+                    raise
+                self._drop_holder()
+                self._free_after_oom()
+                req.stream.emit("status", stage="loading", message=f"Out of memory with this plan ({plan.summary()}): "
+                                "planning again with twice the working-set reserve")
+
+    def _holder_for(self, req: Request, plan=None):
+        """Same ModelConfig and memory plan: the resident holder as is. Otherwise a new holder whose loads hit or
+        miss the pool; afterwards whatever it does not use is released (beyond the keep-warm budget)."""
+        identity = req.model.identity() | {"memory_plan": None if plan is None else
+                                           {"placements": plan.placements, "vae_tiling": plan.vae_tiling,
+                                            "qtype": plan.qtype}}
         self.pool.begin_request()
         if self.holder is not None and identity == self.holder_identity:
             self.counters["holder_reuses"] += 1
@@ -285,7 +313,7 @@ class Engine:
             return self.holder
         self._drop_holder()
         try:
-            holder = self._build_holder(req.model_class, req.model)
+            holder = self._build_holder(req.model_class, req.model, plan)
         except Exception as e:
             if not is_oom(e):
                 raise
@@ -293,13 +321,14 @@ class Engine:
             req.stream.emit("status", stage="loading",
                             message="Out of memory while loading: freeing unused components and retrying once")
             self.pool.evict([k for k in list(self.pool.entries) if k not in self.pool.used])
-            holder = self._build_holder(req.model_class, req.model)
+            holder = self._build_holder(req.model_class, req.model, plan)
         self.holder, self.holder_identity, self.holder_keys = holder, identity, self.pool.used
         self.counters["holder_builds"] += 1
         return holder
 
-    def _build_holder(self, model_class, model_config: ModelConfig):
+    def _build_holder(self, model_class, model_config: ModelConfig, plan=None):
         holder = model_class(self.device, model_config)
+        holder.plan = plan
         holder.add_status_update_hook(self._status_of_running)
         try:
             with active_pool(self.pool):

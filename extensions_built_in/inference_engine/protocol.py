@@ -47,7 +47,7 @@ MEDIA_TYPE = "application/x-aitk-frames"
 
 FRAME_TYPES = ("start", "status", "progress", "latent", "result", "error", "end")
 STAGES = ("queued", "loading", "encoding", "sampling", "decoding", "saving")
-ERROR_CODES = ("bad_request", "cancelled", "oom", "load_failed", "internal")
+ERROR_CODES = ("bad_request", "cancelled", "oom", "load_failed", "too_large", "internal")
 LAYOUTS = ("BCHW", "BCFHW", "BLC")
 LATENT_DTYPE = "float16"
 

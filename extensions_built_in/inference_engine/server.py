@@ -262,7 +262,7 @@ async def wait_for_outcome(engine: Engine, req, request: Request) -> JSONRespons
         outcome["timings"] = outcome["result"].get("timings")
         return JSONResponse(outcome)
     code = outcome.get("error", {}).get("code")
-    return JSONResponse(outcome, status_code={"cancelled": 409, "oom": 507, "load_failed": 424}.get(code, 500))
+    return JSONResponse(outcome, status_code={"cancelled": 409, "oom": 507, "too_large": 507, "load_failed": 424}.get(code, 500))
 
 
 class UploadTooLarge(Exception):

@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.models.v2.mixin import import_class, load_component
+from toolkit.memory_plan import GIB, Part, Plan, Workload
+from toolkit.models.v2.mixin import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
 Hook = Callable[..., None]
@@ -107,6 +108,7 @@ class BaseModel:
         self.dtype = self._resolve_dtype(dtype or model_config.dtype, device)
         self.parts: dict[str, Any] = {}
         self.pipeline = None
+        self.plan: Optional[Plan] = None  # set by the engine's memory planner; else from the config's options
         self.sample_step_hook: Optional[Callable[[SampleStep], None]] = None
         self._status_hooks: list[Hook] = []
         self._after_sample_hooks: list[Hook] = []
@@ -139,6 +141,8 @@ class BaseModel:
 
     # ------------------------------------------------------------------ loading
     def load_model(self) -> None:
+        if self.plan is None:
+            self.plan = self.options_plan()
         for role, comp in self.components.items():
             self.print_and_status_update(f"Loading {self.arch}: {role.replace('_', ' ')}", "loading")
             self.parts[role] = self.load_component(role, comp)
@@ -170,31 +174,86 @@ class BaseModel:
         pipe.set_adapters([wanted], adapter_weights=[cfg.lora_multiplier])
 
     def apply_offloading(self) -> None:
-        """``low_vram``: diffusers' model CPU offload (a module moves to the GPU only while it runs), moving
-        weights through pinned host copies instead of copying them off the GPU (``toolkit/models/offload.py``).
-        ``layer_offloading`` is applied per component in the load funnel (diffusers group offloading)."""
-        if self.model_config.low_vram and str(self.device).startswith("cuda"):
+        """Components placed ``visit`` get model CPU offload in diffusers' order, moving weights through pinned host
+        copies (``toolkit/models/offload.py``); the others stay where they loaded. ``stream`` is applied per
+        component in the load funnel (diffusers group offloading)."""
+        visitors = {role for role, placement in self.plan.placements.items() if placement == "visit"}
+        if visitors and self._on_gpu():
             from toolkit.models.offload import enable_low_vram
 
-            enable_low_vram(self.pipeline, self.device)
+            enable_low_vram(self.pipeline, self.device, visitors)
 
     def load_component(self, role: str, comp: Component):
         cfg = self.model_config
         source = cfg.name_or_path if comp.source == "main" else cfg.extras_name_or_path
         if not comp.has_weights:
             return load_component(comp.cls, source, comp.subfolder)
-        is_denoiser = comp.source == "main"
-        quantize = cfg.quantize if is_denoiser else cfg.quantize_te
-        percent = cfg.layer_offloading_transformer_percent if is_denoiser else cfg.layer_offloading_text_encoder_percent
-        on_gpu = str(self.device).startswith("cuda")
-        # With model CPU offload the component lives on the CPU and visits the GPU; the device is part of identity.
-        # A quantized one stays on the GPU (toolkit/models/offload.py says why).
-        device = "cpu" if cfg.low_vram and on_gpu and not quantize else self.device
-        return load_component(comp.cls, source, comp.subfolder, dtype=self.dtype, device=device,
-                              config_source=cfg.extras_name_or_path,
-                              qtype=(cfg.qtype if is_denoiser else cfg.qtype_te) if quantize else None,
-                              offload=f"group:{percent:g}" if cfg.layer_offloading and on_gpu and percent > 0 else None,
-                              onload_device=self.device)
+        placement = self.plan.placements.get(role, "gpu")
+        qtype = None
+        if placement == "quantized":
+            qtype = self.plan.qtype or (cfg.qtype if comp.source == "main" else cfg.qtype_te)
+        # Off the GPU a module is loaded where it waits: the host for one that visits or streams. The device is
+        # part of the pool's identity. A quantized one stays on the GPU (toolkit/models/offload.py says why).
+        waits_on_host = placement in ("visit", "stream") and self._on_gpu()
+        offload = None
+        if placement == "stream" and self._on_gpu():
+            offload = "group:block" if comp.source == "main" else "group:leaf"
+        return load_component(comp.cls, source, comp.subfolder, dtype=self.dtype,
+                              device="cpu" if waits_on_host else self.device, config_source=cfg.extras_name_or_path,
+                              qtype=qtype, offload=offload, onload_device=self.device)
+
+    def _on_gpu(self) -> bool:
+        return str(self.device).startswith("cuda")
+
+    # ------------------------------------------------------------------ memory plan inputs
+    def memory_parts(self) -> list[Part]:
+        """Each weighted component's size once loaded, read from its files' headers (nothing is loaded)."""
+        cfg = self.model_config
+        parts = []
+        for role, comp in self.components.items():
+            if comp.has_weights:
+                source = cfg.name_or_path if comp.source == "main" else cfg.extras_name_or_path
+                size = weight_bytes(source, comp.subfolder, self.dtype, cfg.extras_name_or_path)
+                parts.append(Part(role, component_kind(role, comp), size))
+        return parts
+
+    def workload(self, gen: GenerateImageConfig) -> Workload:
+        """Working sets beside the weights, scaled from what real-size Flux used on the H200 at 1024x1024
+        (docs/BENCHMARKS.md): sampling ~0.5 GiB over the weights, a VAE decode ~2.4 GiB. Video decodes a few
+        frames at a time. Estimates: the engine re-plans with a larger reserve if one proves short."""
+        pixels = gen.width * gen.height
+        frames = gen.num_frames if self.modality == "video" else 1
+        positions = pixels * frames / (self.latent.spatial_factor ** 2 * max(1, self.latent.temporal_factor))
+        in_flight = 4 if self.modality == "video" else 1
+        denoise = GIB // 4 + int(positions * 16 * 1024)
+        decode = int(0.4 * GIB + pixels * in_flight * 2 * 1024)
+        tiled = int(0.4 * GIB + min(pixels, 512 * 512) * in_flight * 2 * 1024) if self._vae_tiles() else decode
+        return Workload(denoise, decode, tiled)
+
+    def _vae_tiles(self) -> bool:
+        comp = self.components.get("vae")
+        return comp is not None and callable(getattr(import_class(comp.cls), "enable_tiling", None))
+
+    def options_plan(self) -> Plan:
+        """The user's explicit options as placements: ``low_vram`` visits, ``layer_offloading`` streams,
+        ``quantize``/``quantize_te`` quantize (and a quantized component never visits)."""
+        cfg = self.model_config
+        placements = {}
+        for role, comp in self.components.items():
+            if not comp.has_weights:
+                continue
+            main = comp.source == "main"
+            percent = cfg.layer_offloading_transformer_percent if main else cfg.layer_offloading_text_encoder_percent
+            kind = component_kind(role, comp)
+            if cfg.quantize if main else (cfg.quantize_te and kind == "encoder"):
+                placements[role] = "quantized"
+            elif cfg.layer_offloading and percent > 0 and kind != "decoder" and self._on_gpu():
+                placements[role] = "stream"
+            elif cfg.low_vram and self._on_gpu():
+                placements[role] = "visit"
+            else:
+                placements[role] = "gpu"
+        return Plan(placements, False, 0, 0, source="options")
 
     def build_pipeline(self):
         pipe = import_class(f"diffusers.{self.pipeline_class}")(**self.parts, **self.pipeline_init_kwargs)
@@ -299,8 +358,16 @@ class BaseModel:
         generator = torch.Generator(device="cpu").manual_seed(gen.seed)
         self._status_update("Encoding prompt", "encoding")
         hook = self._step_callback(gen) if self.sample_step_hook else None
+        self._set_vae_tiling(bool(self.plan and self.plan.vae_tiling))
         with torch.inference_mode(), step_hook(pipeline, hook):
             return self.generate_single_image(pipeline, gen, generator)
+
+    def _set_vae_tiling(self, on: bool) -> None:
+        """Per generation: a VAE shared through the pool with a holder of another plan keeps no stale setting."""
+        vae = self.parts.get("vae")
+        method = getattr(vae, "enable_tiling" if on else "disable_tiling", None)
+        if callable(method):
+            method()
 
     def _step_callback(self, gen: GenerateImageConfig):
         def on_step(raw: SchedulerStep) -> None:
@@ -331,6 +398,16 @@ class BaseModel:
             "defaults": dict(cls.defaults), "output_exts": list(cls.output_exts), "tiny_sample": dict(cls.tiny_sample),
             "latent": cls.latent.to_dict(),
         }
+
+
+def component_kind(role: str, comp: Component) -> str:
+    """What the memory plan needs to know of a role: the denoiser runs every step, encoders once before
+    sampling, decoders (VAEs, vocoders) once after."""
+    if comp.source == "main":
+        return "denoiser"
+    if "vae" in role or "vocoder" in role or "detokenizer" in role:
+        return "decoder"
+    return "encoder"
 
 
 def _to_uint8(pixels):

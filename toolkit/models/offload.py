@@ -83,13 +83,17 @@ def on_device(tensor_device, execution_device) -> bool:
         execution_device.index is None or tensor_device.index == execution_device.index)
 
 
-def _patch_hook(cpu_offload, allocate: Callable) -> None:
-    """Replace one accelerate ``CpuOffload`` hook's moves (its ``init_hook`` offloads, ``pre_forward`` onloads)."""
+def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
+    """Replace one accelerate ``CpuOffload`` hook's moves (its ``init_hook`` offloads, ``pre_forward`` onloads).
+    A model that ``stays`` (resident, quantized or streamed by group offloading) is never moved by its hook; the
+    hook only sends the previous model in the chain back to the host before it runs, so a text encoder that
+    visited is gone before the resident denoiser's first step."""
     from accelerate.utils import send_to_device
     from accelerate.utils.memory import clear_device_cache
 
     def init_hook(self, module):
-        move_to_host(module, allocate)
+        if not stays:
+            move_to_host(module, allocate)
         return module
 
     def pre_forward(self, module, *args, **kwargs):
@@ -99,46 +103,47 @@ def _patch_hook(cpu_offload, allocate: Callable) -> None:
             # As accelerate does: hand the freed blocks back, or the next model's differently sized tensors
             # fragment a tight budget (an `oom` at 24 GiB with 1.9 GiB reserved but unusable, on the H200).
             clear_device_cache()
-        if not _on_host(module) and on_device(next(iter(_tensors(module).values())).device, self.execution_device):
-            return args, kwargs
-        move_to_device(module, self.execution_device)
+        if not stays and (_on_host(module) or not on_device(next(iter(_tensors(module).values())).device,
+                                                            self.execution_device)):
+            move_to_device(module, self.execution_device)
         return send_to_device(args, self.execution_device), send_to_device(kwargs, self.execution_device)
 
     cpu_offload.init_hook = types.MethodType(init_hook, cpu_offload)
     cpu_offload.pre_forward = types.MethodType(pre_forward, cpu_offload)
 
 
-def enable_low_vram(pipeline, device, allocate: Callable = _pinned) -> None:
-    """Model CPU offload in diffusers' order (``model_cpu_offload_seq``) with accelerate's hooks, moving weights
-    through pinned host copies. Models of quantized tensors (torchao subclasses) are not offloaded: they stay on
-    the GPU, where they were loaded (moving them across devices fails inside torchao: "Attempted to set the
+def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: Callable = _pinned) -> None:
+    """Model CPU offload in diffusers' order (``model_cpu_offload_seq``) with accelerate's hooks, for the
+    components named in ``visitors`` (all plain ones when None), moving weights through pinned host copies. The
+    others stay where they are and only make the visitor before them leave. Models of quantized tensors
+    (torchao subclasses) never visit: moving them across devices fails inside torchao ("Attempted to set the
     storage of a tensor on device cuda:0 to a storage on different device cpu", issue #13), and quantizing is
     what made them small enough to stay.
 
     This replaces ``pipeline.enable_model_cpu_offload`` on the instance, because diffusers calls it again after
     every pipeline call (``maybe_free_model_hooks``), and its own version first moves the whole pipeline to the
-    CPU: for each plain model that is a pointer swap here, never a copy."""
+    CPU: for each visitor that is a pointer swap here, never a copy."""
     import torch
-    from accelerate import cpu_offload_with_hook
+    from accelerate.hooks import CpuOffload, UserCpuOffloadHook, add_hook_to_module
 
     execution_device = torch.device(device)
 
     def enable(*args: Any, **kwargs: Any) -> None:
         pipeline.remove_all_hooks()
         models = {name: m for name, m in pipeline.components.items() if _is_module(m)}
-        for model in models.values():
-            if _plain(model):
-                move_to_host(model, allocate)
+        visiting = {name for name, m in models.items() if _plain(m) and (visitors is None or name in visitors)}
+        for name in visiting:
+            move_to_host(models[name], allocate)
         hooks, previous = [], None
         chain = [name for name in pipeline.model_cpu_offload_seq.split("->") if name in models]
-        for name in chain + [n for n in models if n not in chain]:
-            model = models[name]
-            if not _plain(model):
-                continue
-            _, hook = cpu_offload_with_hook(model, execution_device, prev_module_hook=previous if name in chain else None)
-            _patch_hook(hook.hook, allocate)
-            hooks.append(hook)
-            previous = hook if name in chain else previous
+        for name in chain + [n for n in visiting if n not in chain]:
+            # Patched before it is added: adding runs init_hook, whose stock version copies the model to the CPU.
+            hook = CpuOffload(execution_device=execution_device, prev_module_hook=previous if name in chain else None)
+            _patch_hook(hook, allocate, stays=name not in visiting)
+            add_hook_to_module(models[name], hook, append=True)
+            user_hook = UserCpuOffloadHook(models[name], hook)
+            hooks.append(user_hook)
+            previous = user_hook if name in chain else previous
         pipeline._all_hooks = hooks
         pipeline._offload_device = execution_device
         pipeline._offload_gpu_id = execution_device.index or 0

@@ -183,6 +183,18 @@ def check_qtype(qtype: str, device: str) -> Optional[str]:
     return None
 
 
+def best_qtype(device: str) -> Optional[str]:
+    """The 8-bit weight type a memory plan may use here: float8 where the GPU has float8 units (Ada, Hopper and
+    later: compute capability 8.9+), int8 before; None without torchao or off CUDA."""
+    import importlib.util
+
+    import torch
+
+    if not str(device).startswith("cuda") or importlib.util.find_spec("torchao") is None:
+        return None
+    return "float8" if torch.cuda.get_device_capability(torch.device(device)) >= (8, 9) else "int8"
+
+
 def _quantization_config(cls, qtype: str):
     """diffusers and transformers each take a TorchAoConfig of their own, around the same torchao config."""
     import torchao.quantization
@@ -295,3 +307,43 @@ def estimate_bytes(src: ResolvedSource) -> int:
         return 0
     return sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder)
                if f.endswith((".safetensors", ".bin")))
+
+
+_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "I64": 8, "I32": 4, "I16": 2,
+                "I8": 1, "U8": 1, "BOOL": 1}
+_TARGET_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+def safetensors_header(path: str) -> dict:
+    """The tensor table at the start of a ``.safetensors`` file (8-byte little-endian length, then JSON): the
+    memory plan reads sizes without loading anything."""
+    with open(path, "rb") as f:
+        length = int.from_bytes(f.read(8), "little")
+        if not 0 < length <= 100 * 1024**2:
+            raise ValueError(f"{path}: not a safetensors file (header length {length})")
+        return json.loads(f.read(length))
+
+
+def weight_bytes(name_or_path: str, subfolder: Optional[str], dtype: Optional[str],
+                 config_source: Optional[str] = None) -> int:
+    """Bytes a component's weights take once loaded in ``dtype``: floating tensors at the target dtype, others as
+    stored. Files that are not safetensors count at their size on disk."""
+    src = resolve_source(name_or_path, subfolder, config_source)
+    folder = _local_folder(src)
+    files = [folder] if os.path.isfile(folder) else [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+                                                      if f.endswith((".safetensors", ".bin"))]
+    target = _TARGET_BYTES.get(DTYPES.get(dtype or "", ""), None)
+    total = 0
+    for path in files:
+        if not path.endswith(".safetensors"):
+            total += os.path.getsize(path)
+            continue
+        for name, info in safetensors_header(path).items():
+            if name == "__metadata__":
+                continue
+            count = 1
+            for n in info["shape"]:
+                count *= n
+            floating = info["dtype"].startswith(("F", "BF"))
+            total += count * (target if floating and target else _DTYPE_BYTES.get(info["dtype"], 2))
+    return total

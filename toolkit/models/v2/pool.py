@@ -207,6 +207,16 @@ class ComponentPool:
         with self._lock:
             return sum(e.bytes for e in self.entries.values())
 
+    def device_bytes(self, device: str) -> int:
+        """Bytes of modules held on ``device`` (loaded there, not parked in RAM)."""
+        with self._lock:
+            return sum(e.bytes for e in self.entries.values() if e.tier == "device" and e.key.device == device)
+
+    def host_bytes(self) -> int:
+        """Bytes of modules held in host memory (visitors' pinned copies, parked entries)."""
+        with self._lock:
+            return sum(e.bytes for e in self.entries.values() if e.tier == "ram" or e.key.device == "cpu")
+
     def inject_oom(self, count: int = 1) -> None:
         """Test hook: the next ``count`` loads (misses) raise a CUDA out-of-memory error."""
         self._inject_oom = count
@@ -316,6 +326,25 @@ def free_device_bytes(device: Optional[str]) -> Optional[int]:
 
     return free_within_budget(torch.cuda.mem_get_info(torch.device(device))[0], vram_budget(device),
                               torch.cuda.memory_reserved(torch.device(device)))
+
+
+def plannable_bytes(device: str, own_bytes: int) -> int:
+    """GPU memory a memory plan may count on: what is free within the budget, plus what this process holds that a
+    new plan could reuse or free (``own_bytes``: the pool's modules on this device, and the allocator's cached
+    blocks), less a margin for fragmentation."""
+    import torch
+
+    dev = torch.device(device)
+    cached = torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev)
+    total = free_device_bytes(device) + cached + own_bytes
+    return max(0, int(total * 0.98) - 256 * 1024**2)
+
+
+def host_available_bytes(own_pinned: int = 0) -> int:
+    """Host RAM for offloaded weights: what the OS has available, plus pinned copies this process already holds."""
+    import psutil
+
+    return psutil.virtual_memory().available + own_pinned
 
 
 def _oom_error(message: str) -> Exception:

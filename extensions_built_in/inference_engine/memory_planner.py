@@ -1,0 +1,108 @@
+"""The engine's side of the memory plan (``toolkit/memory_plan.py`` decides; this says when, with which numbers).
+
+Each request is planned on the main thread just before its model is loaded, from the memory free at that moment
+within ``engine.vram_budget_gb`` plus what the engine's own pool holds (a plan may reuse or free it), so a
+training job that took memory since the last request gets a smaller plan instead of an ``oom``. A model config
+with explicit memory options (``low_vram``, ``layer_offloading``, ``quantize``) is not planned: the user chose.
+A generation that runs out of memory anyway has its working-set reserve doubled (remembered per family) and is
+planned and run once more.
+
+The ``start`` frame carries a prediction made on the server thread from the last snapshot of free memory (only
+for local checkpoints: reading a hub id's sizes could mean downloading it there).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Optional
+
+from toolkit.memory_plan import Plan, PlanDoesNotFit, Workload, plan_memory
+from toolkit.models.v2.pool import ComponentPool, host_available_bytes, plannable_bytes
+
+MODES = ("auto", "off")
+MAX_RESERVE_SCALE = 8.0
+
+
+class MemoryPlanner:
+    def __init__(self, device: str, mode: str, pool: ComponentPool, budget: Optional[int]):
+        if mode not in MODES:
+            raise ValueError(f"engine.memory must be one of {', '.join(MODES)} (got {mode!r})")
+        self.device = device
+        self.mode = mode
+        self.pool = pool
+        self.budget = budget
+        self.reserve_scale: dict[str, float] = {}  # arch -> multiplier on its working-set estimates
+        self.snapshot: Optional[tuple[int, int]] = None  # (GPU bytes, host bytes) last seen on the main thread
+        # Off CUDA there is nothing to plan: every component is on the one device. (Tests switch it on there.)
+        self.active = mode == "auto" and str(device).startswith("cuda")
+        self.qtype: Optional[str] = None
+        if self.active:
+            from toolkit.models.v2.mixin import best_qtype
+
+            self.qtype = best_qtype(device)
+
+    def source(self, model_config) -> str:
+        """Who decides where this model's components live: ``auto`` (the plan), ``options`` (the user), ``none``."""
+        if model_config.explicit_memory_options():
+            return "options"
+        return "auto" if self.active else "none"
+
+    # ------------------------------------------------------------------ main thread
+    def refresh(self) -> tuple[int, int]:
+        self.snapshot = (plannable_bytes(self.device, self.pool.device_bytes(self.device)),
+                         host_available_bytes(self.pool.host_bytes()))
+        return self.snapshot
+
+    def plan(self, model_class, model_config, gen) -> Optional[Plan]:
+        """The plan for this request, or None when the config's own options decide. Raises PlanDoesNotFit."""
+        if self.source(model_config) != "auto":
+            return None
+        available, host = self.refresh()
+        return self._plan(model_class, model_config, gen, available, host)
+
+    def widen_after_oom(self, arch: str) -> bool:
+        """An estimate proved short: plan this family with twice the reserve from now on. False once the
+        reserve is already as wide as it gets (a retry would fail the same way)."""
+        scale = self.reserve_scale.get(arch, 1.0)
+        if scale >= MAX_RESERVE_SCALE:
+            return False
+        self.reserve_scale[arch] = scale * 2
+        return True
+
+    # ------------------------------------------------------------------ server thread
+    def predict(self, model_class, model_config, gen) -> dict:
+        """What the ``start`` frame says: who decides, and the plan expected from the last snapshot."""
+        source = self.source(model_config)
+        out: dict = {"mode": self.mode, "source": source, "predicted": None}
+        if source != "auto" or self.snapshot is None or not _local(model_config):
+            return out
+        try:
+            out["predicted"] = self._plan(model_class, model_config, gen, *self.snapshot).describe()
+        except PlanDoesNotFit as e:
+            out["predicted"] = {"does_not_fit": str(e)}
+        except (OSError, ValueError) as e:  # unreadable sizes: the load will report the real problem
+            out["predicted"] = {"unknown": f"{type(e).__name__}: {e}"[:300]}
+        return out
+
+    # ------------------------------------------------------------------ both
+    def _plan(self, model_class, model_config, gen, available: int, host: int) -> Plan:
+        holder = model_class(self.device, model_config)
+        work = _scaled(holder.workload(gen), self.reserve_scale.get(model_class.arch, 1.0))
+        return plan_memory(model_class.arch, holder.memory_parts(), available, work, host, budget=self.budget,
+                           qtype=self.qtype)
+
+    def describe(self, plan: Optional[Plan]) -> dict:
+        return {"mode": self.mode, "qtype": self.qtype, "reserve_scale": dict(self.reserve_scale),
+                "plan": plan.describe() if plan is not None else None}
+
+
+def _scaled(work: Workload, scale: float) -> Workload:
+    if scale == 1.0:
+        return work
+    return replace(work, denoise=int(work.denoise * scale), decode=int(work.decode * scale),
+                   decode_tiled=int(work.decode_tiled * scale))
+
+
+def _local(model_config) -> bool:
+    paths = {model_config.name_or_path, model_config.extras_name_or_path}
+    return all(p.startswith(("tiny:", "builtin:")) or os.path.exists(p) for p in paths)

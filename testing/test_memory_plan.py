@@ -1,0 +1,229 @@
+"""The automatic memory plan (toolkit/memory_plan.py, extensions_built_in/inference_engine/memory_planner.py).
+
+Decision tables use the real models' component sizes (bf16 bytes of the released checkpoints, as measured on the
+H200: docs/BENCHMARKS.md) and the memory a card leaves free; each row says what a 48, 32, 24 or 16 GiB card
+gets. Then the wiring: explicit options win over the plan, the plan reaches the pool's loads, the status frame
+and /health, a model that cannot fit is refused before anything loads, and the next request still works.
+"""
+import pytest
+
+from testing.engine_harness import EngineHarness
+from testing.test_pool import run, sd1
+from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.memory_plan import GIB, Part, PlanDoesNotFit, Workload, peak_bytes, plan_memory
+from toolkit.models.archs.flux import FluxModel
+from toolkit.models.archs.sd1 import SD1Model
+
+
+def gib(x: float) -> int:
+    return int(x * GIB)
+
+
+FLUX = [Part("transformer", "denoiser", gib(22.17)), Part("text_encoder", "encoder", gib(0.23)),
+        Part("text_encoder_2", "encoder", gib(8.87)), Part("vae", "decoder", gib(0.16))]
+QWEN_IMAGE = [Part("transformer", "denoiser", gib(38.1)), Part("text_encoder", "encoder", gib(15.4)),
+              Part("vae", "decoder", gib(0.24))]
+SDXL = [Part("unet", "denoiser", gib(4.78)), Part("text_encoder", "encoder", gib(0.23)),
+        Part("text_encoder_2", "encoder", gib(1.29)), Part("vae", "decoder", gib(0.16))]
+WAN22_14B = [Part("transformer", "denoiser", gib(26.6)), Part("transformer_2", "denoiser", gib(26.6)),
+             Part("text_encoder", "encoder", gib(10.6)), Part("vae", "decoder", gib(0.24))]
+
+
+def flux_work(size=1024) -> Workload:
+    return FluxModel("cuda", ModelConfig(name_or_path="x", arch="flux")).workload(
+        GenerateImageConfig(prompt="p", width=size, height=size))
+
+
+PLENTY_OF_RAM = gib(256)
+
+CASES = [
+    # name, parts, card GiB, workload, expected placements (role -> placement), vae tiling
+    ("sdxl fits a 16 GiB card whole", SDXL, 16, flux_work(),
+     {"unet": "gpu", "text_encoder": "gpu", "text_encoder_2": "gpu", "vae": "gpu"}, False),
+    ("flux on 48: everything resident", FLUX, 48, flux_work(),
+     {"transformer": "gpu", "text_encoder": "gpu", "text_encoder_2": "gpu", "vae": "gpu"}, False),
+    ("flux on 32: T5 visits for the prompt, the transformer stays", FLUX, 32, flux_work(),
+     {"transformer": "gpu", "text_encoder": "gpu", "text_encoder_2": "visit", "vae": "gpu"}, False),
+    ("flux on 24: the transformer and T5 take turns (measured: 2.57 s vs 1.86 s full card)", FLUX, 24, flux_work(),
+     {"transformer": "visit", "text_encoder": "gpu", "text_encoder_2": "visit", "vae": "gpu"}, False),
+    ("flux on 16: 8-bit transformer resident, T5 streamed for the prompt", FLUX, 16, flux_work(),
+     {"transformer": "quantized", "text_encoder": "gpu", "text_encoder_2": "stream", "vae": "gpu"}, False),
+    ("flux at 2048x2048 on 24: the decode fits beside nothing else, untiled", FLUX, 24, flux_work(2048),
+     {"transformer": "visit", "text_encoder": "gpu", "text_encoder_2": "visit", "vae": "gpu"}, False),
+    ("flux at 2048x2048 on 16: the decode beside the 8-bit transformer is tiled", FLUX, 16, flux_work(2048),
+     {"transformer": "quantized", "text_encoder": "gpu", "text_encoder_2": "stream", "vae": "gpu"}, True),
+    ("qwen-image on 24: 8-bit transformer, the encoder streamed, tiled decode", QWEN_IMAGE, 24, flux_work(1328),
+     {"transformer": "quantized", "text_encoder": "stream", "vae": "gpu"}, True),
+    ("wan 2.2 14B on 48: the two experts take turns", WAN22_14B, 48, Workload(gib(2.4), gib(3.6), gib(1.4)),
+     {"transformer": "visit", "transformer_2": "visit", "text_encoder": "gpu", "vae": "gpu"}, False),
+]
+
+
+@pytest.mark.parametrize("name,parts,card,work,expected,tiling", CASES, ids=[c[0] for c in CASES])
+def test_the_plan_for_a_card(name, parts, card, work, expected, tiling):
+    plan = plan_memory("x", parts, gib(card), work, PLENTY_OF_RAM, qtype="float8")
+    assert (plan.placements, plan.vae_tiling) == (expected, tiling)
+    assert plan.peak <= gib(card) and plan.peak == peak_bytes(tuple(parts), plan.placements, work, tiling)
+
+
+def test_every_cheaper_plan_would_not_fit():
+    """The chosen plan is the cheapest that fits: each cheaper assignment peaks above the card."""
+    from toolkit.memory_plan import candidates, plan_cost
+
+    work = flux_work()
+    plan = plan_memory("flux", FLUX, gib(24), work, PLENTY_OF_RAM, qtype="float8")
+    for placements, tiling in candidates(tuple(FLUX), True, True):
+        if plan_cost(tuple(FLUX), placements, tiling) < plan.cost:
+            assert peak_bytes(tuple(FLUX), placements, work, tiling) > gib(24), placements
+
+
+def test_without_torchao_the_plan_streams_instead_of_quantizing():
+    plan = plan_memory("flux", FLUX, gib(16), flux_work(), PLENTY_OF_RAM, qtype=None)
+    assert plan.placements["transformer"] == "stream" and "quantized" not in plan.placements.values()
+    assert plan.qtype is None
+
+
+def test_host_ram_limits_what_may_visit():
+    """24 GiB card, 4 GiB of free RAM: neither the transformer nor T5 can wait in host memory, so the
+    transformer is quantized to make room for T5 on the GPU."""
+    plan = plan_memory("flux", FLUX, gib(24), flux_work(), gib(4), qtype="float8")
+    assert plan.placements["transformer"] == "quantized" and plan.placements["text_encoder_2"] == "gpu"
+    assert sum(p.bytes for p in FLUX if plan.placements[p.role] in ("visit", "stream")) <= gib(4)
+
+
+def test_a_model_that_cannot_fit_names_the_budget_and_the_smallest_plan():
+    with pytest.raises(PlanDoesNotFit) as err:
+        plan_memory("qwen_image", QWEN_IMAGE, gib(3), flux_work(1328), PLENTY_OF_RAM, budget=gib(4), qtype="float8")
+    message = str(err.value)
+    assert "qwen_image does not fit a 4.0 GiB budget (engine.vram_budget_gb)" in message
+    assert "3.0 GiB is free" in message and "smallest plan" in message and "stream" in message
+    smallest = err.value.smallest
+    assert smallest.peak > gib(3) and smallest.placements["transformer"] == "stream"
+
+
+def test_the_smallest_plan_also_says_when_host_ram_is_short():
+    with pytest.raises(PlanDoesNotFit, match="GiB of host RAM"):
+        plan_memory("flux", FLUX, gib(2), flux_work(), gib(1), qtype=None)
+
+
+# ------------------------------------------------------------------ explicit options win
+@pytest.mark.parametrize("options,expected", [
+    ({"low_vram": True}, {"transformer": "visit", "text_encoder": "visit", "text_encoder_2": "visit", "vae": "visit"}),
+    ({"quantize": True, "quantize_te": False}, {"transformer": "quantized", "text_encoder": "gpu",
+                                                "text_encoder_2": "gpu", "vae": "gpu"}),
+    ({"low_vram": True, "quantize": True}, {"transformer": "quantized", "text_encoder": "quantized",
+                                            "text_encoder_2": "quantized", "vae": "visit"}),
+    ({"layer_offloading": True, "layer_offloading_text_encoder_percent": 0},
+     {"transformer": "stream", "text_encoder": "gpu", "text_encoder_2": "gpu", "vae": "gpu"}),
+])
+def test_explicit_options_are_the_placements_and_the_planner_stays_out(options, expected, tmp_path):
+    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from toolkit.models.v2.pool import ComponentPool
+
+    cfg = ModelConfig(name_or_path="tiny:flux", arch="flux", **options)
+    assert FluxModel("cuda", cfg).options_plan().placements == expected
+    planner = MemoryPlanner("cpu", "auto", ComponentPool(), None)
+    planner.active = True  # as on a GPU
+    assert planner.source(cfg) == "options"
+    assert planner.plan(FluxModel, cfg, GenerateImageConfig(prompt="p")) is None
+    assert planner.predict(FluxModel, cfg, GenerateImageConfig(prompt="p"))["predicted"] is None
+
+
+def test_the_planner_reads_component_sizes_from_the_checkpoint_headers(tiny_cache):
+    import torch
+
+    from toolkit.models.v2.mixin import load_component
+
+    model = SD1Model("cuda", ModelConfig(name_or_path="tiny:sd1", dtype="bf16"))
+    sizes = {p.role: (p.kind, p.bytes) for p in model.memory_parts()}
+    unet = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bf16")
+    assert sizes["unet"] == ("denoiser", sum(p.numel() * 2 for p in unet.parameters()) +
+                             sum(b.numel() * b.element_size() for b in unet.buffers()))
+    assert sizes["vae"][0] == "decoder" and sizes["text_encoder"][0] == "encoder"
+    assert unet.dtype == torch.bfloat16
+
+
+# ------------------------------------------------------------------ the engine
+@pytest.fixture()
+def planned(tmp_path, tiny_cache, monkeypatch):
+    """An engine whose planner is on as on a GPU (placements off the GPU are no-ops on this CPU; 8-bit is int8,
+    which runs here), with the free memory a test sets."""
+    from extensions_built_in.inference_engine import memory_planner
+
+    free = {"bytes": 64 * GIB}
+    monkeypatch.setattr(memory_planner, "plannable_bytes", lambda device, own: free["bytes"])
+    h = EngineHarness(tmp_path)
+    h.engine.memory.active, h.engine.memory.qtype = True, "int8"
+    h.free = free
+    yield h
+    h.close()
+
+
+def frames_of(h, body) -> list:
+    return [f.header for f in h.client.generate(body)]
+
+
+def sd1_peak_on_gpu() -> int:
+    """What tiny SD1 needs with every component resident, by the planner's own accounting."""
+    model = SD1Model("cuda", ModelConfig(name_or_path="tiny:sd1", dtype="float32"))
+    parts = tuple(model.memory_parts())
+    work = model.workload(GenerateImageConfig(prompt="p", width=64, height=64))
+    return peak_bytes(parts, {p.role: "gpu" for p in parts}, work, False), parts
+
+
+def test_the_plan_is_in_the_start_frame_a_status_frame_and_health(planned):
+    run(planned, sd1())  # a first request, so the engine has a snapshot to predict from
+    headers = frames_of(planned, sd1(seed=8))
+    start = headers[0]
+    assert start["memory"]["source"] == "auto" and start["memory"]["predicted"]["components"]["unet"]["placement"] == "gpu"
+    [status] = [h for h in headers if h["type"] == "status" and h["message"].startswith("Memory plan")]
+    assert status["memory"]["components"].keys() == {"unet", "text_encoder", "vae"}
+    assert headers[-1] == {**headers[-1], "type": "end", "ok": True}
+    health = planned.client.health()["memory"]
+    assert health["mode"] == "auto" and health["plan"]["source"] == "auto"
+
+
+def test_less_free_memory_gives_a_smaller_plan_and_the_pool_loads_it(planned):
+    """Something else took memory: not everything fits resident any more, so something is moved off the GPU
+    or loaded in 8 bits, and the pool's entries are the plan's."""
+    run(planned, sd1())
+    assert set(p["placement"] for p in planned.client.health()["memory"]["plan"]["components"].values()) == {"gpu"}
+    peak, parts = sd1_peak_on_gpu()
+    planned.free["bytes"] = peak - max(p.bytes for p in parts) // 2
+    run(planned, sd1(seed=9))
+    plan = planned.client.health()["memory"]["plan"]
+    assert set(p["placement"] for p in plan["components"].values()) != {"gpu"}
+    assert plan["peak_gib"] <= round(planned.free["bytes"] / GIB, 2)
+    entries = {e["subfolder"]: e["key"] for e in planned.client.health()["pool"]}
+    for role, placed in plan["components"].items():
+        assert ("int8" in entries[role]) == (placed["placement"] == "quantized"), (role, placed, entries[role])
+
+
+def test_a_model_that_cannot_fit_is_refused_before_loading_and_the_next_request_works(planned):
+    planned.free["bytes"] = 1000
+    out = planned.client.generate_wait(sd1())
+    assert out["http_status"] == 507 and out["error"]["code"] == "too_large"
+    assert "does not fit" in out["error"]["message"] and "smallest plan" in out["error"]["message"]
+    assert planned.client.health()["pool"] == []  # nothing was loaded
+    planned.free["bytes"] = 64 * GIB
+    run(planned, sd1())
+
+
+def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, monkeypatch):
+    from toolkit.models.base_model import BaseModel
+
+    original, calls = BaseModel._sample, []
+
+    def oom_once(self, pipeline, gen):
+        calls.append(self.plan)
+        if len(calls) == 1:
+            import torch
+
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
+        return original(self, pipeline, gen)
+
+    monkeypatch.setattr(BaseModel, "_sample", oom_once)
+    headers = frames_of(planned, sd1())
+    assert headers[-1]["ok"] is True and len(calls) == 2
+    assert any("planning again" in h.get("message", "") for h in headers if h["type"] == "status")
+    assert planned.client.health()["memory"]["reserve_scale"] == {"sd1": 2.0}

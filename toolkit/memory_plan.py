@@ -1,0 +1,184 @@
+"""The memory plan: where each component of a model lives while it generates, decided before anything loads,
+from the components' sizes and the memory free *now* (a training job may share the card).
+
+Placements, cheapest first:
+
+``gpu``        resident on the GPU.
+``visit``      in pinned host memory, on the GPU only while it runs (model CPU offload,
+               ``toolkit/models/offload.py``): costs one host-to-device copy per request.
+``quantized``  weight-only 8-bit through torchao (float8 where the GPU has float8, int8 before): about half the
+               bytes, resident; every step is slower (1.4-1.6x for Flux on the H200, docs/BENCHMARKS.md).
+``stream``     diffusers group offloading: blocks stream to the GPU on a side CUDA stream as they run; every
+               step moves the whole component (3x for Flux on the H200).
+
+Peak = what stays resident (``gpu``, ``quantized``) + the one component running now (its bytes if it visits, a
+window of it if it streams) + that phase's working set (activations; a VAE decode's grows with pixels unless
+tiled). The plan is the cheapest assignment whose every phase fits, and whose visiting and streamed weights fit
+in host RAM. The numbers behind the costs are measured ones; the working sets are estimates that the engine
+corrects by re-planning with a larger reserve when a generation runs out of memory anyway.
+
+Torch-free: the engine and the tests call it with plain numbers.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Optional
+
+GIB = 1024**3
+PLACEMENTS = ("gpu", "visit", "quantized", "stream")
+QUANTIZED_RATIO = 0.53  # a denoiser's weights are ~97 % linear layers; 8-bit halves those, norms stay 16-bit
+STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block running, the next arriving)
+# Relative cost per placement (a denoiser runs every step, an encoder once per request), plus a small cost per
+# GiB moved per request so that, between two plans of one shape, the one moving fewer bytes wins.
+COST = {
+    "denoiser": {"gpu": 0.0, "visit": 1.0, "quantized": 8.0, "stream": 20.0},
+    "encoder": {"gpu": 0.0, "visit": 0.5, "quantized": 2.0, "stream": 3.0},
+    "decoder": {"gpu": 0.0, "visit": 0.2},  # VAEs and vocoders are small; 8-bit would cost quality for nothing
+}
+MOVE_COST_PER_GIB = 0.01
+TILING_COST = 0.3
+ENCODER_WORK = GIB // 2
+
+
+@dataclass(frozen=True)
+class Part:
+    """One weighted component: ``kind`` is ``denoiser``, ``encoder`` (text/image encoders) or ``decoder``."""
+
+    role: str
+    kind: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Working sets beside the weights, from the request's size (``BaseModel.workload``)."""
+
+    denoise: int
+    decode: int
+    decode_tiled: int
+
+
+@dataclass
+class Plan:
+    placements: dict  # role -> placement
+    vae_tiling: bool
+    peak: int
+    available: int
+    parts: tuple = field(default=(), repr=False)
+    qtype: Optional[str] = None
+    source: str = "auto"  # "auto": planned; "options": the user's explicit options; "none": no GPU
+
+    @property
+    def cost(self) -> float:
+        return plan_cost(self.parts, self.placements, self.vae_tiling)
+
+    def summary(self) -> str:
+        if self.source == "none":
+            return "no GPU: everything on the CPU"
+        groups: dict = {}
+        for role, placement in self.placements.items():
+            groups.setdefault(placement, []).append(role)
+        words = {"gpu": "on the GPU", "visit": "visit the GPU", "quantized": f"{self.qtype or '8-bit'} on the GPU",
+                 "stream": "stream block by block"}
+        text = "; ".join(f"{', '.join(roles)} {words[p]}" for p, roles in groups.items())
+        return text + ("; VAE tiled" if self.vae_tiling else "")
+
+    def describe(self) -> dict:
+        sizes = {p.role: p.bytes for p in self.parts}
+        return {"source": self.source, "summary": self.summary(), "vae_tiling": self.vae_tiling, "qtype": self.qtype,
+                "peak_gib": _gib(self.peak), "available_gib": _gib(self.available),
+                "components": {role: {"placement": placement, "gib": _gib(sizes.get(role, 0))}
+                               for role, placement in self.placements.items()}}
+
+
+class PlanDoesNotFit(Exception):
+    """No assignment fits: says how much the smallest plan needs, and what it is."""
+
+    def __init__(self, arch: str, smallest: Plan, budget: Optional[int], host_needed: int, host_available: int):
+        self.smallest = smallest
+        limit = f"a {_gib(budget)} GiB budget (engine.vram_budget_gb)" if budget else "this GPU"
+        host = ""
+        if host_needed > host_available:
+            host = f", and {_gib(host_needed)} GiB of host RAM to hold what it offloads ({_gib(host_available)} GiB free)"
+        super().__init__(
+            f"{arch} does not fit {limit}: {_gib(smallest.available)} GiB is free for it now; its smallest plan "
+            f"({smallest.summary()}) needs {_gib(smallest.peak)} GiB of GPU memory{host}")
+
+
+def _gib(n: Optional[int]) -> Optional[float]:
+    return None if n is None else round(n / GIB, 2)
+
+
+def resident_bytes(part: Part, placement: str) -> int:
+    if placement == "gpu":
+        return part.bytes
+    if placement == "quantized":
+        return int(part.bytes * QUANTIZED_RATIO)
+    return 0
+
+
+def running_bytes(part: Part, placement: str) -> int:
+    """What this part adds on the GPU while it runs, beyond what stays resident."""
+    if placement == "visit":
+        return part.bytes
+    if placement == "stream":
+        return int(part.bytes * STREAM_WINDOW)
+    return 0
+
+
+def peak_bytes(parts: tuple, placements: dict, work: Workload, vae_tiling: bool) -> int:
+    resident = sum(resident_bytes(p, placements[p.role]) for p in parts)
+    phases = [running_bytes(p, placements[p.role]) + _work(p.kind, work, vae_tiling) for p in parts]
+    return resident + max(phases, default=0)
+
+
+def _work(kind: str, work: Workload, vae_tiling: bool) -> int:
+    if kind == "denoiser":
+        return work.denoise
+    if kind == "decoder":
+        return work.decode_tiled if vae_tiling else work.decode
+    return ENCODER_WORK
+
+
+def host_bytes(parts: tuple, placements: dict) -> int:
+    """Pinned host memory the plan needs: every visiting and streamed component has its copy there."""
+    return sum(p.bytes for p in parts if placements[p.role] in ("visit", "stream"))
+
+
+def plan_cost(parts: tuple, placements: dict, vae_tiling: bool) -> float:
+    cost = sum(COST[p.kind][placements[p.role]] for p in parts)
+    moved = sum(p.bytes for p in parts if placements[p.role] in ("visit", "stream"))
+    return cost + MOVE_COST_PER_GIB * moved / GIB + (TILING_COST if vae_tiling else 0.0)
+
+
+def candidates(parts: tuple, can_quantize: bool, can_stream: bool):
+    choices = []
+    for p in parts:
+        allowed = [c for c in COST[p.kind] if (can_quantize or c != "quantized") and (can_stream or c != "stream")]
+        choices.append(allowed)
+    for combo in itertools.product(*choices):
+        placements = dict(zip((p.role for p in parts), combo))
+        for tiling in (False, True):
+            yield placements, tiling
+
+
+def plan_memory(arch: str, parts: list, available: int, work: Workload, host_available: int,
+                budget: Optional[int] = None, qtype: Optional[str] = "float8", can_stream: bool = True) -> Plan:
+    """The cheapest plan that fits ``available`` GPU bytes and ``host_available`` host bytes; ``qtype`` None
+    when 8-bit weights are not possible here (no torchao). Raises :class:`PlanDoesNotFit`."""
+    parts = tuple(parts)
+    best: Optional[Plan] = None
+    smallest: Optional[Plan] = None
+    smallest_host = 0
+    for placements, tiling in candidates(parts, qtype is not None, can_stream):
+        peak = peak_bytes(parts, placements, work, tiling)
+        host = host_bytes(parts, placements)
+        plan = Plan(placements, tiling, peak, available, parts, qtype if "quantized" in placements.values() else None)
+        if smallest is None or (peak, plan.cost) < (smallest.peak, smallest.cost):
+            smallest, smallest_host = plan, host
+        if peak <= available and host <= host_available and (best is None or plan.cost < best.cost):
+            best = plan
+    if best is None:
+        raise PlanDoesNotFit(arch, smallest, budget, smallest_host, host_available)
+    return best
