@@ -63,3 +63,23 @@ def test_budget_probe_tiny_run_splits_each_request_into_phases(tmp_path, tiny_ca
             assert set(phases) >= {"encode", "sample", "decode", "save"} and all(v >= 0 for v in phases.values())
         assert "load" in result["options"][name]["cold"]["phases"]
     assert result["options"]["quantize"]["cold"]["http_status"] == 422  # fp8 needs CUDA: refused, named
+
+
+def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path, tiny_cache):
+    """testing/bench/family_sweep.py on CPU at real widths, one layer per stack (the GPU run is docs/BENCHMARKS.md's
+    per-family table)."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "testing/bench/family_sweep.py", "--out", str(out), "--tiny", "--families", "flux",
+           "--budgets", "0,24", "--steps", "2", "--models", str(tmp_path / "m"), "--work", str(tmp_path / "w")]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads((out / "family_sweep.json").read_text())
+    flux = result["families"]["flux"]
+    assert flux["build"]["gib"]["transformer"] > 0 and not (tmp_path / "m" / "flux").exists()  # deleted after
+    for budget in ("0", "24"):
+        run = flux["runs"][budget]
+        assert "exception" not in run and run["warm"]["output"]["ok"] and run["warm"]["output"]["kind"] == "image"
+        assert run["warm"]["timings"]["step_s"] > 0 and run["plan"]["source"] == "default"
+    table = (out / "family_sweep.md").read_text()
+    assert "| flux | full |" in table and "| flux | 24 GiB |" in table and "TINY smoke run" in table

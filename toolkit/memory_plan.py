@@ -67,15 +67,13 @@ class Plan:
     available: int
     parts: tuple = field(default=(), repr=False)
     qtype: Optional[str] = None
-    source: str = "auto"  # "auto": planned; "options": the user's explicit options; "none": no GPU
+    source: str = "auto"  # "auto": planned; "options": the user's explicit options; "default": neither (off, CPU)
 
     @property
     def cost(self) -> float:
         return plan_cost(self.parts, self.placements, self.vae_tiling)
 
     def summary(self) -> str:
-        if self.source == "none":
-            return "no GPU: everything on the CPU"
         groups: dict = {}
         for role, placement in self.placements.items():
             groups.setdefault(placement, []).append(role)

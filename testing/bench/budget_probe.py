@@ -34,8 +34,8 @@ OPTIONS = {
 STAGE_ORDER = ("loading", "encoding", "sampling", "decoding", "saving")
 
 
-def timed_request(client, body: dict) -> dict:
-    """One generation, with the client-side time of every stage change."""
+def timed_request(client, body: dict, keep_path: bool = False) -> dict:
+    """One generation, with the client-side time of every stage change (and the result's path if asked)."""
     from extensions_built_in.inference_engine.protocol import FrameDecoder
 
     t0 = time.monotonic()
@@ -58,6 +58,8 @@ def timed_request(client, body: dict) -> dict:
                     marks["result"] = now
                     out["timings"] = h["timings"]
                     out["sha256"] = file_digest(h["path"])
+                    if keep_path:
+                        out["path"] = h["path"]
                 elif frame.type == "error":
                     out["error"] = {"code": h["code"], "message": h["message"][:500]}
     out["total_s"] = round(time.monotonic() - t0, 3)

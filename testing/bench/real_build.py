@@ -26,7 +26,9 @@ import torch
 
 # Keys that count layers, in diffusers and transformers configs: what ``depth`` caps.
 DEPTH_KEYS = ("num_layers", "num_single_layers", "num_hidden_layers", "n_layers", "n_refiner_layers",
-              "num_refiner_layers", "depth", "num_encoder_layers", "num_decoder_layers", "num_blocks")
+              "num_refiner_layers", "depth", "num_encoder_layers", "num_decoder_layers", "num_blocks",
+              "num_mmdit_layers", "num_single_dit_layers", "approximator_layers", "layers_per_block",
+              "transformer_layers_per_block")
 WEIGHT_FILES = (".safetensors", ".bin")
 
 
@@ -58,6 +60,8 @@ def capped(config: dict, depth: Optional[int]) -> dict:
             value = capped(value, depth)
         elif depth and key in DEPTH_KEYS and isinstance(value, int) and not isinstance(value, bool):
             value = min(value, depth)
+        elif depth and key in DEPTH_KEYS and isinstance(value, list) and all(isinstance(v, int) for v in value):
+            value = [min(v, depth) for v in value]  # a UNet's per-block counts
         out[key] = value
     layers = out.get("num_hidden_layers")
     if isinstance(out.get("layer_types"), list) and layers is not None and len(out["layer_types"]) != layers:

@@ -253,7 +253,7 @@ class BaseModel:
                 placements[role] = "visit"
             else:
                 placements[role] = "gpu"
-        return Plan(placements, False, 0, 0, source="options")
+        return Plan(placements, False, 0, 0, source="options" if cfg.explicit_memory_options() else "default")
 
     def build_pipeline(self):
         pipe = import_class(f"diffusers.{self.pipeline_class}")(**self.parts, **self.pipeline_init_kwargs)

@@ -1,0 +1,205 @@
+"""Every family at real size, on the whole card and under VRAM budgets, with no memory option set: the table of
+issue #13 in docs/BENCHMARKS.md.
+
+    bash testing/bench/fetch_gpu_wheels.sh                                                      # here
+    python3 testing/bench/family_sweep.py --out $OUT --wheels .whl_engine --families flux,sdxl  # GPU machine
+    .venv/bin/python testing/bench/family_sweep.py --out /tmp/sweep --tiny --families sd1       # CPU smoke run
+
+Per family: build the real-size checkpoint (``testing/bench/real_build.py``: random init at the published
+configs, text encoders at real depth), then for each budget (0 = the whole card) a fresh engine
+(``engine.vram_budget_gb``, ``engine.memory: auto``) gets a cold request at the family's native size and the
+same request again. Recorded: the plan the engine chose, median s/step, load and end-to-end times, peak VRAM,
+and the output file read back (kind, size, frames or duration). The checkpoint is deleted before the next
+family (the disk holds one at a time). JSON and markdown are rewritten after every run, so a cut run keeps
+what it measured.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+IMAGE_STEPS, VIDEO_STEPS = 8, 2
+
+
+# Formats the GPU machine can write without PyAV (36 MB: it does not fit what a run carries): Pillow and soundfile.
+PLAIN_FORMATS = {"image": "png", "video": "webp", "audio": "wav"}
+
+
+def native_sample(model_class, steps: int, tiny: bool) -> dict:
+    sample = dict(model_class.defaults)
+    if tiny:
+        sample.update(model_class.tiny_sample)
+    plain = PLAIN_FORMATS[model_class.modality]
+    if plain in model_class.output_exts:
+        sample["output_ext"] = plain
+    sample.update(prompt="a red fox in the snow, photograph", seed=1, num_inference_steps=steps)
+    return sample
+
+
+def control_images(client, model_class, sample: dict, folder: Path) -> dict:
+    """Edit and image-to-video families need control images: noise at the output size, uploaded."""
+    import numpy as np
+    from PIL import Image
+
+    refs = {}
+    for i in range(model_class.control_images):
+        path = folder / f"control_{i}.png"
+        pixels = np.random.default_rng(i).integers(0, 256, (sample.get("height", 1024), sample.get("width", 1024), 3),
+                                                   dtype=np.uint8)
+        Image.fromarray(pixels).save(path)
+        refs["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = client.upload_asset(str(path))["id"]
+    return refs
+
+
+def checked_output(path: str, model_class, sample: dict) -> dict:
+    """The file read back: right kind, and the native size, frames or duration."""
+    from toolkit.media import probe
+
+    try:
+        info = probe(path)
+    except Exception as e:  # a missing media library on the GPU machine must not lose the row
+        return {"ok": False, "error": f"{type(e).__name__}: {e}"[:200]}
+    want = {"kind": model_class.modality}
+    if model_class.modality in ("image", "video"):
+        want.update(width=sample.get("width"), height=sample.get("height"))
+    got = {k: info.get(k) for k in ("kind", "width", "height", "frames", "duration_s")}
+    return {"ok": all(got.get(k) == v for k, v in want.items() if v is not None), **got}
+
+
+def run_budget(args, arch: str, folder: Path, budget: float, out: Path) -> dict:
+    from testing.bench.budget_probe import timed_request
+    from testing.bench.engine_process import engine_process
+    from toolkit.models.registry import get_model_class
+
+    model_class = get_model_class(arch)
+    steps = VIDEO_STEPS if model_class.modality == "video" else IMAGE_STEPS
+    sample = native_sample(model_class, args.steps or steps, args.tiny)
+    device = "cpu" if args.tiny else "cuda"
+    model = {"arch": arch, "name_or_path": str(folder), "dtype": "float32" if args.tiny else "bf16"}
+    row: dict = {"budget_gb": budget or None, "sample": sample}
+    started = time.monotonic()
+    work = Path(args.work) / f"{arch}_{budget:g}"
+    try:
+        with engine_process(work, device, log=out / f"engine_{arch}_{budget:g}.log", start_timeout=300,
+                            vram_budget_gb=0 if args.tiny else budget, warm_up=True) as client:
+            body = {"model": model, "sample": sample | control_images(client, model_class, sample, work),
+                    "stream": {"latents": "none"}}
+            for name in ("cold", "warm"):
+                row[name] = timed_request(client, body, keep_path=True)
+                if "error" in row[name]:
+                    break
+                row[name]["output"] = checked_output(row[name].pop("path"), model_class, sample)
+            health = client.health()
+            row["plan"] = (health.get("memory") or {}).get("plan")
+            row["vram"] = health.get("vram")
+            row["pool"] = [{k: e[k] for k in ("class", "subfolder", "bytes", "device", "tier", "load_s")}
+                           for e in health["pool"]]
+    except Exception as e:  # one run's failure must not lose the others
+        row["exception"] = f"{type(e).__name__}: {e}"[:800]
+    row["wall_s"] = round(time.monotonic() - started, 1)
+    return row
+
+
+def sweep(args) -> dict:
+    import torch
+
+    from testing.bench.real_build import build_real
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "tiny": args.tiny,
+                       "gpu": None if args.tiny else torch.cuda.get_device_name(0),
+                       "budgets_gb": args.budgets}, "families": {}}
+    budgets = [float(b) for b in args.budgets.split(",")]
+    for arch in args.families.split(","):
+        family: dict = result["families"].setdefault(arch, {"runs": {}})
+        folder = Path(args.models) / arch
+        t0 = time.monotonic()
+        try:
+            device, dtype = ("cpu", torch.float32) if args.tiny else ("cuda", torch.bfloat16)
+            family["build"] = {"gib": build_real(arch, str(folder), device, dtype, depth=1 if args.tiny else None)}
+        except Exception as e:
+            family["build"] = {"exception": f"{type(e).__name__}: {e}"[:800]}
+        family["build"]["s"] = round(time.monotonic() - t0, 1)
+        save(result, out)
+        if "exception" not in family["build"]:
+            for budget in budgets:
+                family["runs"][f"{budget:g}"] = run_budget(args, arch, folder, budget, out)
+                save(result, out)
+                print(arch, budget, json.dumps(summary_row(family["runs"][f"{budget:g}"]))[:400], flush=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    return result
+
+
+def summary_row(run: dict) -> dict:
+    cold, warm = run.get("cold") or {}, run.get("warm") or {}
+    return {"plan": (run.get("plan") or {}).get("summary"), "error": cold.get("error") or warm.get("error"),
+            "exception": run.get("exception"), "step_s": (warm.get("timings") or {}).get("step_s"),
+            "warm_s": warm.get("total_s"), "cold_s": cold.get("total_s"), "output": warm.get("output")}
+
+
+def save(result: dict, out: Path) -> None:
+    (out / "family_sweep.json").write_text(json.dumps(result, indent=2, default=str))
+    (out / "family_sweep.md").write_text(render_markdown(result))
+
+
+def render_markdown(result: dict) -> str:
+    lines = ["| arch | budget | plan | s/step | × full | warm e2e s | × full | cold s | peak GiB | output |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for arch, family in result["families"].items():
+        full = summary_row(family["runs"].get("0", {}))
+        if "exception" in family.get("build", {}):
+            lines.append(f"| {arch} | | build failed: {family['build']['exception'][:120]} | | | | | | | |")
+        for budget, run in family["runs"].items():
+            row = summary_row(run)
+            peak = ((run.get("vram") or {}).get("peak_allocated") or 0) / 2**30
+            if row["error"] or row["exception"]:
+                problem = (row["error"] or {}).get("code", "") + ": " + str((row["error"] or {}).get("message") or
+                                                                          row["exception"])[:160]
+                lines.append(f"| {arch} | {'full' if budget == '0' else budget + ' GiB'} | {problem} | | | | | | | |")
+                continue
+            lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} |".format(
+                arch, "full" if budget == "0" else f"{budget} GiB", row["plan"] or "all on the GPU",
+                _fmt(row["step_s"]), _ratio(row["step_s"], full["step_s"]), _fmt(row["warm_s"]),
+                _ratio(row["warm_s"], full["warm_s"]), _fmt(row["cold_s"]), peak,
+                "ok" if (row["output"] or {}).get("ok") else f"CHECK {row['output']}"))
+    note = "\n\nTINY smoke run (CPU, one layer per stack): not a measurement.\n" if result["meta"]["tiny"] else "\n"
+    return "\n".join(lines) + note
+
+
+def _fmt(x) -> str:
+    return "" if x is None else f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def _ratio(a, b) -> str:
+    return f"{a / b:.2f}×" if a and b else ""
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--wheels")
+    parser.add_argument("--models", default="/tmp/aitk_models")
+    parser.add_argument("--work", default="/tmp/aitk_sweep")
+    parser.add_argument("--families", required=True)
+    parser.add_argument("--budgets", default="0,24", help="GiB, comma-separated; 0 is the whole card")
+    parser.add_argument("--steps", type=int, default=0, help=f"default {IMAGE_STEPS} (image, audio), {VIDEO_STEPS} (video)")
+    parser.add_argument("--tiny", action="store_true", help="one layer per stack on CPU: a smoke test of this script")
+    args = parser.parse_args(argv)
+    if args.wheels:
+        from testing.bench.gpu_suite import install_wheels
+
+        install_wheels(args.wheels)
+    sweep(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
