@@ -227,3 +227,61 @@ def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, m
     assert headers[-1]["ok"] is True and len(calls) == 2
     assert any("planning again" in h.get("message", "") for h in headers if h["type"] == "status")
     assert planned.client.health()["memory"]["reserve_scale"] == {"sd1": 2.0}
+
+
+def test_the_start_frame_prediction_imports_neither_torch_nor_diffusers(tiny_cache):
+    """It runs on the server thread. An import there raced the main thread's on the H200 and left transformers
+    half-initialised ("cannot import name 'AutoModel'"): every engine of the first family sweep died of it."""
+    import subprocess
+    import sys
+
+    from testing.test_bench_scripts import ROOT
+    from toolkit.models.tiny import tiny_checkpoint
+
+    tiny_checkpoint("sd1")
+    code = """
+import sys
+from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models.registry import get_model_class
+from toolkit.models.v2.pool import ComponentPool
+planner = MemoryPlanner("cpu", "auto", ComponentPool(), None)
+planner.active, planner.snapshot = True, (64 * 1024**3, 64 * 1024**3)
+out = planner.predict(get_model_class("sd1"), ModelConfig(name_or_path="tiny:sd1", arch="sd1"),
+                      GenerateImageConfig(prompt="p", width=64, height=64))
+assert out["predicted"]["components"]["unet"]["placement"] == "gpu", out
+print(sorted(m for m in ("torch", "diffusers", "transformers") if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_quantized_module_counts_its_8_bit_storage_not_its_logical_dtype(tiny_cache):
+    """torchao tensors report bf16 (2 bytes an element) while storing int8 or float8 and scales: counted as bf16,
+    a quantized Qwen-Image transformer was 40 GB in the pool, and a plan counted that as reclaimable memory."""
+    from toolkit.models.v2.mixin import load_component
+    from toolkit.models.v2.pool import module_bytes, tensor_bytes
+
+    plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
+    quantized = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu",
+                               qtype="int8")
+    weight = quantized.time_embedding.linear_1.weight
+    assert type(weight).__name__ != "Parameter" and weight.element_size() == 2  # it says bf16...
+    assert weight.numel() <= tensor_bytes(weight) < weight.numel() * 1.5  # ...and stores a byte an element (+ scales)
+    assert module_bytes(quantized) < 0.9 * module_bytes(plain)  # this UNet is mostly convolutions, kept bf16
+
+
+def test_the_plannable_memory_never_exceeds_the_budget(monkeypatch):
+    import torch
+
+    from toolkit import device as device_mod
+    from toolkit.models.v2 import pool
+
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda d=None: 20 * GIB)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda d=None: 2 * GIB)
+    monkeypatch.setattr(pool, "free_device_bytes", lambda d: 4 * GIB)
+    monkeypatch.setattr(device_mod, "vram_budget", lambda d: 24 * GIB)
+    assert pool.plannable_bytes("cuda", own_bytes=40 * GIB) == int(24 * GIB * 0.98) - 256 * 1024**2
+    monkeypatch.setattr(device_mod, "vram_budget", lambda d: None)
+    assert pool.plannable_bytes("cuda", own_bytes=0) == int(22 * GIB * 0.98) - 256 * 1024**2

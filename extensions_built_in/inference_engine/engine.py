@@ -295,6 +295,8 @@ class Engine:
                 if attempt == 2 or plan is None or not is_oom(e) or not self.memory.widen_after_oom(req.model_class.arch):
                     raise
                 self._drop_holder()
+                # What the failed plan loaded is no longer this request's: the next plan's loads may evict it.
+                self.pool.begin_request()
                 self._free_after_oom()
                 req.stream.emit("status", stage="loading", message=f"Out of memory with this plan ({plan.summary()}): "
                                 "planning again with twice the working-set reserve")

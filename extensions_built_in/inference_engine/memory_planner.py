@@ -104,5 +104,13 @@ def _scaled(work: Workload, scale: float) -> Workload:
 
 
 def _local(model_config) -> bool:
-    paths = {model_config.name_or_path, model_config.extras_name_or_path}
-    return all(p.startswith(("tiny:", "builtin:")) or os.path.exists(p) for p in paths)
+    """Sizes readable from local files without building or downloading anything (no torch on this thread)."""
+    return all(_readable(p) for p in {model_config.name_or_path, model_config.extras_name_or_path})
+
+
+def _readable(path: str) -> bool:
+    if path.startswith("tiny:"):
+        from toolkit.models.tiny import RECIPE_VERSION, cache_root
+
+        return os.path.isdir(os.path.join(cache_root(), f"v{RECIPE_VERSION}", path[len("tiny:"):].replace("/", "__")))
+    return path.startswith("builtin:") or os.path.exists(path)

@@ -86,8 +86,9 @@ def run_budget(args, arch: str, folder: Path, budget: float, out: Path) -> dict:
     row: dict = {"budget_gb": budget or None, "sample": sample}
     started = time.monotonic()
     work = Path(args.work) / f"{arch}_{budget:g}"
+    log = Path(args.work) / f"engine_{arch}_{budget:g}.log"  # not under --out: the GPU machine returns few files
     try:
-        with engine_process(work, device, log=out / f"engine_{arch}_{budget:g}.log", start_timeout=300,
+        with engine_process(work, device, log=log, start_timeout=300,
                             vram_budget_gb=0 if args.tiny else budget, warm_up=True) as client:
             body = {"model": model, "sample": sample | control_images(client, model_class, sample, work),
                     "stream": {"latents": "none"}}
@@ -103,6 +104,8 @@ def run_budget(args, arch: str, folder: Path, budget: float, out: Path) -> dict:
                            for e in health["pool"]]
     except Exception as e:  # one run's failure must not lose the others
         row["exception"] = f"{type(e).__name__}: {e}"[:800]
+    if row.get("exception") or any("error" in (row.get(k) or {}) for k in ("cold", "warm")):
+        row["log_tail"] = log.read_text(errors="replace")[-3000:] if log.exists() else None
     row["wall_s"] = round(time.monotonic() - started, 1)
     return row
 

@@ -231,8 +231,10 @@ class BaseModel:
         return Workload(denoise, decode, tiled)
 
     def _vae_tiles(self) -> bool:
-        comp = self.components.get("vae")
-        return comp is not None and callable(getattr(import_class(comp.cls), "enable_tiling", None))
+        """Every image and video VAE the families use has diffusers' tiled decode. Decided without importing
+        diffusers: the start frame's prediction runs on the server thread, where an import racing the main
+        thread's left transformers half-initialised on the H200 ("cannot import name 'AutoModel'")."""
+        return self.modality in ("image", "video") and "vae" in self.components
 
     def options_plan(self) -> Plan:
         """The user's explicit options as placements: ``low_vram`` visits, ``layer_offloading`` streams,

@@ -129,6 +129,9 @@ REAL = {
         "text_encoder": UMT5_XXL,
         "image_encoder": CLIP_VIT_H,
         "vae": WAN21_VAE,
+        # Not weighted, so real_build leaves the tiny 32 px processor in place (and the CPU test fails on it):
+        # laion/CLIP-ViT-H-14-laion2B-s32B-b79K preprocessor_config.json, for a builder that applies it.
+        "image_processor": dict(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224}),
     },
     # Wan-AI/Wan2.2-TI2V-5B-Diffusers: 5B transformer on the 48-channel Wan 2.2 VAE.
     "wan22_5b": {"transformer": WAN_5B, "text_encoder": UMT5_XXL, "vae": WAN22_VAE},

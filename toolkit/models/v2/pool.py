@@ -66,8 +66,19 @@ def module_bytes(module) -> int:
     for getter in ("parameters", "buffers"):
         fn = getattr(module, getter, None)
         if fn is not None:
-            total += sum(t.numel() * t.element_size() for t in fn())
+            total += sum(tensor_bytes(t) for t in fn())
     return total
+
+
+def tensor_bytes(t) -> int:
+    """What a tensor's storage takes. A torchao tensor subclass reports its logical dtype (bf16) while it stores
+    8-bit data and scales: counted by its inner tensors, or a quantized Qwen-Image transformer counts as 40 GB
+    instead of ~20 (found on the H200: a memory plan then believed it had 41.9 GiB under a 24 GiB budget)."""
+    inner = getattr(t, "__tensor_flatten__", None)
+    if inner is None or type(t).__name__ in ("Tensor", "Parameter"):
+        return t.numel() * t.element_size()
+    names, _ = inner()
+    return sum(tensor_bytes(getattr(t, name)) for name in names)
 
 
 class ComponentPool:
@@ -334,9 +345,14 @@ def plannable_bytes(device: str, own_bytes: int) -> int:
     blocks), less a margin for fragmentation."""
     import torch
 
+    from toolkit.device import vram_budget
+
     dev = torch.device(device)
     cached = torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev)
     total = free_device_bytes(device) + cached + own_bytes
+    budget = vram_budget(device)
+    if budget is not None:  # whatever the accounting above, never more than the budget
+        total = min(total, budget)
     return max(0, int(total * 0.98) - 256 * 1024**2)
 
 
