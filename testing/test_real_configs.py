@@ -4,7 +4,7 @@ pipeline runs on a CPU, so the configs agree with each other before any GPU time
 import pytest
 
 from testing.bench.real_build import build_real, parameter_counts, weighted_components
-from testing.bench.real_configs import PARAMS, REAL
+from testing.bench.real_configs import PARAMS, REAL, SHALLOW_SAMPLE
 from testing.test_models import FAMILIES, gen_config
 from toolkit.config_modules import ModelConfig
 from toolkit.media import probe
@@ -34,5 +34,6 @@ def test_real_widths_at_one_layer_generate_on_cpu(arch, tmp_path, tiny_cache):
     build_real(arch, str(folder), "cpu", __import__("torch").float32, depth=1)
     model = get_model_class(arch)("cpu", ModelConfig(name_or_path=str(folder), arch=arch, dtype="float32"))
     model.load_model()
-    [result] = model.generate_images([gen_config(model, tmp_path / "out", num_inference_steps=2)])
+    gen = gen_config(model, tmp_path / "out", num_inference_steps=2, extra_kwargs=dict(SHALLOW_SAMPLE.get(arch, {})))
+    [result] = model.generate_images([gen])
     assert probe(result["path"])["kind"] == model.modality

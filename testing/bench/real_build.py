@@ -28,7 +28,8 @@ import torch
 DEPTH_KEYS = ("num_layers", "num_single_layers", "num_hidden_layers", "n_layers", "n_refiner_layers",
               "num_refiner_layers", "depth", "num_encoder_layers", "num_decoder_layers", "num_blocks",
               "num_mmdit_layers", "num_single_dit_layers", "approximator_layers", "layers_per_block",
-              "transformer_layers_per_block")
+              "transformer_layers_per_block", "num_lyric_encoder_hidden_layers", "num_timbre_encoder_hidden_layers",
+              "num_attention_pooler_hidden_layers")
 WEIGHT_FILES = (".safetensors", ".bin")
 
 
@@ -91,6 +92,12 @@ def construct(cls_path: str, config: dict):
     return cls(cls.config_class.from_dict(config)).eval()  # transformers
 
 
+def shallow_overrides(arch: str, role: str) -> dict:
+    from testing.bench.real_configs import SHALLOW
+
+    return SHALLOW.get(arch, {}).get(role, {})
+
+
 def weighted_components(arch: str) -> dict:
     from toolkit.models.registry import get_model_class
 
@@ -119,9 +126,12 @@ def build_real(arch: str, folder: str, device: str, dtype, depth: Optional[int] 
     tiny_folder = tiny_checkpoint(arch)
     shutil.copytree(tiny_folder, folder, dirs_exist_ok=True,
                     ignore=lambda d, names: [n for n in names if n.endswith(WEIGHT_FILES) or n.endswith(".index.json")])
+    _real_processors(arch, folder)
     sizes = {}
     for role, comp in weighted_components(arch).items():
         config = component_config(tiny_folder, comp.subfolder, real_configs(arch).get(role, {}), depth)
+        if depth:
+            config = merged(config, shallow_overrides(arch, role))
         torch.manual_seed(seed)
         previous = torch.get_default_dtype()
         torch.set_default_dtype(dtype)
@@ -137,3 +147,17 @@ def build_real(arch: str, folder: str, device: str, dtype, depth: Optional[int] 
         if device.startswith("cuda"):
             torch.cuda.empty_cache()
     return sizes
+
+
+def _real_processors(arch: str, folder: str) -> None:
+    """Roles without weights that still have a real config (an image processor's input size)."""
+    from toolkit.models.registry import get_model_class
+
+    for role, comp in get_model_class(arch).components.items():
+        path = os.path.join(folder, comp.subfolder, "preprocessor_config.json")
+        if comp.has_weights or role not in real_configs(arch) or not os.path.isfile(path):
+            continue
+        with open(path) as f:
+            config = merged(json.load(f), real_configs(arch)[role])
+        with open(path, "w") as f:
+            json.dump(config, f, indent=2)
