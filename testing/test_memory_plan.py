@@ -285,3 +285,47 @@ def test_the_plannable_memory_never_exceeds_the_budget(monkeypatch):
     assert pool.plannable_bytes("cuda", own_bytes=40 * GIB) == int(24 * GIB * 0.98) - 256 * 1024**2
     monkeypatch.setattr(device_mod, "vram_budget", lambda d: None)
     assert pool.plannable_bytes("cuda", own_bytes=0) == int(22 * GIB * 0.98) - 256 * 1024**2
+
+
+def test_a_streamed_encoder_goes_leaf_by_leaf_and_a_denoiser_block_by_block(monkeypatch, tiny_cache):
+    """Block-level group offloading looks for block lists at a module's top; a Qwen2.5-VL encoder has none, so
+    it became one 15 GiB group, onloaded at once (the 24 GiB Qwen-Image run on the H200: `oom` before step 1)."""
+    from toolkit.models import base_model
+    from toolkit.models.archs.qwen_image import QwenImageModel
+    from toolkit.models.v2.mixin import load_component
+
+    seen = {}
+    monkeypatch.setattr(base_model, "load_component", lambda cls, src, sub, **kw: seen.setdefault(sub, kw))
+    model = QwenImageModel("cuda", ModelConfig(name_or_path="tiny:qwen_image", arch="qwen_image"))
+    model.plan = plan_memory("qwen_image", QWEN_IMAGE, gib(8), flux_work(1328), PLENTY_OF_RAM, qtype=None)
+    assert model.plan.placements["transformer"] == model.plan.placements["text_encoder"] == "stream"
+    for role in ("transformer", "text_encoder"):
+        model.load_component(role, model.components[role])
+    assert (seen["transformer"]["offload"], seen["text_encoder"]["offload"]) == ("group:block", "group:leaf")
+    assert seen["transformer"]["device"] == seen["text_encoder"]["device"] == "cpu"  # they wait on the host
+
+    def groups(offload):
+        te = load_component("transformers.Qwen2_5_VLForConditionalGeneration", "tiny:qwen_image", "text_encoder",
+                            dtype="float32", device="cpu", offload=offload, onload_device="cpu")
+        return [n for n, m in te.named_modules() if getattr(m, "_diffusers_hook", None) and m._diffusers_hook.hooks]
+
+    assert groups("group:block") == [""]  # the whole encoder, one group
+    assert len(groups("group:leaf")) > 20
+
+
+def test_streaming_holds_at_least_two_of_the_largest_tensor():
+    """An encoder's embedding table is streamed as one leaf: the window is never less than two of them."""
+    from toolkit.memory_plan import running_bytes
+
+    te = Part("text_encoder", "encoder", gib(15.45), largest=gib(1.09))
+    assert running_bytes(te, "stream") == 2 * gib(1.09)
+    assert running_bytes(Part("transformer", "denoiser", gib(38), largest=gib(0.07)), "stream") == int(gib(38) * 0.1)
+
+
+def test_a_default_model_loaded_at_start_is_planned_and_reused(planned):
+    """``engine.default_model`` is planned for the family's native size; a request the same plan fits reuses it."""
+    model = {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"}
+    planned.engine.run_on_main(lambda: planned.engine.load_default(model))
+    assert planned.client.health()["memory"]["plan"]["source"] == "auto"
+    run(planned, sd1())
+    assert planned.client.health()["counters"]["holder_reuses"] == 1

@@ -29,6 +29,8 @@ GIB = 1024**3
 PLACEMENTS = ("gpu", "visit", "quantized", "stream")
 QUANTIZED_RATIO = 0.53  # a denoiser's weights are ~97 % linear layers; 8-bit halves those, norms stay 16-bit
 STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block running, the next arriving)
+# A denoiser streams block by block, an encoder leaf module by leaf module (toolkit/models/v2/mixin.py): an
+# encoder's largest leaf (a 152k-token embedding table: 1.1 GB for Qwen2.5-VL) may be more than the share.
 # Relative cost per placement (a denoiser runs every step, an encoder once per request), plus a small cost per
 # GiB moved per request so that, between two plans of one shape, the one moving fewer bytes wins.
 COST = {
@@ -48,6 +50,7 @@ class Part:
     role: str
     kind: str
     bytes: int
+    largest: int = 0  # the largest single tensor: what streaming holds at least twice (running, arriving)
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ def running_bytes(part: Part, placement: str) -> int:
     if placement == "visit":
         return part.bytes
     if placement == "stream":
-        return int(part.bytes * STREAM_WINDOW)
+        return max(int(part.bytes * STREAM_WINDOW), 2 * part.largest)
     return 0
 
 

@@ -304,9 +304,7 @@ class Engine:
     def _holder_for(self, req: Request, plan=None):
         """Same ModelConfig and memory plan: the resident holder as is. Otherwise a new holder whose loads hit or
         miss the pool; afterwards whatever it does not use is released (beyond the keep-warm budget)."""
-        identity = req.model.identity() | {"memory_plan": None if plan is None else
-                                           {"placements": plan.placements, "vae_tiling": plan.vae_tiling,
-                                            "qtype": plan.qtype}}
+        identity = holder_identity(req.model, plan)
         self.pool.begin_request()
         if self.holder is not None and identity == self.holder_identity:
             self.counters["holder_reuses"] += 1
@@ -480,9 +478,12 @@ class Engine:
         """Warm load at start-up (``engine.default_model``), so the first request only samples."""
         model_class = get_model_class(model.get("arch") or "sd1")
         config = ModelConfig.from_dict(model)
+        # Planned for the family's native size: a request of another size may plan (and load) differently.
+        native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
+        plan = self.memory.plan(model_class, config, GenerateImageConfig(prompt="", **native))
         self.pool.begin_request()
-        holder = self._build_holder(model_class, config)
-        self.holder, self.holder_identity, self.holder_keys = holder, config.identity(), self.pool.used
+        holder = self._build_holder(model_class, config, plan)
+        self.holder, self.holder_identity, self.holder_keys = holder, holder_identity(config, plan), self.pool.used
         self.counters["holder_builds"] += 1
         self._set_info(self._idle_text(), force=True)
 
@@ -507,6 +508,12 @@ class Engine:
             self._on_info(text)
         except Exception as e:  # a locked DB must never fail a generation
             print(f"[engine] could not write job info: {e}", flush=True)
+
+
+def holder_identity(model_config: ModelConfig, plan) -> dict:
+    """What makes a resident holder reusable: its config, and where its plan put each component."""
+    return model_config.identity() | {"memory_plan": None if plan is None else {
+        "placements": plan.placements, "vae_tiling": plan.vae_tiling, "qtype": plan.qtype}}
 
 
 class LoadFailed(RuntimeError):

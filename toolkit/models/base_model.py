@@ -213,8 +213,8 @@ class BaseModel:
         for role, comp in self.components.items():
             if comp.has_weights:
                 source = cfg.name_or_path if comp.source == "main" else cfg.extras_name_or_path
-                size = weight_bytes(source, comp.subfolder, self.dtype, cfg.extras_name_or_path)
-                parts.append(Part(role, component_kind(role, comp), size))
+                size, largest = weight_bytes(source, comp.subfolder, self.dtype, cfg.extras_name_or_path)
+                parts.append(Part(role, component_kind(role, comp), size, largest))
         return parts
 
     def workload(self, gen: GenerateImageConfig) -> Workload:

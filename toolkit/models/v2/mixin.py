@@ -222,20 +222,28 @@ def _load(cls_path: str, src: ResolvedSource, dtype: Optional[str], device: Opti
     if hasattr(module, "eval"):
         module.eval()
     if offload and offload.startswith("group:"):
-        _group_offload(module, onload_device or device)
+        _group_offload(module, onload_device or device, offload.partition(":")[2])
     elif device is not None and hasattr(module, "to") and hasattr(module, "parameters"):
         module.to(device)
     return module
 
 
-def _group_offload(module, onload_device: str) -> None:
-    """Layer offloading through diffusers' group offloading: blocks stream to the GPU as they run."""
+def _group_offload(module, onload_device: str, level: str = "block") -> None:
+    """Layer offloading through diffusers' group offloading: parts stream to the GPU as they run, on a side CUDA
+    stream. ``block``: the module's top-level block lists (a denoiser's ``transformer_blocks``), one block a
+    group. ``leaf``: every leaf module its own group, for text encoders, whose layers sit deeper (a
+    ``Qwen2_5_VLForConditionalGeneration`` has no block list at its top, so block level put all 15 GiB of it in
+    one group, onloaded at once: the 24 GiB Qwen-Image run on the H200 ran out of memory there)."""
     import torch
     from diffusers.hooks import apply_group_offloading
 
     onload = torch.device(onload_device)
-    apply_group_offloading(module, onload_device=onload, offload_device=torch.device("cpu"),
-                           offload_type="block_level", num_blocks_per_group=1, use_stream=onload.type == "cuda")
+    if level == "leaf":
+        apply_group_offloading(module, onload_device=onload, offload_device=torch.device("cpu"),
+                               offload_type="leaf_level", use_stream=onload.type == "cuda")
+    else:
+        apply_group_offloading(module, onload_device=onload, offload_device=torch.device("cpu"),
+                               offload_type="block_level", num_blocks_per_group=1, use_stream=onload.type == "cuda")
 
 
 _COMPONENT_FILES = (".json", ".safetensors", ".bin", ".txt", ".model", ".jinja", ".tiktoken")
@@ -325,15 +333,15 @@ def safetensors_header(path: str) -> dict:
 
 
 def weight_bytes(name_or_path: str, subfolder: Optional[str], dtype: Optional[str],
-                 config_source: Optional[str] = None) -> int:
-    """Bytes a component's weights take once loaded in ``dtype``: floating tensors at the target dtype, others as
-    stored. Files that are not safetensors count at their size on disk."""
+                 config_source: Optional[str] = None) -> tuple[int, int]:
+    """(total, largest tensor) bytes of a component's weights once loaded in ``dtype``: floating tensors at the
+    target dtype, others as stored. Files that are not safetensors count at their size on disk."""
     src = resolve_source(name_or_path, subfolder, config_source)
     folder = _local_folder(src)
     files = [folder] if os.path.isfile(folder) else [os.path.join(folder, f) for f in sorted(os.listdir(folder))
                                                       if f.endswith((".safetensors", ".bin"))]
     target = _TARGET_BYTES.get(DTYPES.get(dtype or "", ""), None)
-    total = 0
+    total = largest = 0
     for path in files:
         if not path.endswith(".safetensors"):
             total += os.path.getsize(path)
@@ -345,5 +353,7 @@ def weight_bytes(name_or_path: str, subfolder: Optional[str], dtype: Optional[st
             for n in info["shape"]:
                 count *= n
             floating = info["dtype"].startswith(("F", "BF"))
-            total += count * (target if floating and target else _DTYPE_BYTES.get(info["dtype"], 2))
-    return total
+            size = count * (target if floating and target else _DTYPE_BYTES.get(info["dtype"], 2))
+            total += size
+            largest = max(largest, size)
+    return total, largest
