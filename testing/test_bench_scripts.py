@@ -83,3 +83,17 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
         assert run["warm"]["timings"]["step_s"] > 0 and run["plan"]["source"] == "default"
     table = (out / "family_sweep.md").read_text()
     assert "| flux | full |" in table and "| flux | 24 GiB |" in table and "TINY smoke run" in table
+
+
+def test_plan_table_predicts_a_plan_or_a_reason_for_every_family_on_each_card():
+    """testing/bench/plan_table.py: the 24 and 16 GiB columns predicted from published sizes (docs/BENCHMARKS.md)."""
+    from testing.bench.plan_table import predicted, table
+    from toolkit.models.registry import ARCHS
+
+    text = table([24, 16], host_gib=64)
+    assert all(f"| {arch} |" in text for arch in ARCHS)
+    assert predicted("sdxl", 16, 64)["summary"].endswith("on the GPU")  # 6.5 GiB of weights: all resident
+    flux = predicted("flux", 24, 64)
+    assert flux["fits"] and "transformer, text_encoder_2 visit the GPU" in flux["summary"]  # as measured on the H200
+    flux2 = predicted("flux2", 24, 64)  # 104 GiB of bf16 weights: host RAM is what it lacks
+    assert not flux2["fits"] and "host RAM" in flux2["summary"]

@@ -81,7 +81,7 @@ class Plan:
         for role, placement in self.placements.items():
             groups.setdefault(placement, []).append(role)
         words = {"gpu": "on the GPU", "visit": "visit the GPU", "quantized": f"{self.qtype or '8-bit'} on the GPU",
-                 "stream": "stream block by block"}
+                 "stream": "stream to the GPU as they run"}
         text = "; ".join(f"{', '.join(roles)} {words[p]}" for p, roles in groups.items())
         return text + ("; VAE tiled" if self.vae_tiling else "")
 

@@ -1,0 +1,71 @@
+"""The plan the engine would choose for every family at its native size on a given card, from the published
+component sizes alone (``testing/bench/real_configs`` PARAMS, bf16): a prediction to check on the GPU, and the
+reason a family cannot run on a card at all.
+
+    .venv/bin/python testing/bench/plan_table.py --cards 24,16 --host-gb 64 --out docs/bench/plan_table.md
+
+No weights are built or read: this runs anywhere in a second. ``--host-gb`` is the machine's free RAM (offloaded
+weights wait there in pinned memory); 64 GiB is a common size beside a 24 GB card.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+
+def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8") -> dict:
+    from testing.bench.real_configs import PARAMS
+    from toolkit.config_modules import GenerateImageConfig, ModelConfig
+    from toolkit.memory_plan import GIB, Part, PlanDoesNotFit, plan_memory
+    from toolkit.models.base_model import component_kind
+    from toolkit.models.registry import get_model_class
+
+    model_class = get_model_class(arch)
+    model = model_class("cuda", ModelConfig(name_or_path="unused", arch=arch))
+    parts = [Part(role, component_kind(role, model_class.components[role]), int(billions * 1e9 * 2))
+             for role, billions in PARAMS[arch].items()]
+    native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
+    work = model.workload(GenerateImageConfig(prompt="", **native))
+    available = int(card_gib * GIB * 0.98) - 256 * 1024**2  # what the engine counts on (toolkit/models/v2/pool.py)
+    try:
+        plan = plan_memory(arch, parts, available, work, int(host_gib * GIB), budget=int(card_gib * GIB), qtype=qtype)
+        return {"fits": True, "summary": plan.summary(), "peak_gib": round(plan.peak / GIB, 1)}
+    except PlanDoesNotFit as e:
+        return {"fits": False, "summary": str(e), "peak_gib": round(e.smallest.peak / GIB, 1)}
+
+
+def table(cards: list, host_gib: float) -> str:
+    from testing.bench.real_configs import PARAMS
+    from toolkit.models.registry import ARCHS
+
+    head = "| arch | weights GiB (bf16) | " + " | ".join(f"{c:g} GiB card: predicted plan" for c in cards) + " |"
+    lines = [head, "|---" * (2 + len(cards)) + "|"]
+    for arch in ARCHS:
+        weights = sum(PARAMS[arch].values()) * 2e9 / 1024**3
+        cells = []
+        for card in cards:
+            p = predicted(arch, card, host_gib)
+            cells.append(f"{p['summary']} (peak {p['peak_gib']} GiB)" if p["fits"] else f"**cannot run**: {p['summary']}")
+        lines.append(f"| {arch} | {weights:.1f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + f"\n\nHost RAM assumed free: {host_gib:g} GiB. 8-bit is float8 (Ada, Hopper and later).\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cards", default="24,16", help="GiB, comma-separated")
+    parser.add_argument("--host-gb", type=float, default=64)
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    text = table([float(c) for c in args.cards.split(",")], args.host_gb)
+    if args.out:
+        Path(args.out).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
