@@ -16,7 +16,7 @@ SHALLOW = {
     "ltx2": {"connectors": {"text_proj_in_factor": 2}},  # Gemma's layers + 1, stacked
     "hunyuan_video": {"text_encoder": {"num_hidden_layers": 3}},  # the pipeline reads hidden_states[-3]
     "hunyuan_video15": {"text_encoder": {"num_hidden_layers": 3}},
-    "hidream": {"transformer": {"llama_layers": [1, 1]}},  # one Llama hidden state per (capped) block
+    "hidream": {"transformer": {"llama_layers": [0, 0]}},  # one Llama hidden state per (capped) block
     "stable_audio": {"transformer": {"sample_size": 64}},  # the window it decodes whatever the duration asked
     "qwen_image_edit": {"vae": {"base_dim": 16}},  # encodes the control image at ~1024^2 whatever the output size
     "qwen_image_edit_plus": {"vae": {"base_dim": 16}},
