@@ -70,7 +70,7 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
     per-family table)."""
     out = tmp_path / "out"
     cmd = [sys.executable, "testing/bench/family_sweep.py", "--out", str(out), "--tiny", "--families", "flux",
-           "--budgets", "0,24", "--steps", "2", "--models", str(tmp_path / "m"), "--work", str(tmp_path / "w")]
+           "--budgets", "0,24", "--steps", "2", "--bare", "--models", str(tmp_path / "m"), "--work", str(tmp_path / "w")]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -81,8 +81,10 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
         run = flux["runs"][budget]
         assert "exception" not in run and run["warm"]["output"]["ok"] and run["warm"]["output"]["kind"] == "image"
         assert run["warm"]["timings"]["step_s"] > 0 and run["plan"]["source"] == "default"
+    assert flux["bare"]["step_s"] > 0 and len(flux["bare"]["steps_s"]) == 3
     table = (out / "family_sweep.md").read_text()
     assert "| flux | full |" in table and "| flux | 24 GiB |" in table and "TINY smoke run" in table
+    assert "× bare" in table
 
 
 def test_plan_table_predicts_a_plan_or_a_reason_for_every_family_on_each_card():

@@ -43,19 +43,52 @@ def native_sample(model_class, steps: int, tiny: bool) -> dict:
     return sample
 
 
-def control_images(client, model_class, sample: dict, folder: Path) -> dict:
-    """Edit and image-to-video families need control images: noise at the output size, uploaded."""
+def control_images(model_class, sample: dict, folder: Path, client=None) -> dict:
+    """Edit and image-to-video families need control images: noise at the output size, as files (uploaded
+    when a client is given)."""
     import numpy as np
     from PIL import Image
 
+    folder.mkdir(parents=True, exist_ok=True)
     refs = {}
     for i in range(model_class.control_images):
         path = folder / f"control_{i}.png"
         pixels = np.random.default_rng(i).integers(0, 256, (sample.get("height", 1024), sample.get("width", 1024), 3),
                                                    dtype=np.uint8)
         Image.fromarray(pixels).save(path)
-        refs["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = client.upload_asset(str(path))["id"]
+        refs["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = client.upload_asset(str(path))["id"] if client else str(path)
     return refs
+
+
+def bare_pipeline(args, arch: str, folder: Path) -> dict:
+    """The same request through the family's diffusers pipeline in this process, everything on the GPU, no
+    engine: the reference the engine's full-card step time is compared with (median of 3 calls after one to
+    warm up)."""
+    import gc
+    import statistics
+
+    import torch
+
+    from testing.bench.gpu_suite import BarePipeline
+    from toolkit.models.registry import get_model_class
+
+    model_class = get_model_class(arch)
+    steps = args.steps or (VIDEO_STEPS if model_class.modality == "video" else IMAGE_STEPS)
+    sample = native_sample(model_class, steps, args.tiny)
+    settings = {k: v for k, v in sample.items() if k not in ("prompt", "seed", "num_inference_steps")}
+    work = Path(args.work) / f"{arch}_bare"
+    settings.update(control_images(model_class, sample, work))
+    device, dtype = ("cpu", "float32") if args.tiny else ("cuda", "bf16")
+    bare = BarePipeline(arch, str(folder), device, dtype, settings, work)
+    try:
+        bare.call(steps)
+        medians = [bare.call(steps)[1] for _ in range(3)]
+        return {"step_s": statistics.median(medians), "steps_s": medians, "load_s": bare.load_s}
+    finally:
+        del bare
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
 
 def checked_output(path: str, model_class, sample: dict) -> dict:
@@ -90,7 +123,7 @@ def run_budget(args, arch: str, folder: Path, budget: float, out: Path) -> dict:
     try:
         with engine_process(work, device, log=log, start_timeout=300,
                             vram_budget_gb=0 if args.tiny else budget, warm_up=True) as client:
-            body = {"model": model, "sample": sample | control_images(client, model_class, sample, work),
+            body = {"model": model, "sample": sample | control_images(model_class, sample, work, client),
                     "stream": {"latents": "none"}}
             for name in ("cold", "warm"):
                 row[name] = timed_request(client, body, keep_path=True)
@@ -137,6 +170,12 @@ def sweep(args) -> dict:
                 family["runs"][f"{budget:g}"] = run_budget(args, arch, folder, budget, out)
                 save(result, out)
                 print(arch, budget, json.dumps(summary_row(family["runs"][f"{budget:g}"]))[:400], flush=True)
+            if args.bare:
+                try:
+                    family["bare"] = bare_pipeline(args, arch, folder)
+                except Exception as e:
+                    family["bare"] = {"exception": f"{type(e).__name__}: {e}"[:800]}
+                save(result, out)
         shutil.rmtree(folder, ignore_errors=True)
     return result
 
@@ -154,10 +193,11 @@ def save(result: dict, out: Path) -> None:
 
 
 def render_markdown(result: dict) -> str:
-    lines = ["| arch | budget | plan | s/step | × full | warm e2e s | × full | cold s | peak GiB | output |",
+    lines = ["| arch | budget | plan | s/step | × full (full: × bare) | warm e2e s | × full | cold s | peak GiB | output |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for arch, family in result["families"].items():
         full = summary_row(family["runs"].get("0", {}))
+        bare_step = (family.get("bare") or {}).get("step_s")
         if "exception" in family.get("build", {}):
             lines.append(f"| {arch} | | build failed: {family['build']['exception'][:120]} | | | | | | | |")
         for budget, run in family["runs"].items():
@@ -170,7 +210,8 @@ def render_markdown(result: dict) -> str:
                 continue
             lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} |".format(
                 arch, "full" if budget == "0" else f"{budget} GiB", row["plan"] or "all on the GPU",
-                _fmt(row["step_s"]), _ratio(row["step_s"], full["step_s"]), _fmt(row["warm_s"]),
+                _fmt(row["step_s"]), _ratio(row["step_s"], bare_step if budget == "0" else full["step_s"])
+                + (" bare" if budget == "0" and bare_step else ""), _fmt(row["warm_s"]),
                 _ratio(row["warm_s"], full["warm_s"]), _fmt(row["cold_s"]), peak,
                 "ok" if (row["output"] or {}).get("ok") else f"CHECK {row['output']}"))
     note = "\n\nTINY smoke run (CPU, one layer per stack): not a measurement.\n" if result["meta"]["tiny"] else "\n"
@@ -194,6 +235,7 @@ def main(argv=None) -> int:
     parser.add_argument("--families", required=True)
     parser.add_argument("--budgets", default="0,24", help="GiB, comma-separated; 0 is the whole card")
     parser.add_argument("--steps", type=int, default=0, help=f"default {IMAGE_STEPS} (image, audio), {VIDEO_STEPS} (video)")
+    parser.add_argument("--bare", action="store_true", help="also time the bare diffusers pipeline (full card)")
     parser.add_argument("--tiny", action="store_true", help="one layer per stack on CPU: a smoke test of this script")
     args = parser.parse_args(argv)
     if args.wheels:
