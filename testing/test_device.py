@@ -67,3 +67,28 @@ def test_a_budget_caps_the_allocator_and_the_pool_plans_within_it(monkeypatch):
     assert free_device_bytes("cuda:0") == 4 * GIB  # 24 budget - 20 reserved, though the card has 100 free
     monkeypatch.setattr(device_module, "_budgets", {})
     assert free_device_bytes("cuda:0") == 100 * GIB  # without a budget: the card's free memory
+
+
+def test_stage_peaks_fold_into_the_request_peak(monkeypatch):
+    """Each stage's peak is read and reset (the memory plan's estimates are checked per stage); /health's
+    ``peak_allocated`` is still the whole request's."""
+    import torch
+
+    from toolkit import device
+
+    peaks = iter([5 * 2**30, 9 * 2**30, 3 * 2**30])
+    current = {"peak": 0}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda *a: current.update(peak=0))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda *a: current["peak"])
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (10, 100))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda *a: 1)
+    device.reset_vram_peak()
+    stages = []
+    for _ in range(3):
+        current["peak"] = next(peaks)
+        stages.append(device.take_stage_peak())
+    assert stages == [5 * 2**30, 9 * 2**30, 3 * 2**30] and current["peak"] == 0
+    assert device.vram_stats()["peak_allocated"] == 9 * 2**30
+    device.reset_vram_peak()
+    assert device.vram_stats()["peak_allocated"] == 0

@@ -329,3 +329,12 @@ def test_a_default_model_loaded_at_start_is_planned_and_reused(planned):
     assert planned.client.health()["memory"]["plan"]["source"] == "auto"
     run(planned, sd1())
     assert planned.client.health()["counters"]["holder_reuses"] == 1
+
+
+def test_each_stage_peak_is_in_the_result_timings(planned, monkeypatch):
+    """What the plan's working-set estimates are checked against on the GPU (docs/BENCHMARKS.md)."""
+    from extensions_built_in.inference_engine import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "take_stage_peak", lambda: 3 * GIB)
+    out = run(planned, sd1())
+    assert out["result"]["timings"]["peak_gib"] == {"loading": 3.0, "encoding": 3.0, "sampling": 3.0, "decoding": 3.0}

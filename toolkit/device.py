@@ -25,14 +25,34 @@ def vram_stats() -> dict | None:
         return None
     free, total = torch.cuda.mem_get_info()
     return {"used": total - free, "total": total, "allocated": torch.cuda.memory_allocated(),
-            "peak_allocated": torch.cuda.max_memory_allocated(), "budget": vram_budget("cuda")}
+            "peak_allocated": max(_request_peak, torch.cuda.max_memory_allocated()), "budget": vram_budget("cuda")}
+
+
+_request_peak = 0  # the request's peak so far, folded in from each stage's (take_stage_peak resets CUDA's)
 
 
 def reset_vram_peak() -> None:
+    global _request_peak
     import torch
 
+    _request_peak = 0
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
+
+
+def take_stage_peak() -> int | None:
+    """The peak allocation since the last call (or the request's start), for the stage that just ended: what
+    the memory plan's working-set estimates are checked against, per stage (encode, sample, decode). The
+    request's own peak, which /health reports, keeps the maximum. None off CUDA."""
+    global _request_peak
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    peak = torch.cuda.max_memory_allocated()
+    _request_peak = max(_request_peak, peak)
+    torch.cuda.reset_peak_memory_stats()
+    return peak
 
 
 GIB = 1024**3
