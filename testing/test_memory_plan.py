@@ -338,3 +338,17 @@ def test_each_stage_peak_is_in_the_result_timings(planned, monkeypatch):
     monkeypatch.setattr(engine_module, "take_stage_peak", lambda: 3 * GIB)
     out = run(planned, sd1())
     assert out["result"]["timings"]["peak_gib"] == {"loading": 3.0, "encoding": 3.0, "sampling": 3.0, "decoding": 3.0}
+
+
+def test_a_damaged_checkpoint_is_a_load_error_not_a_planner_crash(planned, tmp_path):
+    import shutil
+
+    from toolkit.models.tiny import tiny_checkpoint
+
+    folder = tmp_path / "damaged"
+    shutil.copytree(tiny_checkpoint("sd1"), folder)
+    [weights] = (folder / "unet").glob("*.safetensors")
+    weights.write_bytes(b"\xff" * 64)  # no safetensors header
+    out = planned.client.generate_wait(sd1(main=str(folder), extras=str(folder)))
+    assert out["error"]["code"] == "load_failed" and "unet" in out["error"]["message"].lower()
+    run(planned, sd1())

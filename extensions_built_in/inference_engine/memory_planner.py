@@ -58,7 +58,12 @@ class MemoryPlanner:
         if self.source(model_config) != "auto":
             return None
         available, host = self.refresh()
-        return self._plan(model_class, model_config, gen, available, host)
+        try:
+            return self._plan(model_class, model_config, gen, available, host)
+        except (OSError, ValueError, KeyError):
+            # Sizes unreadable (a missing or damaged file): no plan; the load reports the real problem as
+            # load_failed, naming the file, instead of the planner failing first as an internal error.
+            return None
 
     def widen_after_oom(self, arch: str) -> bool:
         """An estimate proved short: plan this family with twice the reserve from now on. False once the
