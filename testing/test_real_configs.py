@@ -1,6 +1,8 @@
 """The real-size configs the GPU sweep builds (testing/bench/real_configs): every family has one, each
 component's parameter count matches its model card, and at real widths (one layer per stack) the whole
 pipeline runs on a CPU, so the configs agree with each other before any GPU time is spent on them."""
+import shutil
+
 import pytest
 
 from testing.bench.real_build import build_real, parameter_counts, weighted_components
@@ -31,9 +33,15 @@ def test_parameter_counts_match_the_model_cards(arch, tiny_cache):
 @pytest.mark.parametrize("arch", sorted(REAL))
 def test_real_widths_at_one_layer_generate_on_cpu(arch, tmp_path, tiny_cache):
     folder = tmp_path / arch
-    build_real(arch, str(folder), "cpu", __import__("torch").float32, depth=1)
-    model = get_model_class(arch)("cpu", ModelConfig(name_or_path=str(folder), arch=arch, dtype="float32"))
-    model.load_model()
-    gen = gen_config(model, tmp_path / "out", num_inference_steps=2, extra_kwargs=dict(SHALLOW_SAMPLE.get(arch, {})))
-    [result] = model.generate_images([gen])
-    assert probe(result["path"])["kind"] == model.modality
+    try:
+        build_real(arch, str(folder), "cpu", __import__("torch").float32, depth=1)
+        model = get_model_class(arch)("cpu", ModelConfig(name_or_path=str(folder), arch=arch, dtype="float32"))
+        model.load_model()
+        gen = gen_config(model, tmp_path / "out", num_inference_steps=2,
+                         extra_kwargs=dict(SHALLOW_SAMPLE.get(arch, {})))
+        [result] = model.generate_images([gen])
+        assert probe(result["path"])["kind"] == model.modality
+    finally:
+        # Real widths at float32 are gigabytes a family: 29 of them left in pytest's kept temp folders filled
+        # a 75 GB disk.
+        shutil.rmtree(folder, ignore_errors=True)

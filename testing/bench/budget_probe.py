@@ -156,7 +156,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tiny", action="store_true", help="small models on CPU: a smoke test of this script")
     args = parser.parse_args(argv)
     if args.wheels:
-        from testing.bench.gpu_suite import install_wheels
+        from testing.bench.gpu_machine import install_wheels
 
         install_wheels(args.wheels)
     probe(args)

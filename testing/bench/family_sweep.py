@@ -69,7 +69,7 @@ def bare_pipeline(args, arch: str, folder: Path) -> dict:
 
     import torch
 
-    from testing.bench.gpu_suite import BarePipeline
+    from testing.bench.bare_pipeline import BarePipeline
     from toolkit.models.registry import get_model_class
 
     model_class = get_model_class(arch)
@@ -239,7 +239,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tiny", action="store_true", help="one layer per stack on CPU: a smoke test of this script")
     args = parser.parse_args(argv)
     if args.wheels:
-        from testing.bench.gpu_suite import install_wheels
+        from testing.bench.gpu_machine import install_wheels
 
         install_wheels(args.wheels)
     sweep(args)

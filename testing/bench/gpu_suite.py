@@ -26,21 +26,18 @@ RESULTS_DIR/gpu_suite.md (the tables for docs/BENCHMARKS.md).
 from __future__ import annotations
 
 import argparse
-import glob
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from testing.bench.engine_process import engine_process, queue_row, send_at_once  # noqa: E402
-from toolkit.step_clock import StepClock  # noqa: E402
+from testing.bench.bare_pipeline import BarePipeline, free as _free, sync as _sync  # noqa: E402
+from testing.bench.gpu_machine import install_wheels  # noqa: E402
 
 # Real-model sample settings (the suite's subject) and their small CPU twins (--tiny).
 SETTINGS = {
@@ -65,45 +62,6 @@ GB = 1024**3
 # time is CPU time and moves with the shared machine's load (0.067-0.177 s between calls of one run): it gets
 # this many times the interleaved repeats.
 REPEAT_FACTOR = {"sdxl": 3}
-
-
-class BarePipeline:
-    """One family's checkpoint through the bare diffusers pipeline in this process: no hook, no server, the
-    same CUDA-event step clock the engine uses."""
-
-    def __init__(self, arch, folder, device, dtype, settings, out):
-        from toolkit.config_modules import ModelConfig
-        from toolkit.models.registry import get_model_class
-
-        self.arch, self.device, self.settings, self.out = arch, device, settings, out
-        self.model = get_model_class(arch)(device, ModelConfig(name_or_path=folder, arch=arch, dtype=dtype))
-        t0 = time.monotonic()
-        self.model.load_model()
-        _sync()
-        self.load_s = round(time.monotonic() - t0, 3)
-
-    def call(self, steps: int) -> tuple[float, Optional[float]]:
-        """(wall seconds of the whole call, median step from CUDA events)."""
-        import torch
-
-        from toolkit.config_modules import GenerateImageConfig
-
-        gen = GenerateImageConfig(prompt="a red fox in the snow", num_inference_steps=steps, seed=1,
-                                  output_folder=str(self.out), **self.settings)
-        self.model.prepare_gen_config(gen)
-        clock = StepClock(self.device)
-
-        def on_step(pipe, i, t, kwargs):
-            clock.mark()
-            return {}
-
-        _sync()
-        t0 = time.monotonic()
-        with torch.inference_mode():
-            self.model.pipeline(**self.model.pipeline_kwargs(gen), generator=torch.Generator("cpu").manual_seed(1),
-                                output_type="np", callback_on_step_end=on_step)
-        _sync()
-        return time.monotonic() - t0, clock.median()
 
 
 class Suite:
@@ -539,23 +497,6 @@ def _gb(vram, key):
     return round(vram[key] / 1024**3, 3) if vram else None
 
 
-def _sync():
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
-def _free():
-    import gc
-
-    import torch
-
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
 def _wait_idle(client, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -563,16 +504,6 @@ def _wait_idle(client, timeout=60):
         if q["running"] is None and not q["pending"]:
             return
         time.sleep(0.05)
-
-
-def install_wheels(folder: str) -> None:
-    """The GPU machine has torch and transformers but not diffusers/fastapi/uvicorn: install the carried wheels."""
-    site = "/tmp/aitk_site"
-    wheels = glob.glob(os.path.join(folder, "*.whl"))
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-                    "--upgrade", "--target", site, *wheels], check=True)
-    sys.path.insert(0, site)
-    os.environ["PYTHONPATH"] = os.pathsep.join([site, str(ROOT), os.environ.get("PYTHONPATH", "")])
 
 
 def main(argv=None) -> int:

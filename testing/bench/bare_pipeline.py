@@ -1,0 +1,64 @@
+"""A family's checkpoint through its bare diffusers pipeline, in this process: the reference the engine's step
+time is compared with (testing/bench/gpu_suite.py, testing/bench/family_sweep.py)."""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from toolkit.step_clock import StepClock
+
+
+class BarePipeline:
+    """One family's checkpoint through the bare diffusers pipeline in this process: no hook, no server, the
+    same CUDA-event step clock the engine uses."""
+
+    def __init__(self, arch, folder, device, dtype, settings, out):
+        from toolkit.config_modules import ModelConfig
+        from toolkit.models.registry import get_model_class
+
+        self.arch, self.device, self.settings, self.out = arch, device, settings, out
+        self.model = get_model_class(arch)(device, ModelConfig(name_or_path=folder, arch=arch, dtype=dtype))
+        t0 = time.monotonic()
+        self.model.load_model()
+        sync()
+        self.load_s = round(time.monotonic() - t0, 3)
+
+    def call(self, steps: int) -> tuple[float, Optional[float]]:
+        """(wall seconds of the whole call, median step from CUDA events)."""
+        import torch
+
+        from toolkit.config_modules import GenerateImageConfig
+
+        gen = GenerateImageConfig(prompt="a red fox in the snow", num_inference_steps=steps, seed=1,
+                                  output_folder=str(self.out), **self.settings)
+        self.model.prepare_gen_config(gen)
+        clock = StepClock(self.device)
+
+        def on_step(pipe, i, t, kwargs):
+            clock.mark()
+            return {}
+
+        sync()
+        t0 = time.monotonic()
+        with torch.inference_mode():
+            self.model.pipeline(**self.model.pipeline_kwargs(gen), generator=torch.Generator("cpu").manual_seed(1),
+                                output_type="np", callback_on_step_end=on_step)
+        sync()
+        return time.monotonic() - t0, clock.median()
+
+
+def sync() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def free() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
