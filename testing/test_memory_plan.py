@@ -352,3 +352,11 @@ def test_a_damaged_checkpoint_is_a_load_error_not_a_planner_crash(planned, tmp_p
     out = planned.client.generate_wait(sd1(main=str(folder), extras=str(folder)))
     assert out["error"]["code"] == "load_failed" and "unet" in out["error"]["message"].lower()
     run(planned, sd1())
+
+
+def test_out_of_memory_while_loading_under_a_plan_also_plans_again(planned):
+    """The load's own retry (free what the request does not use) fails too: then the plan is widened."""
+    planned.engine.pool.inject_oom(2)
+    headers = frames_of(planned, sd1())
+    assert headers[-1]["ok"] is True
+    assert any("planning again" in h.get("message", "") for h in headers if h["type"] == "status")

@@ -280,16 +280,16 @@ class Engine:
             self.queue.finished(req)
 
     def _load_and_generate(self, req: Request, started: float):
-        """Plan, load, sample. Out of memory under an automatic plan: once more, with a plan that reserves twice
-        the working set (the estimate was short, or something else took memory meanwhile)."""
+        """Plan, load, sample. Out of memory under an automatic plan, loading or sampling: once more, with a plan
+        that reserves twice the working set (an estimate was short, or something else took memory meanwhile)."""
         for attempt in (1, 2):
             plan = self.memory.plan(req.model_class, req.model, req.sample)
             if plan is not None:
                 req.stream.emit("status", stage="loading", message=f"Memory plan: {plan.summary()}",
                                 memory=plan.describe())
-            holder = self._holder_for(req, plan)
-            req.timings["load_s"] = round(time.monotonic() - started, 4)
             try:
+                holder = self._holder_for(req, plan)
+                req.timings["load_s"] = round(time.monotonic() - started, 4)
                 return self._generate(holder, req)
             except Exception as e:
                 if attempt == 2 or plan is None or not is_oom(e) or not self.memory.widen_after_oom(req.model_class.arch):
