@@ -33,6 +33,9 @@ class MemoryPlanner:
         self.budget = budget
         self.reserve_scale: dict[str, float] = {}  # arch -> multiplier on its working-set estimates
         self.snapshot: Optional[tuple[int, int]] = None  # (GPU bytes, host bytes) last seen on the main thread
+        # Component sizes per (arch, sources, dtype): read once, since every request is planned (and for a hub id
+        # reading them means asking the hub for the snapshot).
+        self._sizes: dict[tuple, list] = {}
         # Off CUDA there is nothing to plan: every component is on the one device. (Tests switch it on there.)
         self.active = mode == "auto" and str(device).startswith("cuda")
         self.qtype: Optional[str] = None
@@ -93,7 +96,10 @@ class MemoryPlanner:
     def _plan(self, model_class, model_config, gen, available: int, host: int) -> Plan:
         holder = model_class(self.device, model_config)
         work = _scaled(holder.workload(gen), self.reserve_scale.get(model_class.arch, 1.0))
-        return plan_memory(model_class.arch, holder.memory_parts(), available, work, host, budget=self.budget,
+        key = (model_class.arch, model_config.name_or_path, model_config.extras_name_or_path, holder.dtype)
+        if key not in self._sizes:
+            self._sizes[key] = holder.memory_parts()
+        return plan_memory(model_class.arch, self._sizes[key], available, work, host, budget=self.budget,
                            qtype=self.qtype)
 
     def describe(self, plan: Optional[Plan]) -> dict:

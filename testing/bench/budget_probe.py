@@ -14,7 +14,6 @@ after every option, so a cut run keeps what it measured.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -22,6 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
 
 OPTIONS = {
     "none": {},
@@ -144,22 +145,12 @@ def probe(args) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--wheels")
-    parser.add_argument("--models", default="/tmp/aitk_models")
-    parser.add_argument("--work", default="/tmp/aitk_probe")
+    parser = bench_parser(__doc__, work="/tmp/aitk_probe")
     parser.add_argument("--budget-gb", type=float, default=24, help="0: the whole card (the reference run)")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--te-layers", type=int, default=24, help="T5-XXL has 24")
     parser.add_argument("--options", default=",".join(OPTIONS))
-    parser.add_argument("--tiny", action="store_true", help="small models on CPU: a smoke test of this script")
-    args = parser.parse_args(argv)
-    if args.wheels:
-        from testing.bench.gpu_machine import install_wheels
-
-        install_wheels(args.wheels)
-    probe(args)
+    probe(parse_bench_args(parser, argv))
     return 0
 
 

@@ -15,7 +15,6 @@ what it measured.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -25,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
+
 IMAGE_STEPS, VIDEO_STEPS = 8, 2
-
-
 # Formats the GPU machine can write without PyAV (36 MB: it does not fit what a run carries): Pillow and soundfile.
 PLAIN_FORMATS = {"image": "png", "video": "webp", "audio": "wav"}
 
@@ -227,22 +226,12 @@ def _ratio(a, b) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--wheels")
-    parser.add_argument("--models", default="/tmp/aitk_models")
-    parser.add_argument("--work", default="/tmp/aitk_sweep")
+    parser = bench_parser(__doc__, work="/tmp/aitk_sweep")
     parser.add_argument("--families", required=True)
     parser.add_argument("--budgets", default="0,24", help="GiB, comma-separated; 0 is the whole card")
     parser.add_argument("--steps", type=int, default=0, help=f"default {IMAGE_STEPS} (image, audio), {VIDEO_STEPS} (video)")
     parser.add_argument("--bare", action="store_true", help="also time the bare diffusers pipeline (full card)")
-    parser.add_argument("--tiny", action="store_true", help="one layer per stack on CPU: a smoke test of this script")
-    args = parser.parse_args(argv)
-    if args.wheels:
-        from testing.bench.gpu_machine import install_wheels
-
-        install_wheels(args.wheels)
-    sweep(args)
+    sweep(parse_bench_args(parser, argv))
     return 0
 
 

@@ -2,6 +2,7 @@
 wheels ``testing/bench/fetch_gpu_wheels.sh`` downloads here travel with the tree and are installed there."""
 from __future__ import annotations
 
+import argparse
 import glob
 import os
 import subprocess
@@ -19,3 +20,22 @@ def install_wheels(folder: str) -> None:
                     "--upgrade", "--target", site, *wheels], check=True)
     sys.path.insert(0, site)
     os.environ["PYTHONPATH"] = os.pathsep.join([site, str(ROOT), os.environ.get("PYTHONPATH", "")])
+
+
+def bench_parser(doc: str, work: str) -> argparse.ArgumentParser:
+    """The arguments every GPU benchmark takes: where results go (``$OUT``), the carried wheels, where real-size
+    checkpoints and engine job folders live, and ``--tiny`` for the script's CPU smoke run."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--wheels", help="folder of wheels to install first (testing/bench/fetch_gpu_wheels.sh)")
+    parser.add_argument("--models", default="/tmp/aitk_models")
+    parser.add_argument("--work", default=work, help="engine job folders (outputs, logs)")
+    parser.add_argument("--tiny", action="store_true", help="small models on CPU: a smoke test of this script")
+    return parser
+
+
+def parse_bench_args(parser: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
+    args = parser.parse_args(argv)
+    if args.wheels:
+        install_wheels(args.wheels)
+    return args

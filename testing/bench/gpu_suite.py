@@ -25,7 +25,6 @@ RESULTS_DIR/gpu_suite.md (the tables for docs/BENCHMARKS.md).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -37,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from testing.bench.engine_process import engine_process, queue_row, send_at_once  # noqa: E402
 from testing.bench.bare_pipeline import BarePipeline, free as _free, sync as _sync  # noqa: E402
-from testing.bench.gpu_machine import install_wheels  # noqa: E402
+from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
 
 # Real-model sample settings (the suite's subject) and their small CPU twins (--tiny).
 SETTINGS = {
@@ -507,21 +506,13 @@ def _wait_idle(client, timeout=60):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--wheels")
-    parser.add_argument("--models", default="/tmp/aitk_models")
-    parser.add_argument("--work", default="/tmp/aitk_work", help="engine job folder (outputs, log)")
+    parser = bench_parser(__doc__, work="/tmp/aitk_work")
     parser.add_argument("--families", default="sdxl,flux,zimage,wan21")
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep-in-ram-gb", type=float, default=64.0)
     parser.add_argument("--stages", default="measure,cancel,oom,queue,pool")
-    parser.add_argument("--tiny", action="store_true", help="small models on CPU: a smoke test of this script")
-    args = parser.parse_args(argv)
-    if args.wheels:
-        install_wheels(args.wheels)
-    Suite(args).run()
+    Suite(parse_bench_args(parser, argv)).run()
     return 0
 
 

@@ -23,6 +23,7 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8") -> di
     from toolkit.memory_plan import GIB, Part, PlanDoesNotFit, plan_memory
     from toolkit.models.base_model import component_kind
     from toolkit.models.registry import get_model_class
+    from toolkit.models.v2.pool import plannable_share
 
     model_class = get_model_class(arch)
     model = model_class("cuda", ModelConfig(name_or_path="unused", arch=arch))
@@ -30,7 +31,7 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8") -> di
              for role, billions in PARAMS[arch].items()]
     native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
     work = model.workload(GenerateImageConfig(prompt="", **native))
-    available = int(card_gib * GIB * 0.98) - 256 * 1024**2  # what the engine counts on (toolkit/models/v2/pool.py)
+    available = plannable_share(int(card_gib * GIB))  # what the engine counts on of a free card
     try:
         plan = plan_memory(arch, parts, available, work, int(host_gib * GIB), budget=int(card_gib * GIB), qtype=qtype)
         return {"fits": True, "summary": plan.summary(), "peak_gib": round(plan.peak / GIB, 1)}

@@ -24,26 +24,21 @@ SDXL_VAE = dict(block_out_channels=[128, 256, 512, 512], layers_per_block=2, lat
                 norm_num_groups=32, use_quant_conv=True, use_post_quant_conv=True, scaling_factor=0.13025,
                 shift_factor=None, sample_size=1024)
 
+FLUX1 = {
+    "transformer": dict(patch_size=1, in_channels=64, num_layers=19, num_single_layers=38, attention_head_dim=128,
+                        num_attention_heads=24, joint_attention_dim=4096, pooled_projection_dim=768,
+                        guidance_embeds=True, axes_dims_rope=[16, 56, 56]),
+    "text_encoder": CLIP_L,
+    "text_encoder_2": T5_XXL,
+    "vae": FLUX_VAE,
+}
+
 REAL = {
     # black-forest-labs/FLUX.1-dev: transformer/config.json, text_encoder (CLIP-L), text_encoder_2 (T5-XXL), vae.
-    "flux": {
-        "transformer": dict(patch_size=1, in_channels=64, num_layers=19, num_single_layers=38, attention_head_dim=128,
-                            num_attention_heads=24, joint_attention_dim=4096, pooled_projection_dim=768,
-                            guidance_embeds=True, axes_dims_rope=[16, 56, 56]),
-        "text_encoder": CLIP_L,
-        "text_encoder_2": T5_XXL,
-        "vae": FLUX_VAE,
-    },
+    "flux": FLUX1,
     # black-forest-labs/FLUX.1-Kontext-dev: transformer/config.json has FLUX.1-dev's shape (19 + 38 blocks, 24 x 128,
     # guidance embedding); text_encoder (CLIP-L), text_encoder_2 (T5-XXL) and vae as in FLUX.1-dev.
-    "flux_kontext": {
-        "transformer": dict(patch_size=1, in_channels=64, num_layers=19, num_single_layers=38, attention_head_dim=128,
-                            num_attention_heads=24, joint_attention_dim=4096, pooled_projection_dim=768,
-                            guidance_embeds=True, axes_dims_rope=[16, 56, 56]),
-        "text_encoder": CLIP_L,
-        "text_encoder_2": T5_XXL,
-        "vae": FLUX_VAE,
-    },
+    "flux_kontext": FLUX1,
     # stable-diffusion-v1-5/stable-diffusion-v1-5: unet/config.json, text_encoder (CLIP-L), vae/config.json.
     "sd1": {
         "unet": dict(sample_size=64, in_channels=4, out_channels=4, layers_per_block=2,

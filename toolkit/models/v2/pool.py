@@ -353,6 +353,11 @@ def plannable_bytes(device: str, own_bytes: int) -> int:
     budget = vram_budget(device)
     if budget is not None:  # whatever the accounting above, never more than the budget
         total = min(total, budget)
+    return plannable_share(total)
+
+
+def plannable_share(total: int) -> int:
+    """Of ``total`` free bytes, what a plan may fill: 2 % and 256 MiB are left for the allocator's fragmentation."""
     return max(0, int(total * 0.98) - 256 * 1024**2)
 
 
