@@ -1,7 +1,7 @@
 """Image families beyond what test_models checks for every arch: preview factors, unpacking, control images.
 
 test_models.py already runs every registered arch through load -> hook -> cancel -> replay on its tiny
-checkpoint. Here: (1) each family's declared RGB factors are ComfyUI's (ref/anchors.md Appendix A) and project
+checkpoint. Here: (1) each family's declared RGB factors are ComfyUI's (comfy/latent_formats.py) and project
 a hand-made latent to the pixels computed by hand from those numbers; (2) packed families hand the hook the
 layout the pipeline itself decodes; (3) edit families' outputs depend on their control images.
 """
@@ -15,7 +15,7 @@ from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import ARCHS, get_model_class
 
 # ------------------------------------------------------------------ (1) RGB factors
-# Rows transcribed from ref/anchors.md Appendix A (ComfyUI comfy/latent_formats.py), not from the family files.
+# Rows transcribed from ComfyUI's comfy/latent_formats.py, not from the family files.
 ANCHOR_ROWS = {
     "SDXL": {0: (0.3651, 0.4232, 0.4341), 1: (-0.2533, -0.0042, 0.1068), 3: (-0.3165, -0.2492, -0.2188)},
     "SD3": {0: (-0.0922, -0.0175, 0.0749), 2: (0.1994, 0.0927, 0.0458), 7: (-0.0042, 0.1038, 0.1358),
@@ -33,7 +33,7 @@ ANCHOR_BIAS = {
 }
 ANCHOR_CHANNELS = {"SDXL": 4, "SD3": 16, "Flux": 16, "Wan21": 16, "Flux2": 32}
 
-# Which ComfyUI format each family's streamed latent space is (ref/anchors.md §1.5 "Used by"), and the pixels a
+# Which ComfyUI format each family's streamed latent space is (comfy/supported_models.py), and the pixels a
 # one-hot latent projects to: round(clip(((F[k] + bias) + 1) / 2) * 255) per channel k, worked out by hand from
 # the rows above, plus the all-zero latent (bias only). e.g. SDXL k=0, R: (0.3651 + 0.1084 + 1) / 2 * 255 = 187.9.
 FAMILY_FORMAT = {

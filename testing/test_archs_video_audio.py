@@ -12,7 +12,7 @@ from toolkit.models.registry import get_model_class
 
 STEPS = 3
 
-# ------------------------------------------------------------------ anchors (ref/anchors.md Appendix A)
+# ------------------------------------------------------------------ anchors (comfy/latent_formats.py)
 # Spot rows (channel -> R, G, B) and biases typed in from the anchors tables, one latent space per entry.
 ANCHORS = {
     "Wan22": dict(channels=48, bias=(0.0317, -0.0878, -0.1388), rows={

@@ -17,7 +17,7 @@ class AuraFlowModel(BaseModel):
         "vae": Component("diffusers.AutoencoderKL", "vae"),
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
-    # The SDXL VAE: ComfyUI previews AuraFlow with latent_formats.SDXL (ref/anchors.md §1.5), on x * 0.13025,
+    # The SDXL VAE: ComfyUI previews AuraFlow with latent_formats.SDXL (comfy/supported_models.py), on x * 0.13025,
     # the space the pipeline samples in.
     latent = LatentSpec("BCHW", 4, spatial_factor=8, rgb_factors=SDXL_RGB_FACTORS, rgb_bias=SDXL_RGB_BIAS,
                         scale=0.13025, factors_source="ComfyUI SDXL")

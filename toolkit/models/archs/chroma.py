@@ -17,7 +17,7 @@ class ChromaModel(BaseModel):
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
     pipeline_init_kwargs = dict(image_encoder=None, feature_extractor=None)
-    # Flux.1's VAE and latent space (ComfyUI runs Chroma on latent_formats.Flux, ref/anchors.md §1.5).
+    # Flux.1's VAE and latent space (ComfyUI runs Chroma on latent_formats.Flux; comfy/supported_models.py).
     latent = LatentSpec("BCHW", 16, spatial_factor=8, rgb_factors=FLUX_RGB_FACTORS, rgb_bias=FLUX_RGB_BIAS,
                         scale=0.3611, shift=0.1159, factors_source="ComfyUI Flux")
     divisibility = 16

@@ -15,7 +15,7 @@ class CogView4Model(BaseModel):
         "vae": Component("diffusers.AutoencoderKL", "vae"),
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
-    # No ComfyUI latent format has factors for CogView4's VAE (ref/anchors.md §1.5): clients fall back to
+    # No ComfyUI latent format has factors for CogView4's VAE (comfy/supported_models.py): clients fall back to
     # scaling the first three channels.
     latent = LatentSpec("BCHW", 16, spatial_factor=8, scale=1.0, factors_source=None)
     divisibility = 32  # the model card's rule (the pipeline itself checks 16)

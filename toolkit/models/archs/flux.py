@@ -2,7 +2,7 @@
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.Flux (ref/anchors.md Appendix A). They apply to (x - 0.1159) * 0.3611, which is the
+# ComfyUI latent_formats.Flux (comfy/latent_formats.py). They apply to (x - 0.1159) * 0.3611, which is the
 # space diffusers' Flux loop works in once the 2x2 packing is undone.
 FLUX_RGB_FACTORS = (
     (-0.0346, 0.0244, 0.0681), (0.0034, 0.0210, 0.0687), (0.0275, -0.0668, -0.0433), (-0.0174, 0.0160, 0.0617),

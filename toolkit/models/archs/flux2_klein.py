@@ -7,7 +7,7 @@ before decoding (tokens -> 128 x H/16 x W/16, BatchNorm denormalisation, un-patc
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.Flux2 (ref/anchors.md Appendix A): 32 x 3, applied after its
+# ComfyUI latent_formats.Flux2 (comfy/latent_formats.py): 32 x 3, applied after its
 # latent_rgb_factors_reshape, i.e. on the un-patchified 32-channel map; the bias equals Flux.1's.
 FLUX2_RGB_FACTORS = (
     (0.0058, 0.0113, 0.0073), (0.0495, 0.0443, 0.0836), (-0.0099, 0.0096, 0.0644), (0.2144, 0.3009, 0.3652),

@@ -26,7 +26,7 @@ class HiDreamModel(BaseModel):
         "vae": Component("diffusers.AutoencoderKL", "vae"),
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
-    # Flux.1's VAE; ComfyUI previews HiDream with latent_formats.Flux (ref/anchors.md §1.5). The pipeline keeps
+    # Flux.1's VAE; ComfyUI previews HiDream with latent_formats.Flux (comfy/supported_models.py). The pipeline keeps
     # B,16,H/8,W/8 latents (patchified inside the transformer) in the (x - 0.1159) * 0.3611 space.
     latent = LatentSpec("BCHW", 16, spatial_factor=8, rgb_factors=FLUX_RGB_FACTORS, rgb_bias=FLUX_RGB_BIAS,
                         scale=0.3611, shift=0.1159, factors_source="ComfyUI Flux")

@@ -7,7 +7,7 @@ import re
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.HunyuanVideo (ref/anchors.md Appendix A), fitted on x * 0.476986, which is what
+# ComfyUI latent_formats.HunyuanVideo (comfy/latent_formats.py), fitted on x * 0.476986, which is what
 # diffusers' HunyuanVideo loop samples (the pipeline divides by vae.config.scaling_factor before decoding).
 HUNYUAN_VIDEO_RGB_FACTORS = (
     (-0.0395, -0.0331, 0.0445), (0.0696, 0.0795, 0.0518), (0.0135, -0.0945, -0.0282), (0.0108, -0.0250, -0.0765),

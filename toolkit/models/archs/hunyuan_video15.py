@@ -8,7 +8,7 @@ pipeline has no ``callback_on_step_end``; the engine's step hook wraps the sched
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.HunyuanVideo15 (ref/anchors.md Appendix A): fitted on x * 1.03682, the space
+# ComfyUI latent_formats.HunyuanVideo15 (comfy/latent_formats.py): fitted on x * 1.03682, the space
 # diffusers' loop samples in (the pipeline divides by vae.config.scaling_factor before decoding).
 HUNYUAN_VIDEO15_RGB_FACTORS = (
     (0.0568, -0.0521, -0.0131), (0.0014, 0.0735, 0.0326), (0.0186, 0.0531, -0.0138), (-0.0031, 0.0051, 0.0288),

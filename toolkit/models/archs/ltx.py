@@ -7,7 +7,7 @@ latents_mean/std (``(x - mean) * scaling_factor / std``), the space ComfyUI's LT
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.LTXV (ref/anchors.md Appendix A), numbers as written in source: LTX-Video 0.9.x only
+# ComfyUI latent_formats.LTXV (comfy/latent_formats.py), numbers as written in source: LTX-Video 0.9.x only
 # (LTX-2 has its own LTXAV table).
 LTXV_RGB_FACTORS = (
     (1.1202e-02, -6.3815e-04, -1.0021e-02), (8.6031e-02, 6.5813e-02, 9.5409e-04), (-1.2576e-02, -7.5734e-03, -4.0528e-03),

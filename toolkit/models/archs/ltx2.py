@@ -9,7 +9,7 @@ result is an mp4 with an AAC audio stream.
 from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.LTXAV (ref/anchors.md Appendix A): LTX-2's video stream (normalised with the VAE's
+# ComfyUI latent_formats.LTXAV (comfy/latent_formats.py): LTX-2's video stream (normalised with the VAE's
 # latents_mean/std, as the pipeline's loop samples it). Not the LTX-Video 0.9 (LTXV) table.
 LTXAV_RGB_FACTORS = (
     (0.001135, -0.010555, -0.004925), (-0.008019, -0.006231, -0.005564), (0.012637, 0.005605, 0.012713),

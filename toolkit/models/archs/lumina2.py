@@ -16,7 +16,7 @@ class Lumina2Model(BaseModel):
         "vae": Component("diffusers.AutoencoderKL", "vae"),
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
-    # Flux.1's VAE; ComfyUI previews Lumina2 with latent_formats.Flux (ref/anchors.md §1.5) on the same
+    # Flux.1's VAE; ComfyUI previews Lumina2 with latent_formats.Flux (comfy/supported_models.py) on the same
     # (x - 0.1159) * 0.3611 space the pipeline samples in.
     latent = LatentSpec("BCHW", 16, spatial_factor=8, rgb_factors=FLUX_RGB_FACTORS, rgb_bias=FLUX_RGB_BIAS,
                         scale=0.3611, shift=0.1159, factors_source="ComfyUI Flux")

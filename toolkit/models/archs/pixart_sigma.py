@@ -16,7 +16,7 @@ class PixArtSigmaModel(BaseModel):
         "vae": Component("diffusers.AutoencoderKL", "vae"),
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
-    # The SDXL VAE: ComfyUI previews PixArt-Sigma with latent_formats.SDXL (ref/anchors.md §1.5).
+    # The SDXL VAE: ComfyUI previews PixArt-Sigma with latent_formats.SDXL (comfy/supported_models.py).
     latent = LatentSpec("BCHW", 4, spatial_factor=8, rgb_factors=SDXL_RGB_FACTORS, rgb_bias=SDXL_RGB_BIAS,
                         scale=0.13025, factors_source="ComfyUI SDXL")
     divisibility = 16  # 8x VAE x 2x2 patches (the pipeline itself checks only 8)

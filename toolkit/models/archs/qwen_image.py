@@ -3,7 +3,7 @@ from toolkit.models.archs.wan21 import WAN21_RGB_BIAS, WAN21_RGB_FACTORS
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# Wan 2.1 VAE statistics (ref/anchors.md Appendix A, Wan21): AutoencoderKLQwenImage's defaults, and what the
+# Wan 2.1 VAE statistics (comfy/latent_formats.py, Wan21): AutoencoderKLQwenImage's defaults, and what the
 # tiny VAE declares so its normalisation is the production one.
 WAN21_LATENTS_MEAN = [-0.7571, -0.7089, -0.9113, 0.1075, -0.1745, 0.9653, -0.1517, 1.5508, 0.4134, -0.0715, 0.5517,
                       -0.3632, -0.1922, -0.9497, 0.2503, -0.2921]
@@ -23,7 +23,7 @@ class QwenImageModel(BaseModel):
         "vae": Component("diffusers.AutoencoderKLQwenImage", "vae"),
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
-    # ComfyUI previews Qwen-Image with the Wan21 format (ref/anchors.md §1.5): fitted on (x - mean) / std, the
+    # ComfyUI previews Qwen-Image with the Wan21 format (comfy/supported_models.py): fitted on (x - mean) / std, the
     # space the pipeline samples in. The loop's tokens are unpacked to B,16,H/8,W/8 (the VAE's frame axis dropped).
     latent = LatentSpec("BCHW", 16, spatial_factor=8, rgb_factors=WAN21_RGB_FACTORS, rgb_bias=WAN21_RGB_BIAS,
                         factors_source="ComfyUI Wan21")

@@ -2,7 +2,7 @@
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.SD15 (ref/anchors.md Appendix A); diffusers' loop latents are already x * 0.18215,
+# ComfyUI latent_formats.SD15 (comfy/latent_formats.py); diffusers' loop latents are already x * 0.18215,
 # the space these were fitted in.
 SD15_RGB_FACTORS = (
     (0.3512, 0.2297, 0.3227),

@@ -2,7 +2,7 @@
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.SD3 (ref/anchors.md Appendix A): fitted on (x - 0.0609) * 1.5305, the space diffusers'
+# ComfyUI latent_formats.SD3 (comfy/latent_formats.py): fitted on (x - 0.0609) * 1.5305, the space diffusers'
 # SD3 loop samples in (patchification happens inside the transformer).
 SD3_RGB_FACTORS = (
     (-0.0922, -0.0175, 0.0749), (0.0311, 0.0633, 0.0954), (0.1994, 0.0927, 0.0458), (0.0856, 0.0339, 0.0902),

@@ -2,7 +2,7 @@
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.SDXL (ref/anchors.md Appendix A); diffusers' SDXL loop samples x * 0.13025, the space
+# ComfyUI latent_formats.SDXL (comfy/latent_formats.py); diffusers' SDXL loop samples x * 0.13025, the space
 # these were fitted in. AuraFlow and PixArt-Sigma use the same VAE and import these.
 SDXL_RGB_FACTORS = (
     (0.3651, 0.4232, 0.4341),

@@ -2,7 +2,7 @@
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.Wan21 (ref/anchors.md Appendix A): fitted on (x - mean) / std, which is the
+# ComfyUI latent_formats.Wan21 (comfy/latent_formats.py): fitted on (x - mean) / std, which is the
 # normalised space diffusers' Wan loop samples in.
 WAN21_RGB_FACTORS = (
     (-0.1299, -0.1692, 0.2932), (0.0671, 0.0406, 0.0442), (0.3568, 0.2548, 0.1747), (0.0372, 0.2344, 0.1420),

@@ -48,7 +48,7 @@ class Wan2214bModel(Wan21Model):
     components = WAN_COMPONENTS
     # The real model_index.json says boundary_ratio 0.875; build_pipeline() assembles from components, so pass it.
     pipeline_init_kwargs = dict(boundary_ratio=0.875, expand_timesteps=False)
-    # A14B latents are Wan 2.1's (ref/anchors.md §1.5 note 4): Wan21 factors, not Wan22's 48-channel ones.
+    # A14B latents are Wan 2.1's (ComfyUI runs A14B on latent_formats.Wan21): not Wan22's 48-channel factors.
     latent = LatentSpec("BCFHW", 16, spatial_factor=8, temporal_factor=4, rgb_factors=WAN21_RGB_FACTORS,
                         rgb_bias=WAN21_RGB_BIAS, factors_source="ComfyUI Wan21")
     divisibility = 16

@@ -7,7 +7,7 @@ timestep 0). Both pipelines share this holder's components and scheduler, so the
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
 
-# ComfyUI latent_formats.Wan22 (ref/anchors.md Appendix A): the 48-channel TI2V-5B space only (the A14B models
+# ComfyUI latent_formats.Wan22 (comfy/latent_formats.py): the 48-channel TI2V-5B space only (the A14B models
 # use Wan21's 16-channel space). Fitted on (x - mean) / std, the normalised space diffusers' Wan loop samples in.
 WAN22_RGB_FACTORS = (
     (0.0119, 0.0103, 0.0046), (-0.1062, -0.0504, 0.0165), (0.0140, 0.0409, 0.0491), (-0.0813, -0.0677, 0.0607),

@@ -16,7 +16,7 @@ class ZImageModel(BaseModel):
         "vae": Component("diffusers.AutoencoderKL", "vae"),
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
-    # ComfyUI runs Z-Image through its Lumina2 model on the Flux latent format (ref/anchors.md §1.5); the
+    # ComfyUI runs Z-Image through its Lumina2 model on the Flux latent format (comfy/supported_models.py); the
     # pipeline's loop latents are (x - 0.1159) * 0.3611 like Flux's, unpacked already.
     latent = LatentSpec("BCHW", 16, spatial_factor=8, rgb_factors=FLUX_RGB_FACTORS, rgb_bias=FLUX_RGB_BIAS,
                         scale=0.3611, shift=0.1159, factors_source="ComfyUI Flux")
