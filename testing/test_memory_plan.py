@@ -13,6 +13,7 @@ from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.memory_plan import GIB, Part, PlanDoesNotFit, Workload, peak_bytes, plan_memory
 from toolkit.models.archs.flux import FluxModel
 from toolkit.models.archs.sd1 import SD1Model
+from toolkit.models.v2.pool import ComponentPool
 
 
 def gib(x: float) -> int:
@@ -372,3 +373,60 @@ def test_component_sizes_are_read_once_per_model_not_per_request(planned, monkey
     for seed in (1, 2, 3):
         run(planned, sd1(seed=seed))
     assert len(calls) == 3  # unet, text_encoder, vae: once each
+
+
+def test_float8_activations_only_for_the_denoiser_the_encoder_keeps_weight_only(monkeypatch, tiny_cache):
+    """float8dq (float8 weights and activations: float8 tensor cores) is for the denoiser, which runs every step;
+    a text encoder runs once per request and a language model's activation outliers would be clipped, so under
+    the same plan it gets float8 weight-only (Qwen-Image on 24 GiB quantizes both)."""
+    from toolkit.models import base_model
+    from toolkit.models.archs.qwen_image import QwenImageModel
+
+    plan = plan_memory("qwen_image", QWEN_IMAGE, gib(30), flux_work(1328), PLENTY_OF_RAM, qtype="float8dq")
+    assert plan.placements == {"transformer": "quantized", "text_encoder": "quantized", "vae": "gpu"}
+    assert plan.qtype_for("text_encoder") == "float8" and plan.qtype_for("transformer") == "float8dq"
+    assert plan.summary().startswith("transformer float8dq on the GPU; text_encoder float8 on the GPU")
+    seen = {}
+    monkeypatch.setattr(base_model, "load_component", lambda cls, src, sub, **kw: seen.setdefault(sub, kw))
+    model = QwenImageModel("cuda", ModelConfig(name_or_path="tiny:qwen_image", arch="qwen_image"))
+    model.plan = plan
+    for role in ("transformer", "text_encoder"):
+        model.load_component(role, model.components[role])
+    assert (seen["transformer"]["qtype"], seen["text_encoder"]["qtype"]) == ("float8dq", "float8")
+
+
+def test_float8dq_is_torchaos_per_row_dynamic_float8_through_each_librarys_config():
+    pytest.importorskip("torchao")
+    from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow
+
+    from toolkit.models.v2.mixin import _quantization_config, check_qtype, import_class
+
+    for cls in ("diffusers.FluxTransformer2DModel", "transformers.T5EncoderModel"):
+        ao = _quantization_config(import_class(cls), "float8dq").quant_type
+        assert isinstance(ao, Float8DynamicActivationFloat8WeightConfig)
+        assert all(isinstance(g, PerRow) for g in ao.granularity)
+    assert "needs a CUDA GPU" in check_qtype("float8dq", "cpu")
+
+
+@pytest.mark.parametrize("setting,expected", [("none", None), ("int8", "int8")])
+def test_engine_memory_qtype_chooses_what_the_plan_quantizes_with(setting, expected, monkeypatch):
+    """``engine.memory_qtype``: ``none`` plans without quantizing (visits and streaming: bit-exact weights);
+    a named type replaces the GPU's best (``auto``)."""
+    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from toolkit.models.v2 import mixin
+
+    monkeypatch.setattr(mixin, "best_qtype", lambda device: "float8dq")
+    planner = MemoryPlanner("cuda", "auto", ComponentPool(), None, qtype=setting)
+    assert planner.qtype == expected and planner.describe(None)["qtype"] == expected
+    assert MemoryPlanner("cuda", "auto", ComponentPool(), None).qtype == "float8dq"
+
+
+@pytest.mark.parametrize("setting,message", [("float4", "engine.memory_qtype must be one of"),
+                                             ("float8dq", "float8 tensor cores")])
+def test_a_memory_qtype_this_gpu_cannot_run_stops_the_engine_with_its_name(setting, message, monkeypatch):
+    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from toolkit.models.v2 import mixin
+
+    monkeypatch.setattr(mixin, "best_qtype", lambda device: "int8")  # an Ampere card: no float8 units
+    with pytest.raises(ValueError, match=message):
+        MemoryPlanner("cuda", "auto", ComponentPool(), None, qtype=setting)

@@ -27,6 +27,10 @@ from typing import Optional
 
 GIB = 1024**3
 PLACEMENTS = ("gpu", "visit", "quantized", "stream")
+# What a text encoder or decoder gets when a plan quantizes with an activation-quantizing type: encoders run once
+# per request (their speed hardly matters) and language models' activations have outliers that per-row float8
+# activations would clip, so they keep 16-bit activations.
+WEIGHT_ONLY = {"float8dq": "float8"}
 QUANTIZED_RATIO = 0.53  # a denoiser's weights are ~97 % linear layers; 8-bit halves those, norms stay 16-bit
 STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block running, the next arriving)
 # A denoiser streams block by block, an encoder leaf module by leaf module (toolkit/models/v2/mixin.py): an
@@ -76,13 +80,18 @@ class Plan:
     def cost(self) -> float:
         return plan_cost(self.parts, self.placements, self.vae_tiling)
 
+    def qtype_for(self, role: str) -> Optional[str]:
+        """The 8-bit type of a quantized role: the plan's own for the denoiser, its weight-only kind for the rest."""
+        kind = next((p.kind for p in self.parts if p.role == role), "denoiser")
+        return self.qtype if kind == "denoiser" else WEIGHT_ONLY.get(self.qtype, self.qtype)
+
     def summary(self) -> str:
         groups: dict = {}
         for role, placement in self.placements.items():
-            groups.setdefault(placement, []).append(role)
-        words = {"gpu": "on the GPU", "visit": "visit the GPU", "quantized": f"{self.qtype or '8-bit'} on the GPU",
-                 "stream": "stream to the GPU as they run"}
-        text = "; ".join(f"{', '.join(roles)} {words[p]}" for p, roles in groups.items())
+            word = {"gpu": "on the GPU", "visit": "visit the GPU", "stream": "stream to the GPU as they run"}.get(
+                placement) or f"{self.qtype_for(role) or '8-bit'} on the GPU"
+            groups.setdefault(word, []).append(role)
+        text = "; ".join(f"{', '.join(roles)} {word}" for word, roles in groups.items())
         return text + ("; VAE tiled" if self.vae_tiling else "")
 
     def describe(self) -> dict:

@@ -37,6 +37,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.assets_max_gb = float(self.get_conf("engine.assets_max_gb", 2.0))
         self.vram_budget_gb = float(self.get_conf("engine.vram_budget_gb", 0) or 0)
         self.memory = str(self.get_conf("engine.memory", "auto"))
+        self.memory_qtype = str(self.get_conf("engine.memory_qtype", "auto"))
         self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))
         self.lora_roots = self.get_conf("engine.lora_roots")
         self.default_model = self.get_conf("engine.default_model")
@@ -57,7 +58,7 @@ class InferenceEngine(BaseExtensionProcess):
                         idle_unload_seconds=self.idle_unload_seconds, keep_resident_gb=self.keep_resident_gb,
                         keep_in_ram_gb=self.keep_in_ram_gb, max_queue=self.max_queue,
                         assets_max_gb=self.assets_max_gb, assets_max_age_hours=self.assets_max_age_hours,
-                        vram_budget_gb=self.vram_budget_gb, memory=self.memory,
+                        vram_budget_gb=self.vram_budget_gb, memory=self.memory, memory_qtype=self.memory_qtype,
                         lora_roots=self.lora_roots,
                         on_info=lambda text: self.ui.update(info=text))
         token = secrets.token_urlsafe(32)

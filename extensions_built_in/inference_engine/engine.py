@@ -64,7 +64,7 @@ class Engine:
                  idle_unload_seconds: float = 0, keep_resident_gb: float = 0, keep_in_ram_gb: float = 0,
                  lora_roots: Optional[list[str]] = None, on_info: Optional[Callable[[str], None]] = None,
                  max_queue: int = 64, assets_max_gb: float = 2.0, assets_max_age_hours: float = 168.0,
-                 vram_budget_gb: float = 0, memory: str = "auto"):
+                 vram_budget_gb: float = 0, memory: str = "auto", memory_qtype: str = "auto"):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
         self.assets_folder = os.path.abspath(assets_folder)
@@ -77,7 +77,7 @@ class Engine:
                                  in_use=self._control_images_in_use)
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
-        self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"])
+        self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"], memory_qtype)
         if self.memory.active:
             self.memory.refresh()
         self.latents = LatentSender()

@@ -20,13 +20,18 @@ from toolkit.memory_plan import Plan, PlanDoesNotFit, Workload, plan_memory
 from toolkit.models.v2.pool import ComponentPool, host_available_bytes, plannable_bytes
 
 MODES = ("auto", "off")
+# engine.memory_qtype: what the plan may quantize with. "auto" picks the GPU's best (toolkit/models/v2/mixin.py
+# best_qtype); "none" never quantizes (visits and streaming only: slower, bit-exact weights).
+PLAN_QTYPES = ("auto", "none", "float8dq", "float8", "int8")
 MAX_RESERVE_SCALE = 8.0
 
 
 class MemoryPlanner:
-    def __init__(self, device: str, mode: str, pool: ComponentPool, budget: Optional[int]):
+    def __init__(self, device: str, mode: str, pool: ComponentPool, budget: Optional[int], qtype: str = "auto"):
         if mode not in MODES:
             raise ValueError(f"engine.memory must be one of {', '.join(MODES)} (got {mode!r})")
+        if qtype not in PLAN_QTYPES:
+            raise ValueError(f"engine.memory_qtype must be one of {', '.join(PLAN_QTYPES)} (got {qtype!r})")
         self.device = device
         self.mode = mode
         self.pool = pool
@@ -39,10 +44,15 @@ class MemoryPlanner:
         # Off CUDA there is nothing to plan: every component is on the one device. (Tests switch it on there.)
         self.active = mode == "auto" and str(device).startswith("cuda")
         self.qtype: Optional[str] = None
-        if self.active:
-            from toolkit.models.v2.mixin import best_qtype
+        if self.active and qtype != "none":
+            from toolkit.models.v2.mixin import best_qtype, check_qtype
 
-            self.qtype = best_qtype(device)
+            self.qtype = best_qtype(device) if qtype == "auto" else qtype
+            problem = self.qtype and check_qtype(self.qtype, device)
+            if self.qtype == "float8dq" and not problem and best_qtype(device) != "float8dq":
+                problem = "float8dq needs float8 tensor cores (compute capability 8.9+: Ada, Hopper or later)"
+            if problem:
+                raise ValueError(f"engine.memory_qtype: {problem}")
 
     def source(self, model_config) -> str:
         """Who decides where this model's components live: ``auto`` (the plan), ``options`` (the user), ``none``."""

@@ -105,23 +105,28 @@ def checked_output(path: str, model_class, sample: dict) -> dict:
     return {"ok": all(got.get(k) == v for k, v in want.items() if v is not None), **got}
 
 
-def run_budget(args, arch: str, folder: Path, budget: float, out: Path) -> dict:
+def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
+    """One fresh engine under one budget entry: ``GiB`` (0: the whole card) or ``GiB:qtype`` (the plan's 8-bit
+    type forced through ``engine.memory_qtype``, to compare types on the same budget)."""
     from testing.bench.budget_probe import timed_request
     from testing.bench.engine_process import engine_process
     from toolkit.models.registry import get_model_class
 
+    budget_text, _, qtype = entry.partition(":")
+    budget = float(budget_text)
     model_class = get_model_class(arch)
     steps = VIDEO_STEPS if model_class.modality == "video" else IMAGE_STEPS
     sample = native_sample(model_class, args.steps or steps, args.tiny)
     device = "cpu" if args.tiny else "cuda"
     model = {"arch": arch, "name_or_path": str(folder), "dtype": "float32" if args.tiny else "bf16"}
-    row: dict = {"budget_gb": budget or None, "sample": sample}
+    row: dict = {"budget_gb": budget or None, "memory_qtype": qtype or "auto", "sample": sample}
     started = time.monotonic()
-    work = Path(args.work) / f"{arch}_{budget:g}"
-    log = Path(args.work) / f"engine_{arch}_{budget:g}.log"  # not under --out: the GPU machine returns few files
+    name = entry.replace(":", "_")
+    work = Path(args.work) / f"{arch}_{name}"
+    log = Path(args.work) / f"engine_{arch}_{name}.log"  # not under --out: the GPU machine returns few files
     try:
-        with engine_process(work, device, log=log, start_timeout=300,
-                            vram_budget_gb=0 if args.tiny else budget, warm_up=True) as client:
+        with engine_process(work, device, log=log, start_timeout=300, vram_budget_gb=0 if args.tiny else budget,
+                            memory_qtype=qtype or "auto", warm_up=True) as client:
             body = {"model": model, "sample": sample | control_images(model_class, sample, work, client),
                     "stream": {"latents": "none"}}
             for name in ("cold", "warm"):
@@ -152,7 +157,7 @@ def sweep(args) -> dict:
     result = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "tiny": args.tiny,
                        "gpu": None if args.tiny else torch.cuda.get_device_name(0),
                        "budgets_gb": args.budgets}, "families": {}}
-    budgets = [float(b) for b in args.budgets.split(",")]
+    budgets = [_entry(b) for b in args.budgets.split(",")]
     for arch in args.families.split(","):
         family: dict = result["families"].setdefault(arch, {"runs": {}})
         folder = Path(args.models) / arch
@@ -165,10 +170,10 @@ def sweep(args) -> dict:
         family["build"]["s"] = round(time.monotonic() - t0, 1)
         save(result, out)
         if "exception" not in family["build"]:
-            for budget in budgets:
-                family["runs"][f"{budget:g}"] = run_budget(args, arch, folder, budget, out)
+            for entry in budgets:
+                family["runs"][entry] = run_budget(args, arch, folder, entry)
                 save(result, out)
-                print(arch, budget, json.dumps(summary_row(family["runs"][f"{budget:g}"]))[:400], flush=True)
+                print(arch, entry, json.dumps(summary_row(family["runs"][entry]))[:400], flush=True)
             if args.bare:
                 try:
                     family["bare"] = bare_pipeline(args, arch, folder)
@@ -177,6 +182,12 @@ def sweep(args) -> dict:
                 save(result, out)
         shutil.rmtree(folder, ignore_errors=True)
     return result
+
+
+def _entry(text: str) -> str:
+    """``24`` or ``24.0`` -> ``24``; ``24:float8`` keeps its type."""
+    budget, sep, qtype = text.strip().partition(":")
+    return f"{float(budget):g}{sep}{qtype}"
 
 
 def summary_row(run: dict) -> dict:
@@ -205,16 +216,21 @@ def render_markdown(result: dict) -> str:
             if row["error"] or row["exception"]:
                 problem = (row["error"] or {}).get("code", "") + ": " + str((row["error"] or {}).get("message") or
                                                                           row["exception"])[:160]
-                lines.append(f"| {arch} | {'full' if budget == '0' else budget + ' GiB'} | {problem} | | | | | | | |")
+                lines.append(f"| {arch} | {_label(budget)} | {problem} | | | | | | | |")
                 continue
             lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} |".format(
-                arch, "full" if budget == "0" else f"{budget} GiB", row["plan"] or "all on the GPU",
+                arch, _label(budget), row["plan"] or "all on the GPU",
                 _fmt(row["step_s"]), _ratio(row["step_s"], bare_step if budget == "0" else full["step_s"])
                 + (" bare" if budget == "0" and bare_step else ""), _fmt(row["warm_s"]),
                 _ratio(row["warm_s"], full["warm_s"]), _fmt(row["cold_s"]), peak,
                 "ok" if (row["output"] or {}).get("ok") else f"CHECK {row['output']}"))
     note = "\n\nTINY smoke run (CPU, one layer per stack): not a measurement.\n" if result["meta"]["tiny"] else "\n"
     return "\n".join(lines) + note
+
+
+def _label(entry: str) -> str:
+    budget, _, qtype = entry.partition(":")
+    return "full" if budget == "0" else f"{budget} GiB" + (f", {qtype}" if qtype else "")
 
 
 def _fmt(x) -> str:
@@ -228,7 +244,8 @@ def _ratio(a, b) -> str:
 def main(argv=None) -> int:
     parser = bench_parser(__doc__, work="/tmp/aitk_sweep")
     parser.add_argument("--families", required=True)
-    parser.add_argument("--budgets", default="0,24", help="GiB, comma-separated; 0 is the whole card")
+    parser.add_argument("--budgets", default="0,24", help="GiB, comma-separated; 0 is the whole card; GiB:qtype "
+                        "forces the plan's 8-bit type (engine.memory_qtype), e.g. 24,24:float8")
     parser.add_argument("--steps", type=int, default=0, help=f"default {IMAGE_STEPS} (image, audio), {VIDEO_STEPS} (video)")
     parser.add_argument("--bare", action="store_true", help="also time the bare diffusers pipeline (full card)")
     sweep(parse_bench_args(parser, argv))

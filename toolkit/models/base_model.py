@@ -191,7 +191,7 @@ class BaseModel:
         placement = self.plan.placements.get(role, "gpu")
         qtype = None
         if placement == "quantized":
-            qtype = self.plan.qtype or (cfg.qtype if comp.source == "main" else cfg.qtype_te)
+            qtype = self.plan.qtype_for(role) or (cfg.qtype if comp.source == "main" else cfg.qtype_te)
         # Off the GPU a module is loaded where it waits: the host for one that visits or streams. The device is
         # part of the pool's identity. A quantized one stays on the GPU (toolkit/models/offload.py says why).
         waits_on_host = placement in ("visit", "stream") and self._on_gpu()

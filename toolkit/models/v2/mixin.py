@@ -164,10 +164,13 @@ def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = 
     return pool.get_or_load(key, load)
 
 
-# AI Toolkit's qtype names -> torchao weight-only configs (diffusers and transformers take AOBaseConfig objects).
+# AI Toolkit's qtype names -> torchao configs (diffusers and transformers take AOBaseConfig objects). All are
+# weight-only but ``float8dq``: float8 weights *and* activations (scaled per row, at run time), so the matmuls run
+# on float8 tensor cores instead of dequantizing the weights every step.
 QTYPES = {"float8": "Float8WeightOnlyConfig", "qfloat8": "Float8WeightOnlyConfig", "int8": "Int8WeightOnlyConfig",
-          "qint8": "Int8WeightOnlyConfig", "int4": "Int4WeightOnlyConfig", "qint4": "Int4WeightOnlyConfig"}
-CUDA_ONLY_QTYPES = {"float8", "qfloat8", "int4", "qint4"}  # their torchao kernels need a GPU
+          "qint8": "Int8WeightOnlyConfig", "int4": "Int4WeightOnlyConfig", "qint4": "Int4WeightOnlyConfig",
+          "float8dq": "Float8DynamicActivationFloat8WeightConfig"}
+CUDA_ONLY_QTYPES = {"float8", "qfloat8", "int4", "qint4", "float8dq"}  # their torchao kernels need a GPU
 
 
 def check_qtype(qtype: str, device: str) -> Optional[str]:
@@ -175,7 +178,7 @@ def check_qtype(qtype: str, device: str) -> Optional[str]:
     import importlib.util
 
     if qtype not in QTYPES:
-        return f"qtype {qtype!r} is not supported; use one of {', '.join(sorted(QTYPES))} (torchao weight-only)"
+        return f"qtype {qtype!r} is not supported; use one of {', '.join(sorted(QTYPES))} (torchao)"
     if importlib.util.find_spec("torchao") is None:
         return f"qtype {qtype!r} needs the torchao package, which is not installed"
     if qtype in CUDA_ONLY_QTYPES and not str(device).startswith("cuda"):
@@ -184,22 +187,25 @@ def check_qtype(qtype: str, device: str) -> Optional[str]:
 
 
 def best_qtype(device: str) -> Optional[str]:
-    """The 8-bit weight type a memory plan may use here: float8 where the GPU has float8 units (Ada, Hopper and
-    later: compute capability 8.9+), int8 before; None without torchao or off CUDA."""
+    """The 8-bit type a memory plan may use here: float8 weights and activations where the GPU has float8 tensor
+    cores (Ada, Hopper and later: compute capability 8.9+), int8 weights before; None without torchao or off CUDA."""
     import importlib.util
 
     import torch
 
     if not str(device).startswith("cuda") or importlib.util.find_spec("torchao") is None:
         return None
-    return "float8" if torch.cuda.get_device_capability(torch.device(device)) >= (8, 9) else "int8"
+    return "float8dq" if torch.cuda.get_device_capability(torch.device(device)) >= (8, 9) else "int8"
 
 
 def _quantization_config(cls, qtype: str):
     """diffusers and transformers each take a TorchAoConfig of their own, around the same torchao config."""
     import torchao.quantization
 
-    ao_config = getattr(torchao.quantization, QTYPES[qtype])()
+    ao_class = getattr(torchao.quantization, QTYPES[qtype])
+    # Per-row scales: one scale per output channel and per token keeps float8's error at weight-only's level
+    # (one scale per tensor lets a single outlier token flatten the rest).
+    ao_config = ao_class(granularity=torchao.quantization.PerRow()) if qtype == "float8dq" else ao_class()
     if cls.__module__.startswith("diffusers"):
         from diffusers import TorchAoConfig
     else:
