@@ -44,7 +44,6 @@ COST = {
 }
 MOVE_COST_PER_GIB = 0.01
 TILING_COST = 0.3
-ENCODER_WORK = GIB // 2
 
 
 @dataclass(frozen=True)
@@ -58,12 +57,28 @@ class Part:
 
 
 @dataclass(frozen=True)
+class WorkingSet:
+    """How a family's pipeline allocates beside its weights, per unit of request size: what ``BaseModel.workload``
+    scales by. Fitted on real-size runs on the H200 with every weight resident (each stage's peak allocation
+    minus the weights: ``testing/bench/family_sweep.py``, docs/BENCHMARKS.md), with ~15 % margin. The defaults
+    cover every image DiT measured (sampling 0.45-0.81 GiB at 1024², decoding ~2.4 GiB); a family outside them
+    says so in its file, with its numbers. Positions are the family's ``LatentSpec``'s (VAE latent pixels times
+    latent frames), not the transformer's patch tokens."""
+
+    per_position: int = 40 * 1024  # sampling: bytes per latent position, beside a 0.25 GiB base
+    per_pixel: int = 2560  # decoding without tiles: bytes per output pixel of each frame held, beside 0.4 GiB
+    frames_at_once: int = 1  # video: frames an untiled decode holds at once (causal VAEs: a few; 0: the whole clip)
+    encode: int = GIB // 2  # while the encoders run: the prompt, and for editing families their control images
+
+
+@dataclass(frozen=True)
 class Workload:
     """Working sets beside the weights, from the request's size (``BaseModel.workload``)."""
 
     denoise: int
     decode: int
     decode_tiled: int
+    encode: int = GIB // 2
 
 
 @dataclass
@@ -148,7 +163,7 @@ def _work(kind: str, work: Workload, vae_tiling: bool) -> int:
         return work.denoise
     if kind == "decoder":
         return work.decode_tiled if vae_tiling else work.decode
-    return ENCODER_WORK
+    return work.encode
 
 
 def host_bytes(parts: tuple, placements: dict) -> int:

@@ -10,7 +10,9 @@ from toolkit.step_clock import StepClock
 
 class BarePipeline:
     """One family's checkpoint through the bare diffusers pipeline in this process: no hook, no server, the
-    same CUDA-event step clock the engine uses."""
+    same CUDA-event step clock the engine uses, marked at each ``scheduler.step`` (every pipeline steps its
+    scheduler once per step; not every one has ``callback_on_step_end``: HunyuanVideo 1.5's has none, and
+    PixArt-Σ's old-style callback left the clock without marks on the H200)."""
 
     def __init__(self, arch, folder, device, dtype, settings, out):
         from toolkit.config_modules import ModelConfig
@@ -33,16 +35,22 @@ class BarePipeline:
                                   output_folder=str(self.out), **self.settings)
         self.model.prepare_gen_config(gen)
         clock = StepClock(self.device)
+        scheduler = self.model.pipeline.scheduler
+        step = scheduler.step
 
-        def on_step(pipe, i, t, kwargs):
+        def timed_step(*args, **kwargs):
             clock.mark()
-            return {}
+            return step(*args, **kwargs)
 
+        scheduler.step = timed_step
         sync()
         t0 = time.monotonic()
-        with torch.inference_mode():
-            self.model.pipeline(**self.model.pipeline_kwargs(gen), generator=torch.Generator("cpu").manual_seed(1),
-                                output_type="np", callback_on_step_end=on_step)
+        try:
+            with torch.inference_mode():
+                self.model.pipeline(**self.model.pipeline_kwargs(gen),
+                                    generator=torch.Generator("cpu").manual_seed(1), output_type="np")
+        finally:
+            del scheduler.step  # the class's own again
         sync()
         return time.monotonic() - t0, clock.median()
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8") -> dict:
+def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> dict:
     from testing.bench.real_configs import PARAMS
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
     from toolkit.memory_plan import GIB, Part, PlanDoesNotFit, plan_memory
@@ -52,7 +52,7 @@ def table(cards: list, host_gib: float) -> str:
             p = predicted(arch, card, host_gib)
             cells.append(f"{p['summary']} (peak {p['peak_gib']} GiB)" if p["fits"] else f"**cannot run**: {p['summary']}")
         lines.append(f"| {arch} | {weights:.1f} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + f"\n\nHost RAM assumed free: {host_gib:g} GiB. 8-bit is float8 (Ada, Hopper and later).\n"
+    return "\n".join(lines) + f"\n\nHost RAM assumed free: {host_gib:g} GiB. 8-bit is what ``engine.memory_qtype: auto`` picks on Ada, Hopper and later: float8 weights and activations for denoisers (float8dq), float8 weights for encoders. Working sets: each family's ``working_set`` (fitted on the H200 runs).\n"
 
 
 def main(argv=None) -> int:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.memory_plan import GIB, Part, Plan, Workload
+from toolkit.memory_plan import GIB, Part, Plan, Workload, WorkingSet
 from toolkit.models.v2.mixin import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
@@ -101,6 +101,7 @@ class BaseModel:
     native_resolution: ClassVar[int] = 1024
     description: ClassVar[str] = ""
     tiny_sample: ClassVar[dict] = {}  # small settings that suit the tiny checkpoint (tests, the demo)
+    working_set: ClassVar[WorkingSet] = WorkingSet()  # what sampling and decoding allocate (the memory plan's input)
 
     def __init__(self, device: str, model_config: ModelConfig, dtype: Optional[str] = None):
         self.device = device
@@ -218,17 +219,20 @@ class BaseModel:
         return parts
 
     def workload(self, gen: GenerateImageConfig) -> Workload:
-        """Working sets beside the weights, scaled from what real-size Flux used on the H200 at 1024x1024
-        (docs/BENCHMARKS.md): sampling ~0.5 GiB over the weights, a VAE decode ~2.4 GiB. Video decodes a few
-        frames at a time. Estimates: the engine re-plans with a larger reserve if one proves short."""
+        """Working sets beside the weights for this request: the family's ``working_set`` rates times its latent
+        positions (sampling) and output pixels (decoding). A tiled decode holds one tile (diffusers' image VAEs tile
+        at 512 px, video VAEs at 256 px) of the frames the VAE holds at once. Estimates: the engine re-plans
+        with a larger reserve if one proves short."""
+        ws = self.working_set
         pixels = gen.width * gen.height
         frames = gen.num_frames if self.modality == "video" else 1
         positions = pixels * frames / (self.latent.spatial_factor ** 2 * max(1, self.latent.temporal_factor))
-        in_flight = 4 if self.modality == "video" else 1
-        denoise = GIB // 4 + int(positions * 16 * 1024)
-        decode = int(0.4 * GIB + pixels * in_flight * 2 * 1024)
-        tiled = int(0.4 * GIB + min(pixels, 512 * 512) * in_flight * 2 * 1024) if self._vae_tiles() else decode
-        return Workload(denoise, decode, tiled)
+        held = frames if ws.frames_at_once == 0 else min(frames, ws.frames_at_once)
+        tile = (256 if self.modality == "video" else 512) ** 2
+        denoise = GIB // 4 + int(positions * ws.per_position)
+        decode = int(0.4 * GIB + pixels * held * ws.per_pixel)
+        tiled = int(0.4 * GIB + min(pixels, tile) * held * ws.per_pixel) if self._vae_tiles() else decode
+        return Workload(denoise, decode, tiled, ws.encode)
 
     def _vae_tiles(self) -> bool:
         """Every image and video VAE the families use has diffusers' tiled decode. Decided without importing

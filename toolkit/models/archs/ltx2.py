@@ -6,6 +6,7 @@ The step hook follows only the primary (video) scheduler (toolkit/sample_step_ho
 and ``unpack_latents`` turns the video tokens into BCFHW with the pipeline's own ``_unpack_latents``. The
 result is an mp4 with an AAC audio stream.
 """
+from toolkit.memory_plan import WorkingSet
 from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
 from toolkit.models import tiny
 
@@ -84,6 +85,9 @@ class LTX2Model(BaseModel):
     defaults = dict(width=768, height=512, num_inference_steps=40, guidance_scale=4.0, num_frames=121, fps=24,
                     output_ext="mp4")
     tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="mp4")
+    # Not measured stage by stage yet: LTX's successor (32x32x8 latent positions, a VAE that decodes the whole clip),
+    # so LTX's rates, doubled.
+    working_set = WorkingSet(per_position=240 * 1024, per_pixel=224, frames_at_once=0)
     # LTX-2.0's own guidance: plain CFG on both modalities. The pipeline's call defaults (STG on block 28,
     # modality isolation, rescale 0.7, cross timesteps) track LTX-2.3; extra_kwargs can still set them.
     call_defaults = dict(stg_scale=0.0, modality_scale=1.0, guidance_rescale=0.0, audio_stg_scale=0.0,
