@@ -217,20 +217,24 @@ def test_a_model_that_cannot_fit_is_refused_before_loading_and_the_next_request_
 def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, monkeypatch):
     from toolkit.models.base_model import BaseModel
 
-    original, calls = BaseModel._sample, []
+    original, calls = BaseModel.generate_single_image, []
 
-    def oom_once(self, pipeline, gen):
+    def oom_once(self, pipeline, gen, generator):
         calls.append(self.plan)
         if len(calls) == 1:
             import torch
 
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
-        return original(self, pipeline, gen)
+        return original(self, pipeline, gen, generator)
 
-    monkeypatch.setattr(BaseModel, "_sample", oom_once)
+    monkeypatch.setattr(BaseModel, "generate_single_image", oom_once)
     headers = frames_of(planned, sd1())
     assert headers[-1]["ok"] is True and len(calls) == 2
-    assert any("planning again" in h.get("message", "") for h in headers if h["type"] == "status")
+    retry = next(h for h in headers if h["type"] == "status" and "planning again" in h.get("message", ""))
+    # Where it struck, for the user and the log: the stage (encoding runs until the first step is done), and
+    # what sat on the device then.
+    assert retry["oom"]["stage"] == "encoding" and retry["message"].startswith("Out of memory while encoding")
+    assert {"unet", "vae", "text_encoder"} <= retry["oom"]["pool_gib"].keys()
     assert planned.client.health()["memory"]["reserve_scale"] == {"sd1": 2.0}
 
 

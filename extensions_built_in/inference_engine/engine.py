@@ -294,12 +294,15 @@ class Engine:
             except Exception as e:
                 if attempt == 2 or plan is None or not is_oom(e) or not self.memory.widen_after_oom(req.model_class.arch):
                     raise
+                where = self._oom_snapshot(req)
                 self._drop_holder()
                 # What the failed plan loaded is no longer this request's: the next plan's loads may evict it.
                 self.pool.begin_request()
                 self._free_after_oom()
-                req.stream.emit("status", stage="loading", message=f"Out of memory with this plan ({plan.summary()}): "
-                                "planning again with twice the working-set reserve")
+                req.stream.emit("status", stage="loading", oom=where,
+                                message=f"Out of memory while {where['stage']} with this plan ({plan.summary()}; "
+                                f"{where['allocated_gib']} GiB allocated): planning again with twice the "
+                                "working-set reserve")
 
     def _holder_for(self, req: Request, plan=None):
         """Same ModelConfig and memory plan: the resident holder as is. Otherwise a new holder whose loads hit or
@@ -442,6 +445,15 @@ class Engine:
             "request_id": req.id, "created": req.created, "config": self.resolved_config(req), "request": req.body,
             "seed": req.sample.seed, "timings": req.timings,
             "result": {k: v for k, v in result.items() if k != "path"} | {"url": self.file_url(result["path"])}})
+
+    def _oom_snapshot(self, req: Request) -> dict:
+        """Where an out-of-memory struck, for the status frame and the log: the stage, what this process had
+        allocated, and which of the pool's components sat on the GPU (a plan's estimate, or a component that
+        should have left, shows here)."""
+        vram = vram_stats() or {}
+        on_gpu = {f"{e.key.subfolder or e.key.cls.rsplit('.', 1)[-1]}": round(e.bytes / 1024**3, 2)
+                  for e in self.pool.entries.values() if e.tier == "device" and e.key.device == self.device}
+        return {"stage": req.stage, "allocated_gib": round(vram.get("allocated", 0) / 1024**3, 2), "pool_gib": on_gpu}
 
     def _free_after_oom(self) -> None:
         """Sampling ran out of memory: drop the step's tensors now so the next request starts from the baseline."""

@@ -52,6 +52,8 @@ def timed_request(client, body: dict, keep_path: bool = False) -> dict:
                 h = frame.header
                 if frame.type == "status":
                     marks.setdefault(h["stage"], now)
+                    if "oom" in h or "memory" in h:  # the plan chosen, and where an out-of-memory struck
+                        out.setdefault("notes", []).append(h["message"][:400])
                 elif frame.type == "progress":
                     marks.setdefault("first_step", now)
                     marks["last_step"] = now
