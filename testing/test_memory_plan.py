@@ -104,6 +104,23 @@ def test_a_model_that_cannot_fit_names_the_budget_and_the_smallest_plan():
     assert "3.0 GiB is free" in message and "smallest plan" in message and "stream" in message
     smallest = err.value.smallest
     assert smallest.peak > gib(3) and smallest.placements["transformer"] == "stream"
+    assert "request's size" not in message  # the weights' streaming window dominates: size would not help
+
+
+def test_a_video_too_large_at_this_size_says_a_smaller_request_needs_less():
+    """HunyuanVideo at 1280x720x129 needs ~14 GiB beside its streamed weights to sample: on a 16 GiB card the
+    message says the size is the problem, so a user tries fewer frames instead of giving up on the model."""
+    from toolkit.models.archs.hunyuan_video import HunyuanVideoModel
+
+    parts = [Part("transformer", "denoiser", gib(23.9), gib(0.3)), Part("text_encoder", "encoder", gib(14.0)),
+             Part("text_encoder_2", "encoder", gib(0.23)), Part("vae", "decoder", gib(0.46))]
+    model = HunyuanVideoModel("cuda", ModelConfig(name_or_path="x", arch="hunyuan_video"))
+    big = model.workload(GenerateImageConfig(prompt="p", width=1280, height=720, num_frames=129))
+    with pytest.raises(PlanDoesNotFit, match=r"GiB of it for this request's size: fewer pixels or frames need less"):
+        plan_memory("hunyuan_video", parts, gib(15.4), big, PLENTY_OF_RAM, budget=gib(16), qtype="float8dq")
+    small = model.workload(GenerateImageConfig(prompt="p", width=848, height=480, num_frames=61))
+    plan = plan_memory("hunyuan_video", parts, gib(15.4), small, PLENTY_OF_RAM, budget=gib(16), qtype="float8dq")
+    assert plan.placements["transformer"] in ("stream", "quantized")
 
 
 def test_the_smallest_plan_also_says_when_host_ram_is_short():

@@ -120,15 +120,20 @@ class Plan:
 class PlanDoesNotFit(Exception):
     """No assignment fits: says how much the smallest plan needs, and what it is."""
 
-    def __init__(self, arch: str, smallest: Plan, budget: Optional[int], host_needed: int, host_available: int):
+    def __init__(self, arch: str, smallest: Plan, budget: Optional[int], host_needed: int, host_available: int,
+                 work: int = 0):
         self.smallest = smallest
         limit = f"a {_gib(budget)} GiB budget (engine.vram_budget_gb)" if budget else "this GPU"
         host = ""
         if host_needed > host_available:
             host = f", and {_gib(host_needed)} GiB of host RAM to hold what it offloads ({_gib(host_available)} GiB free)"
+        # Video working sets dwarf some models' weights (HunyuanVideo at 1280x720x129: 12 GiB to sample): a user
+        # on a small card can often run the model at a smaller size, and should be told so.
+        size = (f" ({_gib(work)} GiB of it for this request's size: fewer pixels or frames need less)"
+                if work * 4 >= smallest.peak else "")
         super().__init__(
             f"{arch} does not fit {limit}: {_gib(smallest.available)} GiB is free for it now; its smallest plan "
-            f"({smallest.summary()}) needs {_gib(smallest.peak)} GiB of GPU memory{host}")
+            f"({smallest.summary()}) needs {_gib(smallest.peak)} GiB of GPU memory{size}{host}")
 
 
 def _gib(n: Optional[int]) -> Optional[float]:
@@ -205,5 +210,6 @@ def plan_memory(arch: str, parts: list, available: int, work: Workload, host_ava
         if peak <= available and host <= host_available and (best is None or plan.cost < best.cost):
             best = plan
     if best is None:
-        raise PlanDoesNotFit(arch, smallest, budget, smallest_host, host_available)
+        raise PlanDoesNotFit(arch, smallest, budget, smallest_host, host_available,
+                             work=max(work.denoise, work.decode_tiled if smallest.vae_tiling else work.decode))
     return best
