@@ -61,6 +61,10 @@ CASES = [
      {"transformer": "quantized", "text_encoder": "stream", "vae": "gpu"}, True),
     ("wan 2.2 14B on 48: the two experts take turns", WAN22_14B, 48, Workload(gib(2.4), gib(3.6), gib(1.4)),
      {"transformer": "visit", "transformer_2": "visit", "text_encoder": "gpu", "vae": "gpu"}, False),
+    ("wan 2.2 14B on 24 at 832x480x81: the experts take turns in 8 bits (neither fits in bf16, both do not fit "
+     "in 8 bits)", WAN22_14B, 24, Workload(gib(4.2), gib(4.9), gib(1.2)),
+     {"transformer": "quantized_visit", "transformer_2": "quantized_visit", "text_encoder": "visit", "vae": "gpu"},
+     False),
 ]
 
 
@@ -418,6 +422,27 @@ def test_float8_activations_only_for_the_denoiser_the_encoder_keeps_weight_only(
     for role in ("transformer", "text_encoder"):
         model.load_component(role, model.components[role])
     assert (seen["transformer"]["qtype"], seen["text_encoder"]["qtype"]) == ("float8dq", "float8")
+
+
+def test_an_8_bit_visitor_is_quantized_on_the_host_and_moved_by_the_offload_hooks(monkeypatch, tiny_cache):
+    """``quantized_visit``: loaded (and quantized) where it waits, the host, and named a visitor, so the
+    pipeline's offload hooks move it through host copies of its 8-bit tensors (toolkit/models/offload.py)."""
+    from toolkit.models import base_model
+    from toolkit.models.archs.wan22_14b import Wan2214bModel
+
+    seen = {}
+    monkeypatch.setattr(base_model, "load_component", lambda cls, src, sub, **kw: seen.setdefault(sub, kw))
+    model = Wan2214bModel("cuda", ModelConfig(name_or_path="tiny:wan22_14b", arch="wan22_14b"))
+    model.plan = plan_memory("wan22_14b", WAN22_14B, gib(24), Workload(gib(4.2), gib(4.9), gib(1.2)),
+                             PLENTY_OF_RAM, qtype="float8dq")
+    assert model.plan.summary().startswith("transformer, transformer_2 float8dq visit the GPU")
+    for role in ("transformer", "transformer_2"):
+        model.load_component(role, model.components[role])
+        assert seen[role]["qtype"] == "float8dq" and seen[role]["device"] == "cpu"
+    from toolkit.memory_plan import host_bytes
+
+    assert host_bytes(model.plan.parts, model.plan.placements) == sum(
+        int(gib(26.6) * 0.53) for _ in range(2)) + gib(10.6)  # 8-bit host copies, and the encoder's bf16 one
 
 
 def test_float8dq_is_torchaos_per_row_dynamic_float8_through_each_librarys_config():

@@ -138,3 +138,30 @@ def test_quantized_models_are_not_offloaded(tiny_cache):
         quantized = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16",
                                    device="cpu", qtype="int8")
     assert _plain(plain) and not _plain(quantized)
+
+
+def test_an_8_bit_model_visits_through_host_copies_of_its_quantized_tensors():
+    """torchao's quantized weights cannot be re-pointed with ``.data`` across devices (the `low_vram` +
+    `quantize` crash of issue #13); the parameter is rebuilt around host copies of its payload and scales, and
+    around device copies on the way back. Same output before and after, copies made once."""
+    pytest.importorskip("torchao")
+    from torchao.quantization import Int8WeightOnlyConfig, quantize_
+
+    from toolkit.models.offload import _on_host
+
+    m = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64)).to(torch.bfloat16)
+    quantize_(m, Int8WeightOnlyConfig())
+    quantized = type(m[0].weight)
+    assert quantized is not torch.nn.Parameter and quantized is not torch.Tensor
+    x = torch.randn(4, 64, dtype=torch.bfloat16)
+    before = m(x)
+    made = Counter()
+    move_to_host(m, made)
+    assert made.made == 2 * 3 + 2  # payload, scale, zero point per weight; the two biases
+    assert _on_host(m) and type(m[0].weight) is quantized
+    move_to_device(m, "cpu")
+    assert not _on_host(m) and type(m[0].weight) is quantized and isinstance(m[0].weight, torch.nn.Parameter)
+    assert torch.equal(m(x), before)
+    move_to_host(m, made)
+    assert made.made == 8 and _on_host(m)  # no new copies
+    assert torch.equal(m(x), before)

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 GIB = 1024**3
-PLACEMENTS = ("gpu", "visit", "quantized", "stream")
+PLACEMENTS = ("gpu", "visit", "quantized", "quantized_visit", "stream")
+QUANTIZED = ("quantized", "quantized_visit")
+OFF_GPU = ("visit", "quantized_visit", "stream")  # what waits in host RAM between uses
 # What a text encoder or decoder gets when a plan quantizes with an activation-quantizing type: encoders run once
 # per request (their speed hardly matters) and language models' activations have outliers that per-row float8
 # activations would clip, so they keep 16-bit activations.
@@ -38,8 +40,8 @@ STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block
 # Relative cost per placement (a denoiser runs every step, an encoder once per request), plus a small cost per
 # GiB moved per request so that, between two plans of one shape, the one moving fewer bytes wins.
 COST = {
-    "denoiser": {"gpu": 0.0, "visit": 1.0, "quantized": 8.0, "stream": 20.0},
-    "encoder": {"gpu": 0.0, "visit": 0.5, "quantized": 2.0, "stream": 3.0},
+    "denoiser": {"gpu": 0.0, "visit": 1.0, "quantized": 8.0, "quantized_visit": 15.0, "stream": 20.0},
+    "encoder": {"gpu": 0.0, "visit": 0.5, "quantized": 2.0, "quantized_visit": 2.8, "stream": 3.0},
     "decoder": {"gpu": 0.0, "visit": 0.2},  # VAEs and vocoders are small; 8-bit would cost quality for nothing
 }
 MOVE_COST_PER_GIB = 0.01
@@ -104,7 +106,8 @@ class Plan:
         groups: dict = {}
         for role, placement in self.placements.items():
             word = {"gpu": "on the GPU", "visit": "visit the GPU", "stream": "stream to the GPU as they run"}.get(
-                placement) or f"{self.qtype_for(role) or '8-bit'} on the GPU"
+                placement) or f"{self.qtype_for(role) or '8-bit'} " + (
+                "visit the GPU" if placement == "quantized_visit" else "on the GPU")
             groups.setdefault(word, []).append(role)
         text = "; ".join(f"{', '.join(roles)} {word}" for word, roles in groups.items())
         return text + ("; VAE tiled" if self.vae_tiling else "")
@@ -130,7 +133,7 @@ class PlanDoesNotFit(Exception):
         # Video working sets dwarf some models' weights (HunyuanVideo at 1280x720x129: 12 GiB to sample): a user
         # on a small card can often run the model at a smaller size, and should be told so.
         size = (f" ({_gib(work)} GiB of it for this request's size: fewer pixels or frames need less)"
-                if work * 4 >= smallest.peak else "")
+                if work * 4 >= smallest.peak and not host else "")
         super().__init__(
             f"{arch} does not fit {limit}: {_gib(smallest.available)} GiB is free for it now; its smallest plan "
             f"({smallest.summary()}) needs {_gib(smallest.peak)} GiB of GPU memory{size}{host}")
@@ -152,6 +155,8 @@ def running_bytes(part: Part, placement: str) -> int:
     """What this part adds on the GPU while it runs, beyond what stays resident."""
     if placement == "visit":
         return part.bytes
+    if placement == "quantized_visit":
+        return int(part.bytes * QUANTIZED_RATIO)
     if placement == "stream":
         return max(int(part.bytes * STREAM_WINDOW), 2 * part.largest)
     return 0
@@ -173,19 +178,23 @@ def _work(kind: str, work: Workload, vae_tiling: bool) -> int:
 
 def host_bytes(parts: tuple, placements: dict) -> int:
     """Pinned host memory the plan needs: every visiting and streamed component has its copy there."""
-    return sum(p.bytes for p in parts if placements[p.role] in ("visit", "stream"))
+    return sum(_held_bytes(p, placements[p.role]) for p in parts if placements[p.role] in OFF_GPU)
+
+
+def _held_bytes(part: Part, placement: str) -> int:
+    return int(part.bytes * QUANTIZED_RATIO) if placement in QUANTIZED else part.bytes
 
 
 def plan_cost(parts: tuple, placements: dict, vae_tiling: bool) -> float:
     cost = sum(COST[p.kind][placements[p.role]] for p in parts)
-    moved = sum(p.bytes for p in parts if placements[p.role] in ("visit", "stream"))
+    moved = sum(_held_bytes(p, placements[p.role]) for p in parts if placements[p.role] in OFF_GPU)
     return cost + MOVE_COST_PER_GIB * moved / GIB + (TILING_COST if vae_tiling else 0.0)
 
 
 def candidates(parts: tuple, can_quantize: bool, can_stream: bool):
     choices = []
     for p in parts:
-        allowed = [c for c in COST[p.kind] if (can_quantize or c != "quantized") and (can_stream or c != "stream")]
+        allowed = [c for c in COST[p.kind] if (can_quantize or c not in QUANTIZED) and (can_stream or c != "stream")]
         choices.append(allowed)
     for combo in itertools.product(*choices):
         placements = dict(zip((p.role for p in parts), combo))
@@ -204,7 +213,8 @@ def plan_memory(arch: str, parts: list, available: int, work: Workload, host_ava
     for placements, tiling in candidates(parts, qtype is not None, can_stream):
         peak = peak_bytes(parts, placements, work, tiling)
         host = host_bytes(parts, placements)
-        plan = Plan(placements, tiling, peak, available, parts, qtype if "quantized" in placements.values() else None)
+        quantized = any(placement in QUANTIZED for placement in placements.values())
+        plan = Plan(placements, tiling, peak, available, parts, qtype if quantized else None)
         if smallest is None or (peak, plan.cost) < (smallest.peak, smallest.cost):
             smallest, smallest_host = plan, host
         if peak <= available and host <= host_available and (best is None or plan.cost < best.cost):

@@ -178,7 +178,7 @@ class BaseModel:
         """Components placed ``visit`` get model CPU offload in diffusers' order, moving weights through pinned host
         copies (``toolkit/models/offload.py``); the others stay where they loaded. ``stream`` is applied per
         component in the load funnel (diffusers group offloading)."""
-        visitors = {role for role, placement in self.plan.placements.items() if placement == "visit"}
+        visitors = {role for role, placement in self.plan.placements.items() if placement in ("visit", "quantized_visit")}
         if visitors and self._on_gpu():
             from toolkit.models.offload import enable_low_vram
 
@@ -191,11 +191,11 @@ class BaseModel:
             return load_component(comp.cls, source, comp.subfolder)
         placement = self.plan.placements.get(role, "gpu")
         qtype = None
-        if placement == "quantized":
+        if placement in ("quantized", "quantized_visit"):
             qtype = self.plan.qtype_for(role) or (cfg.qtype if comp.source == "main" else cfg.qtype_te)
-        # Off the GPU a module is loaded where it waits: the host for one that visits or streams. The device is
-        # part of the pool's identity. A quantized one stays on the GPU (toolkit/models/offload.py says why).
-        waits_on_host = placement in ("visit", "stream") and self._on_gpu()
+        # Off the GPU a module is loaded where it waits: the host for one that visits (8-bit ones are quantized
+        # there, as every quantized load is) or streams. The device is part of the pool's identity.
+        waits_on_host = placement in ("visit", "quantized_visit", "stream") and self._on_gpu()
         offload = None
         if placement == "stream" and self._on_gpu():
             offload = "group:block" if comp.source == "main" else "group:leaf"

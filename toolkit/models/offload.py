@@ -8,9 +8,15 @@ Flux with ``low_vram`` spent 31 of its 32 s per image moving the transformer and
 host copy, made once; moving a model off the GPU points its tensors back at those copies and drops the GPU
 ones (no copy at all), and moving it on is a pinned copy (53 GB/s there).
 
+Quantized weights (torchao tensor subclasses: a float8 or int8 payload plus scales) move too, so an 8-bit model
+can visit (FLUX.2-dev's 32B transformer is 34 GiB in 8 bits: it cannot stay on a 24 GiB card). Their ``.data``
+cannot be re-pointed across devices (torchao: "Attempted to set the storage of a tensor on device cuda:0 to a
+storage on different device cpu", the ``low_vram`` + ``quantize`` crash of issue #13), so the parameter itself is
+replaced: a host copy is a subclass tensor rebuilt from pinned copies of its inner tensors, and a move to the GPU
+rebuilds one from device copies of those.
+
 diffusers still decides *when* (its offload sequence, its ``maybe_free_model_hooks``) and accelerate's hooks
 still trigger the moves; this module changes *how* a model moves, by replacing the two methods of each hook.
-Quantized models (torchao tensor subclasses) stay on the GPU.
 """
 from __future__ import annotations
 
@@ -32,10 +38,43 @@ def _plain(module) -> bool:
     return all(type(t.data) is torch.Tensor for t in _tensors(module).values())
 
 
+def _subclass(t) -> bool:
+    import torch
+
+    return type(t.data) is not torch.Tensor and hasattr(t, "__tensor_flatten__")
+
+
 def _pinned(t):
     import torch
 
     return torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+
+
+def _rebuilt(t, convert: Callable):
+    """The subclass tensor ``t`` with each inner tensor (payload, scales) passed through ``convert``."""
+    names, context = t.__tensor_flatten__()
+    inner = {name: convert(getattr(t, name)) for name in names}
+    return type(t).__tensor_unflatten__(inner, context, t.size(), t.stride())
+
+
+def _replace(module, name: str, value) -> None:
+    import torch
+
+    owner, _, attr = name.rpartition(".")
+    target = module.get_submodule(owner) if owner else module
+    if attr in target._parameters:
+        target._parameters[attr] = torch.nn.Parameter(value, requires_grad=False)
+    else:
+        target._buffers[attr] = value
+
+
+def _host_copy(t, allocate: Callable):
+    def copied(inner):
+        host = allocate(inner)
+        host.copy_(inner)
+        return host
+
+    return _rebuilt(t, copied)
 
 
 def move_to_host(module, allocate: Callable = _pinned) -> None:
@@ -43,11 +82,16 @@ def move_to_host(module, allocate: Callable = _pinned) -> None:
     first move, or an adapter added since)."""
     tensors = _tensors(module)
     previous = getattr(module, PINNED_ATTR, None) or {}
-    copies = host_buffers(tensors, previous, allocate)
-    for name, t in tensors.items():
+    plain = {name: t for name, t in tensors.items() if not _subclass(t)}
+    copies = host_buffers(plain, previous, allocate)
+    for name, t in plain.items():
         if copies[name] is not previous.get(name):
             copies[name].copy_(t.data)
         t.data = copies[name]
+    for name, t in tensors.items():
+        if _subclass(t):
+            copies[name] = previous[name] if name in previous else _host_copy(t, allocate)
+            _replace(module, name, copies[name])
     setattr(module, PINNED_ATTR, copies)
 
 
@@ -59,7 +103,10 @@ def move_to_device(module, device) -> None:
         move_to_host(module)
         copies = getattr(module, PINNED_ATTR)
     for name, t in _tensors(module).items():
-        t.data = copies[name].to(device, non_blocking=True, copy=True)
+        if _subclass(copies[name]):
+            _replace(module, name, _rebuilt(copies[name], lambda x: x.to(device, non_blocking=True, copy=True)))
+        else:
+            t.data = copies[name].to(device, non_blocking=True, copy=True)
 
 
 def _on_host(module) -> bool:
@@ -70,7 +117,15 @@ def _on_host(module) -> bool:
     copies = getattr(module, PINNED_ATTR, None)
     if copies is None or first[0] not in copies:
         return first[1].device.type == "cpu"
-    return first[1].data.data_ptr() == copies[first[0]].data_ptr()
+    return _address(first[1]) == _address(copies[first[0]])
+
+
+def _address(t) -> int:
+    """Where a tensor's data is: a subclass's first inner tensor (a rebuilt parameter is a new object around
+    the same payload)."""
+    if _subclass(t):
+        return getattr(t, t.__tensor_flatten__()[0][0]).data_ptr()
+    return t.data.data_ptr()
 
 
 def on_device(tensor_device, execution_device) -> bool:
@@ -114,11 +169,9 @@ def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
 
 def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: Callable = _pinned) -> None:
     """Model CPU offload in diffusers' order (``model_cpu_offload_seq``) with accelerate's hooks, for the
-    components named in ``visitors`` (all plain ones when None), moving weights through pinned host copies. The
-    others stay where they are and only make the visitor before them leave. Models of quantized tensors
-    (torchao subclasses) never visit: moving them across devices fails inside torchao ("Attempted to set the
-    storage of a tensor on device cuda:0 to a storage on different device cpu", issue #13), and quantizing is
-    what made them small enough to stay.
+    components named in ``visitors`` (when None: every model of plain tensors, as ``low_vram`` alone asks),
+    moving weights through pinned host copies. The others stay where they are and only make the visitor before
+    them leave. A quantized model visits only when named: a memory plan's 8-bit visitor.
 
     This replaces ``pipeline.enable_model_cpu_offload`` on the instance, because diffusers calls it again after
     every pipeline call (``maybe_free_model_hooks``), and its own version first moves the whole pipeline to the
@@ -131,7 +184,7 @@ def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: 
     def enable(*args: Any, **kwargs: Any) -> None:
         pipeline.remove_all_hooks()
         models = {name: m for name, m in pipeline.components.items() if _is_module(m)}
-        visiting = {name for name, m in models.items() if _plain(m) and (visitors is None or name in visitors)}
+        visiting = {name for name, m in models.items() if (_plain(m) if visitors is None else name in visitors)}
         for name in visiting:
             move_to_host(models[name], allocate)
         hooks, previous = [], None
