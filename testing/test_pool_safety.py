@@ -1,4 +1,4 @@
-"""Pooled modules are never mutated in ways that change their identity: one test per rule (DESIGN §6)."""
+"""Pooled modules are never mutated in ways that change their identity: one test per rule (README "Memory: the component pool")."""
 import hashlib
 
 import pytest

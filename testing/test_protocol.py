@@ -1,4 +1,4 @@
-"""Wire protocol: real bytes in, real bytes out (DESIGN.md §4)."""
+"""Wire protocol: real bytes in, real bytes out (README "Frames", protocol.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Writing generated media (stills, video, audio) to disk and reading it back.
 
-Mirrors what AI Toolkit does when it saves samples (see aitk-anatomy §7.3): files land
+Mirrors what AI Toolkit does when it saves samples (its ``save_image``/thumbnail path): files land
 atomically via ``<folder>/.tmp/`` and get a ``<folder>/.thumbs/<file>.jpg`` thumbnail
 (300x300 centre crop, LANCZOS, JPEG q90) that exists *before* the media file appears, so
 a UI watching the folder never sees a file without its thumbnail or a half-written file.

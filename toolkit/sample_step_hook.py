@@ -2,7 +2,7 @@
 
 Every diffusers denoising loop calls ``self.scheduler.step`` exactly once per step, while
 ``callback_on_step_end`` is missing from several pipelines (Stable Audio, PixArt, HunyuanVideo 1.5), so the
-scheduler is the one place that sees every family. Two traps shape this file (ref/python-stack.md §4.3):
+scheduler is the one place that sees every family. Two traps shape this file:
 
 * the wrapper keeps ``step``'s signature (``functools.wraps``): pipelines inspect it to decide whether to pass
   ``generator``/``eta``, and a hidden signature silently unseeds SDE samplers;

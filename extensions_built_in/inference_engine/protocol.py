@@ -1,4 +1,4 @@
-"""Binary frames streamed by ``POST /generate`` (DESIGN.md §4).
+"""Binary frames streamed by ``POST /generate`` (README "Frames").
 
 One generation is one chunked HTTP response holding a sequence of frames::
 
@@ -12,7 +12,7 @@ vectors both sides are tested against.
 The writer is strict and the reader is lenient: :func:`encode_frame` checks per-type fields and enumerations so
 the engine can never emit a frame a client would misread, while :class:`FrameDecoder` checks only the envelope
 (lengths, JSON object, ``type``/``request_id``/``seq``/``t``) so a client keeps working when a later engine adds
-fields. ``seq`` may have gaps: ``latent`` frames are droppable under backpressure (DESIGN.md §3).
+fields. ``seq`` may have gaps: ``latent`` frames are droppable under backpressure (``stream.py``).
 
 No torch here: the server must not touch it. numpy is imported only where a tensor is built or read.
 """

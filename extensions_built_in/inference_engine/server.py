@@ -113,7 +113,7 @@ def bad_request(loc, message: str, status: int = 422) -> JSONResponse:
 def create_app(engine: Engine, token: str) -> FastAPI:
     app = FastAPI(title="AI Toolkit inference engine", version="1",
                   description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
-                              "(engine.json). POST /generate streams binary frames (see DESIGN §4).")
+                              "(engine.json). POST /generate streams binary frames (README \"Frames\").")
     expected = f"Bearer {token}".encode()
     app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets",))
 

@@ -4,7 +4,8 @@
 diffusers folder in a cache, and from then on it loads through the same ``from_pretrained`` path as a real
 model. Recipes keep the production VAE compression (so latent shapes match real models) and shrink widths.
 Tokenizers are built from in-memory vocabularies (transformers 5.x constructors take ``vocab``/``merges``), since
-nothing may be fetched at test time. Facts behind every number: ref/python-stack.md §3.
+nothing may be fetched at test time. Each recipe's numbers are the real model's where shapes depend on them
+(latent channels, VAE compression, patch sizes), and small elsewhere.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 /**
- * The engine's binary frame stream (DESIGN.md §4), mirrored from
+ * The engine's binary frame stream (README "Frames"), mirrored from
  * extensions_built_in/inference_engine/protocol.py, plus the latent -> picture projection
  * (mirrored from latent_preview.py `project_rgb`).
  *
