@@ -55,6 +55,11 @@ def check_arch(client, arch: str) -> dict:
     start = frames[0].header
     latents = [f for f in frames if f.type == "latent"]
     assert any(t == "progress" for t in types) and latents
+    # "sampling" is announced once, as the denoiser starts (before step 1's progress), after encoding
+    stages = [(i, f.header["stage"]) for i, f in enumerate(frames) if f.type == "status"]
+    sampling = [i for i, stage in stages if stage == "sampling"]
+    encoding = [i for i, stage in stages if stage == "encoding"]
+    assert len(sampling) == 1 and encoding and encoding[-1] < sampling[0] < types.index("progress"), stages
     for f in latents:
         assert f.header["shape"] == start["latent"]["shape"], (f.header["shape"], start["latent"]["shape"])
         assert f.header["layout"] == start["latent"]["layout"] and f.header["dtype"] == "float16"

@@ -7,6 +7,7 @@ comes back. Loading, seeding, the step hook and state restoration live here once
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from dataclasses import asdict, dataclass, field
@@ -365,8 +366,31 @@ class BaseModel:
         self._status_update("Encoding prompt", "encoding")
         hook = self._step_callback(gen) if self.sample_step_hook else None
         self._set_vae_tiling(bool(self.plan and self.plan.vae_tiling))
-        with torch.inference_mode(), step_hook(pipeline, hook):
+        with torch.inference_mode(), step_hook(pipeline, hook), self._sampling_announced_on_first_call():
             return self.generate_single_image(pipeline, gen, generator)
+
+    @contextlib.contextmanager
+    def _sampling_announced_on_first_call(self):
+        """The ``sampling`` status as the denoiser starts its first step, not after it: a video's first step
+        takes up to half a minute (HunyuanVideo on the H200), which a client would otherwise be told is prompt
+        encoding, and each stage's peak memory (``timings.peak_gib``) would count step 1 as encoding."""
+        import torch
+
+        handles = []
+
+        def first_call(module, args):
+            while handles:
+                handles.pop().remove()
+            self._status_update("Sampling", "sampling")
+
+        for role, comp in self.components.items():
+            if comp.source == "main" and isinstance(self.parts.get(role), torch.nn.Module):
+                handles.append(self.parts[role].register_forward_pre_hook(first_call))
+        try:
+            yield
+        finally:
+            while handles:
+                handles.pop().remove()
 
     def _set_vae_tiling(self, on: bool) -> None:
         """Per generation: a VAE shared through the pool with a holder of another plan keeps no stale setting."""
@@ -377,8 +401,6 @@ class BaseModel:
 
     def _step_callback(self, gen: GenerateImageConfig):
         def on_step(raw: SchedulerStep) -> None:
-            if raw.index == 0:
-                self._status_update("Sampling", "sampling")
             self.sample_step_hook(SampleStep(raw.index, raw.num_steps, raw, self, gen))
             if raw.index + 1 == raw.num_steps:
                 self._status_update("Decoding", "decoding")
