@@ -159,9 +159,83 @@ def test_an_8_bit_model_visits_through_host_copies_of_its_quantized_tensors():
     move_to_host(m, made)
     assert made.made == 2 * 3 + 2  # payload, scale, zero point per weight; the two biases
     assert _on_host(m) and type(m[0].weight) is quantized
-    move_to_device(m, "cpu")
-    assert not _on_host(m) and type(m[0].weight) is quantized and isinstance(m[0].weight, torch.nn.Parameter)
-    assert torch.equal(m(x), before)
-    move_to_host(m, made)
-    assert made.made == 8 and _on_host(m)  # no new copies
-    assert torch.equal(m(x), before)
+    with torch.inference_mode():  # the offload hooks move models inside the pipeline's inference mode
+        move_to_device(m, "cpu")
+        assert not _on_host(m) and type(m[0].weight) is quantized and isinstance(m[0].weight, torch.nn.Parameter)
+        assert torch.equal(m(x), before)
+        move_to_host(m, made)
+        assert made.made == 8 and _on_host(m)  # no new copies
+        assert torch.equal(m(x), before)
+
+
+def test_an_8_bit_model_streams_block_by_block_with_the_same_output():
+    """8-bit streaming (toolkit/models/streaming.py): each block arrives from its host copies just before it
+    runs and leaves right after; at most the running block and the next are off the host; what lies outside
+    the block lists comes for the call and leaves with it. Here "the device" is the CPU too: a block's weights
+    are host copies or device copies, told apart by address."""
+    pytest.importorskip("torchao")
+    from torchao.quantization import Int8WeightOnlyConfig, quantize_
+
+    from toolkit.models.offload import _on_host
+    from toolkit.models.streaming import BlockStream, block_lists
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Linear(32, 64)
+            self.blocks = torch.nn.ModuleList(torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU())
+                                              for _ in range(4))
+            self.head = torch.nn.Linear(64, 16)
+
+        def forward(self, x):
+            x = self.embed(x)
+            for i, block in enumerate(self.blocks):
+                x = block(x)
+                seen.append(sorted(j for j, b in enumerate(self.blocks) if not _on_host(b)))
+            return self.head(x)
+
+    seen: list = []
+    torch.manual_seed(0)
+    model = Tiny().to(torch.bfloat16)
+    quantize_(model, Int8WeightOnlyConfig())
+    x = torch.randn(3, 32, dtype=torch.bfloat16)
+    before = model(x)
+    assert [name for name, _ in block_lists(model)] == ["blocks"]
+    stream = BlockStream(model, "cpu", allocate=Counter())
+    assert all(_on_host(b) for b in model.blocks)
+    seen.clear()
+    with torch.inference_mode():  # as inside a pipeline call, where no parameter can be made
+        for _ in range(2):  # a second call starts from block 0 again (prefetched at the end of the first)
+            assert torch.equal(model(x), before)
+    # after block i has run it is back on its host copies, and only block i+1 (prefetched meanwhile) is not;
+    # the last block prefetches block 0 for the next call, which the call's end sends back with the rest
+    assert seen == [[1], [2], [3], [0]] * 2
+    assert all(_on_host(b) for b in model.blocks)  # the call's end sends everything back
+    assert type(model.embed.weight) is type(model.blocks[0][0].weight)  # still quantized after the trips
+    stream.remove()
+
+
+def test_the_load_funnel_streams_an_8_bit_denoiser_and_it_runs_as_the_resident_one(tiny_cache):
+    """``offload="blocks"`` (a plan's ``quantized_stream``): the tiny Flux transformer, int8, streamed block by
+    block over both its block lists, gives the same output as the same int8 transformer left in place."""
+    pytest.importorskip("torchao")
+    from toolkit.models.streaming import STREAM_ATTR
+    from toolkit.models.v2.mixin import load_component
+
+    def load(offload):
+        return load_component("diffusers.FluxTransformer2DModel", "tiny:flux", "transformer", dtype="bfloat16",
+                              device="cpu", qtype="int8", offload=offload, onload_device="cpu")
+
+    resident, streamed = load(None), load("blocks")
+    assert resident is not streamed  # the offload is part of the pool's identity
+    stream = getattr(streamed, STREAM_ATTR)
+    assert len(stream.blocks) == len(streamed.transformer_blocks) + len(streamed.single_transformer_blocks)
+    torch.manual_seed(0)
+    cfg = resident.config
+    inputs = dict(hidden_states=torch.randn(1, 16, cfg.in_channels, dtype=torch.bfloat16),
+                  encoder_hidden_states=torch.randn(1, 8, cfg.joint_attention_dim, dtype=torch.bfloat16),
+                  pooled_projections=torch.randn(1, cfg.pooled_projection_dim, dtype=torch.bfloat16),
+                  timestep=torch.tensor([0.5]), img_ids=torch.zeros(16, 3), txt_ids=torch.zeros(8, 3),
+                  guidance=torch.tensor([3.5]) if cfg.guidance_embeds else None, return_dict=False)
+    with torch.inference_mode():
+        assert torch.equal(streamed(**inputs)[0], resident(**inputs)[0])

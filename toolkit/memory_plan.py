@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 GIB = 1024**3
-PLACEMENTS = ("gpu", "visit", "quantized", "quantized_visit", "stream")
-QUANTIZED = ("quantized", "quantized_visit")
-OFF_GPU = ("visit", "quantized_visit", "stream")  # what waits in host RAM between uses
+PLACEMENTS = ("gpu", "visit", "quantized", "quantized_visit", "stream", "quantized_stream")
+QUANTIZED = ("quantized", "quantized_visit", "quantized_stream")
+OFF_GPU = ("visit", "quantized_visit", "stream", "quantized_stream")  # what waits in host RAM between uses
 # What a text encoder or decoder gets when a plan quantizes with an activation-quantizing type: encoders run once
 # per request (their speed hardly matters) and language models' activations have outliers that per-row float8
 # activations would clip, so they keep 16-bit activations.
@@ -40,8 +40,10 @@ STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block
 # Relative cost per placement (a denoiser runs every step, an encoder once per request), plus a small cost per
 # GiB moved per request so that, between two plans of one shape, the one moving fewer bytes wins.
 COST = {
-    "denoiser": {"gpu": 0.0, "visit": 1.0, "quantized": 8.0, "quantized_visit": 15.0, "stream": 20.0},
-    "encoder": {"gpu": 0.0, "visit": 0.5, "quantized": 2.0, "quantized_visit": 2.8, "stream": 3.0},
+    "denoiser": {"gpu": 0.0, "visit": 1.0, "quantized": 8.0, "quantized_visit": 15.0, "stream": 20.0,
+                 "quantized_stream": 21.0},
+    "encoder": {"gpu": 0.0, "visit": 0.5, "quantized": 2.0, "quantized_visit": 2.8, "stream": 3.0,
+                "quantized_stream": 3.2},
     "decoder": {"gpu": 0.0, "visit": 0.2},  # VAEs and vocoders are small; 8-bit would cost quality for nothing
 }
 MOVE_COST_PER_GIB = 0.01
@@ -105,9 +107,10 @@ class Plan:
     def summary(self) -> str:
         groups: dict = {}
         for role, placement in self.placements.items():
-            word = {"gpu": "on the GPU", "visit": "visit the GPU", "stream": "stream to the GPU as they run"}.get(
-                placement) or f"{self.qtype_for(role) or '8-bit'} " + (
-                "visit the GPU" if placement == "quantized_visit" else "on the GPU")
+            how = {"gpu": "on the GPU", "visit": "visit the GPU", "stream": "stream to the GPU as they run"}
+            word = how.get(placement)
+            if word is None:  # quantized, quantized_visit, quantized_stream
+                word = f"{self.qtype_for(role) or '8-bit'} {how[placement.partition('_')[2] or 'gpu']}"
             groups.setdefault(word, []).append(role)
         text = "; ".join(f"{', '.join(roles)} {word}" for word, roles in groups.items())
         return text + ("; VAE tiled" if self.vae_tiling else "")
@@ -159,6 +162,8 @@ def running_bytes(part: Part, placement: str) -> int:
         return int(part.bytes * QUANTIZED_RATIO)
     if placement == "stream":
         return max(int(part.bytes * STREAM_WINDOW), 2 * part.largest)
+    if placement == "quantized_stream":
+        return max(int(part.bytes * QUANTIZED_RATIO * STREAM_WINDOW), 2 * part.largest)
     return 0
 
 
@@ -194,7 +199,7 @@ def plan_cost(parts: tuple, placements: dict, vae_tiling: bool) -> float:
 def candidates(parts: tuple, can_quantize: bool, can_stream: bool):
     choices = []
     for p in parts:
-        allowed = [c for c in COST[p.kind] if (can_quantize or c not in QUANTIZED) and (can_stream or c != "stream")]
+        allowed = [c for c in COST[p.kind] if (can_quantize or c not in QUANTIZED) and (can_stream or "stream" not in c)]
         choices.append(allowed)
     for combo in itertools.product(*choices):
         placements = dict(zip((p.role for p in parts), combo))

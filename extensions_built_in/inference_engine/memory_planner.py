@@ -16,7 +16,7 @@ import os
 from dataclasses import replace
 from typing import Optional
 
-from toolkit.memory_plan import Plan, PlanDoesNotFit, Workload, plan_memory
+from toolkit.memory_plan import GIB, Plan, PlanDoesNotFit, Workload, plan_memory
 from toolkit.models.v2.pool import ComponentPool, host_available_bytes, plannable_bytes
 
 MODES = ("auto", "off")
@@ -111,6 +111,17 @@ class MemoryPlanner:
             self._sizes[key] = holder.memory_parts()
         return plan_memory(model_class.arch, self._sizes[key], available, work, host, budget=self.budget,
                            qtype=self.qtype)
+
+    def oom_snapshot(self, stage: str) -> dict:
+        """Where an out-of-memory struck, for the status frame and the log: the stage, what this process had
+        allocated, and which of the pool's components sat on the GPU (a plan's estimate, or a component that
+        should have left, shows here)."""
+        from toolkit.device import vram_stats
+
+        allocated = (vram_stats() or {}).get("allocated", 0)
+        on_gpu = {e.key.subfolder or e.key.cls.rsplit(".", 1)[-1]: round(e.bytes / GIB, 2)
+                  for e in self.pool.entries.values() if e.tier == "device" and e.key.device == self.device}
+        return {"stage": stage, "allocated_gib": round(allocated / GIB, 2), "pool_gib": on_gpu}
 
     def describe(self, plan: Optional[Plan]) -> dict:
         return {"mode": self.mode, "qtype": self.qtype, "reserve_scale": dict(self.reserve_scale),

@@ -192,14 +192,16 @@ class BaseModel:
             return load_component(comp.cls, source, comp.subfolder)
         placement = self.plan.placements.get(role, "gpu")
         qtype = None
-        if placement in ("quantized", "quantized_visit"):
+        if placement.startswith("quantized"):
             qtype = self.plan.qtype_for(role) or (cfg.qtype if comp.source == "main" else cfg.qtype_te)
         # Off the GPU a module is loaded where it waits: the host for one that visits (8-bit ones are quantized
         # there, as every quantized load is) or streams. The device is part of the pool's identity.
-        waits_on_host = placement in ("visit", "quantized_visit", "stream") and self._on_gpu()
+        waits_on_host = placement in ("visit", "quantized_visit", "stream", "quantized_stream") and self._on_gpu()
         offload = None
         if placement == "stream" and self._on_gpu():
             offload = "group:block" if comp.source == "main" else "group:leaf"
+        elif placement == "quantized_stream" and self._on_gpu():
+            offload = "blocks"  # toolkit/models/streaming.py: diffusers' group offloading cannot move 8-bit tensors
         return load_component(comp.cls, source, comp.subfolder, dtype=self.dtype,
                               device="cpu" if waits_on_host else self.device, config_source=cfg.extras_name_or_path,
                               qtype=qtype, offload=offload, onload_device=self.device)

@@ -45,9 +45,10 @@ def _subclass(t) -> bool:
 
 
 def _pinned(t):
+    """Pinned (page-locked, for copies at DMA speed) where there is a GPU to copy to."""
     import torch
 
-    return torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+    return torch.empty(t.shape, dtype=t.dtype, pin_memory=torch.cuda.is_available())
 
 
 def _rebuilt(t, convert: Callable):
@@ -58,6 +59,8 @@ def _rebuilt(t, convert: Callable):
 
 
 def _replace(module, name: str, value) -> None:
+    """Moves happen inside the pipeline's ``inference_mode``, where a parameter cannot be made ("Cannot set
+    version_counter for inference tensor"): the caller builds ``value`` and this sets it with inference mode off."""
     import torch
 
     owner, _, attr = name.rpartition(".")
@@ -77,10 +80,10 @@ def _host_copy(t, allocate: Callable):
     return _rebuilt(t, copied)
 
 
-def move_to_host(module, allocate: Callable = _pinned) -> None:
-    """Point every tensor of ``module`` at its host copy; a copy is made only for tensors that have none yet (the
-    first move, or an adapter added since)."""
-    tensors = _tensors(module)
+def move_to_host(module, allocate: Callable = _pinned, only: Optional[Callable[[str], bool]] = None) -> None:
+    """Point every tensor of ``module`` (or those whose names pass ``only``) at its host copy; a copy is made only
+    for tensors that have none yet (the first move, or an adapter added since)."""
+    tensors = {name: t for name, t in _tensors(module).items() if only is None or only(name)}
     previous = getattr(module, PINNED_ATTR, None) or {}
     plain = {name: t for name, t in tensors.items() if not _subclass(t)}
     copies = host_buffers(plain, previous, allocate)
@@ -88,25 +91,42 @@ def move_to_host(module, allocate: Callable = _pinned) -> None:
         if copies[name] is not previous.get(name):
             copies[name].copy_(t.data)
         t.data = copies[name]
-    for name, t in tensors.items():
-        if _subclass(t):
-            copies[name] = previous[name] if name in previous else _host_copy(t, allocate)
-            _replace(module, name, copies[name])
+    with _inference_off():
+        for name, t in tensors.items():
+            if _subclass(t):
+                copies[name] = previous[name] if name in previous else _host_copy(t, allocate)
+                _replace(module, name, copies[name])
     setattr(module, PINNED_ATTR, copies)
 
 
-def move_to_device(module, device) -> None:
-    """The module's host copies onto ``device``, asynchronously on the current stream (ordered before the kernels
-    that use them)."""
+def move_to_device(module, device, only: Optional[Callable[[str], bool]] = None) -> None:
+    """The module's host copies (or those whose names pass ``only``) onto ``device``, asynchronously on the
+    current stream (ordered before the kernels that use them)."""
     copies = getattr(module, PINNED_ATTR, None)
     if copies is None:
-        move_to_host(module)
+        move_to_host(module, only=only)
         copies = getattr(module, PINNED_ATTR)
     for name, t in _tensors(module).items():
+        if only is not None and not only(name):
+            continue
         if _subclass(copies[name]):
-            _replace(module, name, _rebuilt(copies[name], lambda x: x.to(device, non_blocking=True, copy=True)))
+            with _inference_off():
+                _replace(module, name, _rebuilt(copies[name], lambda x: x.to(device, non_blocking=True, copy=True)))
         else:
             t.data = copies[name].to(device, non_blocking=True, copy=True)
+
+
+def _inference_off():
+    import torch
+
+    return torch.inference_mode(False)
+
+
+def tensor_parts(t) -> list:
+    """The plain tensors holding ``t``'s data: itself, or a quantized tensor's payload and scales."""
+    if _subclass(t):
+        return [getattr(t, name) for name in t.__tensor_flatten__()[0]]
+    return [t.data]
 
 
 def _on_host(module) -> bool:

@@ -229,6 +229,10 @@ def _load(cls_path: str, src: ResolvedSource, dtype: Optional[str], device: Opti
         module.eval()
     if offload and offload.startswith("group:"):
         _group_offload(module, onload_device or device, offload.partition(":")[2])
+    elif offload == "blocks":
+        from toolkit.models.streaming import BlockStream
+
+        BlockStream(module, onload_device or device)
     elif device is not None and hasattr(module, "to") and hasattr(module, "parameters"):
         module.to(device)
     return module
