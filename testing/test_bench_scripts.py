@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -99,3 +101,17 @@ def test_plan_table_predicts_a_plan_or_a_reason_for_every_family_on_each_card():
     assert flux["fits"] and "transformer, text_encoder_2 visit the GPU" in flux["summary"]  # as measured on the H200
     flux2 = predicted("flux2", 24, 64)  # 104 GiB of bf16 weights: host RAM is what it lacks
     assert not flux2["fits"] and "host RAM" in flux2["summary"]
+
+
+@pytest.mark.parametrize("arch", ["pixart_sigma", "hunyuan_video15"])
+def test_the_bare_pipeline_clock_times_families_without_a_step_callback(arch, tmp_path, tiny_cache):
+    """The bare-diffusers reference is clocked at ``scheduler.step``: with ``callback_on_step_end`` it had no
+    marks for PixArt-Σ and a TypeError for HunyuanVideo 1.5 on the H200, so neither had a bare ratio."""
+    from testing.bench.bare_pipeline import BarePipeline
+    from toolkit.models.registry import get_model_class
+
+    settings = {k: v for k, v in get_model_class(arch).tiny_sample.items() if k != "output_ext"}
+    bare = BarePipeline(arch, f"tiny:{arch}", "cpu", "float32", settings, tmp_path)
+    wall, step = bare.call(3)
+    assert step is not None and 0 < step < wall
+    assert "step" not in vars(bare.model.pipeline.scheduler)  # the class's own step again
