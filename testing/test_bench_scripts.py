@@ -99,7 +99,9 @@ def test_plan_table_predicts_a_plan_or_a_reason_for_every_family_on_each_card():
     assert predicted("sdxl", 16, 64)["summary"].endswith("on the GPU")  # 6.5 GiB of weights: all resident
     flux = predicted("flux", 24, 64)
     assert flux["fits"] and "transformer, text_encoder_2 visit the GPU" in flux["summary"]  # as measured on the H200
-    flux2 = predicted("flux2", 24, 64)  # 104 GiB of bf16 weights: host RAM is what it lacks
+    flux2 = predicted("flux2", 24, 64)  # 104 GiB of bf16 weights: only 8-bit streaming fits 64 GiB of RAM
+    assert flux2["fits"] and "float8dq stream to the GPU" in flux2["summary"]
+    flux2 = predicted("flux2", 24, 48)  # less RAM than its 59 GiB of 8-bit copies: host RAM is what it lacks
     assert not flux2["fits"] and "host RAM" in flux2["summary"]
 
 
