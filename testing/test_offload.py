@@ -239,3 +239,13 @@ def test_the_load_funnel_streams_an_8_bit_denoiser_and_it_runs_as_the_resident_o
                   guidance=torch.tensor([3.5]) if cfg.guidance_embeds else None, return_dict=False)
     with torch.inference_mode():
         assert torch.equal(streamed(**inputs)[0], resident(**inputs)[0])
+
+
+def test_a_partial_move_keeps_the_other_tensors_host_copies():
+    """``only`` (8-bit streaming moves a model's non-block tensors for each call): the copies of the tensors it
+    leaves out are kept, or their next move would copy them again."""
+    m, made = module(), Counter()
+    move_to_host(m, made)
+    move_to_device(m, "cpu", only=lambda name: name.startswith("0."))
+    move_to_host(m, made, only=lambda name: name.startswith("0."))
+    assert made.made == 4 and set(getattr(m, PINNED_ATTR)) == {"0.weight", "0.bias", "1.weight", "1.bias"}

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 GIB = 1024**3
-PLACEMENTS = ("gpu", "visit", "quantized", "quantized_visit", "stream", "quantized_stream")
 QUANTIZED = ("quantized", "quantized_visit", "quantized_stream")
 OFF_GPU = ("visit", "quantized_visit", "stream", "quantized_stream")  # what waits in host RAM between uses
 # What a text encoder or decoder gets when a plan quantizes with an activation-quantizing type: encoders run once
@@ -105,9 +104,9 @@ class Plan:
         return self.qtype if kind == "denoiser" else WEIGHT_ONLY.get(self.qtype, self.qtype)
 
     def summary(self) -> str:
+        how = {"gpu": "on the GPU", "visit": "visit the GPU", "stream": "stream to the GPU as they run"}
         groups: dict = {}
         for role, placement in self.placements.items():
-            how = {"gpu": "on the GPU", "visit": "visit the GPU", "stream": "stream to the GPU as they run"}
             word = how.get(placement)
             if word is None:  # quantized, quantized_visit, quantized_stream
                 word = f"{self.qtype_for(role) or '8-bit'} {how[placement.partition('_')[2] or 'gpu']}"

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.memory_plan import GIB, Part, Plan, Workload, WorkingSet
+from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, Workload, WorkingSet
 from toolkit.models.v2.mixin import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
@@ -196,7 +196,7 @@ class BaseModel:
             qtype = self.plan.qtype_for(role) or (cfg.qtype if comp.source == "main" else cfg.qtype_te)
         # Off the GPU a module is loaded where it waits: the host for one that visits (8-bit ones are quantized
         # there, as every quantized load is) or streams. The device is part of the pool's identity.
-        waits_on_host = placement in ("visit", "quantized_visit", "stream", "quantized_stream") and self._on_gpu()
+        waits_on_host = placement in OFF_GPU and self._on_gpu()
         offload = None
         if placement == "stream" and self._on_gpu():
             offload = "group:block" if comp.source == "main" else "group:leaf"

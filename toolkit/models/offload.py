@@ -96,6 +96,8 @@ def move_to_host(module, allocate: Callable = _pinned, only: Optional[Callable[[
             if _subclass(t):
                 copies[name] = previous[name] if name in previous else _host_copy(t, allocate)
                 _replace(module, name, copies[name])
+    if only is not None:  # the copies of tensors outside this move are kept, not dropped as stale
+        copies = {name: c for name, c in previous.items() if not only(name)} | copies
     setattr(module, PINNED_ATTR, copies)
 
 
