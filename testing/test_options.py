@@ -241,7 +241,7 @@ def test_engine_config_keys_take_effect(tmp_path):
     loras.mkdir()
     proc, _ = start_engine_job(tmp_path, {
         "job_folder": str(job_folder), "output_folder": str(outputs), "assets_folder": str(assets),
-        "lora_roots": [str(loras)], "warm_up": False, "keep_resident_gb": 1, "idle_unload_seconds": 2,
+        "lora_roots": [str(loras)], "warm_up": False, "keep_resident_gb": 1, "idle_unload_seconds": 10,
         "max_queue": 3, "assets_max_gb": 0.5, "assets_max_age_hours": 2, "vram_budget_gb": 22,
         "memory": "off", "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"}})
     try:
@@ -272,7 +272,8 @@ def test_engine_config_keys_take_effect(tmp_path):
                 "arch": "sd1", "name_or_path": "tiny:sd1", "lora_path": str(tmp_path / "x.safetensors")}})
             assert refused["http_status"] == 422 and str(loras) in json.dumps(refused)  # engine.lora_roots
             deadline = time.monotonic() + 30
-            while client.health()["pool"]:  # idle_unload_seconds: 2
+            while client.health()["pool"]:  # idle_unload_seconds: 10 (2 let a slow CI machine unload the default
+                # model between its load and the first request)
                 assert time.monotonic() < deadline, "idle_unload_seconds did not unload"
                 time.sleep(0.3)
     finally:

@@ -30,6 +30,11 @@ DEPTH_KEYS = ("num_layers", "num_single_layers", "num_hidden_layers", "n_layers"
               "num_mmdit_layers", "num_single_dit_layers", "approximator_layers", "layers_per_block",
               "transformer_layers_per_block", "num_lyric_encoder_hidden_layers", "num_timbre_encoder_hidden_layers",
               "num_attention_pooler_hidden_layers")
+# Feed-forward inner widths: no other component reads them, so a one-layer CPU build narrows them to
+# ``SHALLOW_FF_WIDTH`` (the meta-tensor parameter counts still check the real values). On a two-core machine the
+# real ones made the largest one-layer builds 5-11 GB of float32 and several minutes each.
+FF_WIDTH_KEYS = ("intermediate_size", "d_ff", "ffn_dim")
+SHALLOW_FF_WIDTH = 1024
 WEIGHT_FILES = (".safetensors", ".bin")
 
 
@@ -53,8 +58,8 @@ def merged(base: dict, overrides: dict) -> dict:
 
 
 def capped(config: dict, depth: Optional[int]) -> dict:
-    """Every layer count at most ``depth``; per-layer lists that no longer match are dropped (their configs
-    rebuild them from the count)."""
+    """Every layer count at most ``depth`` and feed-forward widths narrowed; per-layer lists that no longer match
+    are dropped (their configs rebuild them from the count)."""
     out = {}
     for key, value in config.items():
         if isinstance(value, dict):
@@ -63,6 +68,10 @@ def capped(config: dict, depth: Optional[int]) -> dict:
             value = min(value, depth)
         elif depth and key in DEPTH_KEYS and isinstance(value, list) and all(isinstance(v, int) for v in value):
             value = [min(v, depth) for v in value]  # a UNet's per-block counts
+        elif depth and key in FF_WIDTH_KEYS and isinstance(value, int):
+            value = min(value, SHALLOW_FF_WIDTH)
+        elif depth and key == "mlp_ratio" and isinstance(value, (int, float)):
+            value = min(value, 1.0)
         out[key] = value
     layers = out.get("num_hidden_layers")
     if isinstance(out.get("layer_types"), list) and layers is not None and len(out["layer_types"]) != layers:

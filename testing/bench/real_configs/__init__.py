@@ -9,14 +9,29 @@ from testing.bench.real_configs import audio_hunyuan, image, image_large, video
 REAL = {**image.REAL, **image_large.REAL, **video.REAL, **audio_hunyuan.REAL}
 PARAMS = {**image.PARAMS, **image_large.PARAMS, **video.PARAMS, **audio_hunyuan.PARAMS}
 
-# What a one-layer CPU build (``build_real(..., depth=1)``) needs beyond capping layer counts: values that count
-# layers under another name, and decoders narrowed where their real width would make the CPU check take minutes
-# without checking anything the GPU run does not (a VAE's latent channels stay real).
+# What a one-layer CPU build (``build_real(..., depth=1)``) needs beyond capping layer counts and feed-forward
+# widths: values that count layers under another name, and widths inside one component narrowed where the real
+# ones made the CPU check take minutes without checking anything the GPU run does not (a VAE's block channels, a
+# transformer's head count behind its real input and output widths; latent channels and the widths one component
+# hands another stay real).
+NARROW = {"num_attention_heads": 8}  # for a denoiser whose inner width is heads x head_dim
 SHALLOW = {
-    "ltx2": {"connectors": {"text_proj_in_factor": 2}},  # Gemma's layers + 1, stacked
-    "hunyuan_video": {"text_encoder": {"num_hidden_layers": 3}},  # the pipeline reads hidden_states[-3]
-    "hunyuan_video15": {"text_encoder": {"num_hidden_layers": 3}},
-    "hidream": {"transformer": {"llama_layers": [0, 0]}},  # one Llama hidden state per (capped) block
+    "ltx2": {"connectors": {"text_proj_in_factor": 2,  # Gemma's layers + 1, stacked
+                            "video_connector_num_layers": 1, "audio_connector_num_layers": 1},
+             "transformer": {**NARROW, "cross_attention_dim": 1024,
+                             "audio_num_attention_heads": 8, "audio_cross_attention_dim": 512},
+             "vae": {"block_out_channels": [32, 64, 128, 256], "decoder_block_out_channels": [32, 64, 128]}},
+    "hunyuan_video": {"text_encoder": {"num_hidden_layers": 3},  # the pipeline reads hidden_states[-3]
+                      "transformer": NARROW},
+    "hunyuan_video15": {"text_encoder": {"num_hidden_layers": 3},
+                        "vae": {"block_out_channels": [32, 64, 128, 256, 256]}},
+    "flux2": {"transformer": NARROW}, "flux2_klein_9b": {"transformer": NARROW},
+    "flux": {"transformer": NARROW}, "flux_kontext": {"transformer": NARROW},
+    "wan21_i2v": {"transformer": {**NARROW, "added_kv_proj_dim": 8 * 128}},  # the image branch's width is the inner one
+    "wan22_5b": {"vae": {"base_dim": 32, "decoder_base_dim": 64}},
+    "wan22_14b": {"transformer": NARROW, "transformer_2": NARROW},
+    "wan22_14b_i2v": {"transformer": NARROW, "transformer_2": NARROW},
+    "hidream": {"transformer": {"llama_layers": [0, 0], **NARROW}},  # one Llama hidden state per (capped) block
     "stable_audio": {"transformer": {"sample_size": 64}},  # the window it decodes whatever the duration asked
     "qwen_image_edit": {"vae": {"base_dim": 16}},  # encodes the control image at ~1024^2 whatever the output size
     "qwen_image_edit_plus": {"vae": {"base_dim": 16}},
