@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -201,8 +202,9 @@ def test_result_headers_describe_their_files(engine_server):
 
 
 # ---------------------------------------------------------------------------------------------- engine config keys
-def start_engine_job(tmp_path, engine: dict, **process):
-    """A real ``python run.py`` InferenceEngine job; returns (process, engine.json path, job folder)."""
+def start_engine_job(tmp_path, engine: dict, env: Optional[dict] = None, **process):
+    """A real ``python run.py`` InferenceEngine job (``env`` added to this process's environment); returns
+    (process, job folder)."""
     db = tmp_path / "aitk.db"
     job_folder = tmp_path / "jobs" / "opts"
     config = {"job": "extension", "config": {"name": "opts", "process": [{
@@ -211,7 +213,7 @@ def start_engine_job(tmp_path, engine: dict, **process):
     path = tmp_path / "engine.json.yaml"
     path.write_text(json.dumps(config))
     proc = subprocess.Popen([sys.executable, "run.py", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})})
     return proc, job_folder
 
 

@@ -29,6 +29,7 @@ class ModelConfig:
     arch: Optional[str] = None
     arch_tag: Optional[str] = None
     extras_name_or_path: Optional[str] = None
+    variant: Optional[str] = None  # which weight files of a diffusers folder: "fp16" reads *.fp16.safetensors
     dtype: str = "float16"
     quantize: bool = False
     qtype: str = "qfloat8"

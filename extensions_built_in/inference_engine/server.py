@@ -39,6 +39,8 @@ class ModelBody(BaseModel):
     arch: str = Field("sd1", max_length=64, description="family, optionally with a tag: 'zimage:turbo'")
     name_or_path: str = Field(..., min_length=1, max_length=1024, description="hub id, local folder, or tiny:<arch>")
     extras_name_or_path: Optional[str] = Field(None, max_length=1024)
+    variant: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_]{1,32}$", description="weight files: 'fp16' reads "
+                                   "*.fp16.safetensors where a folder has them")
     dtype: Literal["float16", "fp16", "bfloat16", "bf16", "float32", "fp32"] = "float16"
     quantize: bool = False
     qtype: str = Field("qfloat8", max_length=64)

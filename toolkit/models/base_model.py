@@ -189,7 +189,7 @@ class BaseModel:
         cfg = self.model_config
         source = cfg.name_or_path if comp.source == "main" else cfg.extras_name_or_path
         if not comp.has_weights:
-            return load_component(comp.cls, source, comp.subfolder)
+            return load_component(comp.cls, source, comp.subfolder, report=self._report_download)
         placement = self.plan.placements.get(role, "gpu")
         qtype = None
         if placement.startswith("quantized"):
@@ -204,7 +204,11 @@ class BaseModel:
             offload = "blocks"  # toolkit/models/streaming.py: diffusers' group offloading cannot move 8-bit tensors
         return load_component(comp.cls, source, comp.subfolder, dtype=self.dtype,
                               device="cpu" if waits_on_host else self.device, config_source=cfg.extras_name_or_path,
-                              qtype=qtype, offload=offload, onload_device=self.device)
+                              qtype=qtype, offload=offload, onload_device=self.device, variant=cfg.variant,
+                              report=self._report_download)
+
+    def _report_download(self, message: str) -> None:
+        self.print_and_status_update(message, "loading")
 
     def _on_gpu(self) -> bool:
         return str(self.device).startswith("cuda")
@@ -217,7 +221,8 @@ class BaseModel:
         for role, comp in self.components.items():
             if comp.has_weights:
                 source = cfg.name_or_path if comp.source == "main" else cfg.extras_name_or_path
-                size, largest = weight_bytes(source, comp.subfolder, self.dtype, cfg.extras_name_or_path)
+                size, largest = weight_bytes(source, comp.subfolder, self.dtype, cfg.extras_name_or_path,
+                                             cfg.variant, self._report_download)
                 parts.append(Part(role, component_kind(role, comp), size, largest))
         return parts
 

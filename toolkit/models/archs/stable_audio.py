@@ -28,9 +28,9 @@ def checkpoint_window(name_or_path: str, extras_name_or_path: str) -> int:
 
             from toolkit.models.v2.mixin import resolve_source
 
-            src = resolve_source(name_or_path, "transformer", extras_name_or_path)
+            src = resolve_source(name_or_path, "transformer", extras_name_or_path, fetch=False)
             if src.single_file:  # a bare transformer file takes its config from the extras checkpoint
-                src = resolve_source(extras_name_or_path, "transformer")
+                src = resolve_source(extras_name_or_path, "transformer", fetch=False)
             kwargs = {"subfolder": src.subfolder} if src.subfolder else {}
             _WINDOWS[key] = int(StableAudioDiTModel.load_config(src.path, **kwargs)["sample_size"])
         except Exception:

@@ -11,8 +11,9 @@ import json
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
+from toolkit.models.v2.hub import fetch_component, folder_files, uses_variant
 from toolkit.models.v2.pool import ComponentKey, current_pool
 
 DTYPES = {
@@ -48,9 +49,19 @@ class ResolvedSource:
     subfolder: Optional[str]
     single_file: bool = False
     config_source: Optional[str] = None
+    variant: Optional[str] = None  # e.g. "fp16": which weight files of the folder are read (toolkit/models/v2/hub.py)
+
+    @property
+    def folder(self) -> str:
+        return os.path.join(self.path, self.subfolder or "")
 
 
-def resolve_source(name_or_path: str, subfolder: Optional[str], config_source: Optional[str] = None) -> ResolvedSource:
+def resolve_source(name_or_path: str, subfolder: Optional[str], config_source: Optional[str] = None,
+                   variant: Optional[str] = None, report: Optional[Callable[[str], None]] = None,
+                   fetch: bool = True) -> ResolvedSource:
+    """Where the files are, on this machine: a hub id is fetched first (only what the loader reads, see
+    ``hub.fetch_component``; ``report`` hears what is downloaded and how big). ``fetch=False`` leaves a hub id
+    as it is, for a caller that reads one config through diffusers' own hub download."""
     if name_or_path.startswith("tiny:"):
         from toolkit.models.tiny import tiny_checkpoint
 
@@ -68,11 +79,13 @@ def resolve_source(name_or_path: str, subfolder: Optional[str], config_source: O
         # A local folder may be the whole pipeline or just this component's folder.
         if subfolder and not os.path.isdir(os.path.join(path, subfolder)):
             subfolder = None
-        return ResolvedSource(path, subfolder)
+        return ResolvedSource(path, subfolder, variant=variant)
     if os.path.isabs(name_or_path) or name_or_path.startswith((".", "~")) or name_or_path.count("/") != 1:
         # Hub ids are exactly "org/name"; anything else was meant as a local path.
         raise FileNotFoundError(f"model path {name_or_path!r} does not exist (and is not a hub id 'org/name')")
-    return ResolvedSource(name_or_path, subfolder)
+    if not fetch:
+        return ResolvedSource(name_or_path, subfolder, variant=variant)
+    return ResolvedSource(fetch_component(name_or_path, subfolder, variant, report), subfolder, variant=variant)
 
 
 BUILTIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "builtin")
@@ -91,14 +104,7 @@ def _scheduler_class(src: ResolvedSource):
     """A checkpoint ships the scheduler it was tuned for (SD1.5: PNDM, Wan: UniPC); take that class."""
     import diffusers
 
-    from huggingface_hub import hf_hub_download
-
-    folder = os.path.join(src.path, src.subfolder or "")
-    if os.path.isdir(src.path):
-        cfg_path = os.path.join(folder, "scheduler_config.json")
-    else:
-        cfg_path = hf_hub_download(src.path, "scheduler_config.json", subfolder=src.subfolder)
-    with open(cfg_path) as f:
+    with open(os.path.join(src.folder, "scheduler_config.json")) as f:
         return getattr(diffusers, json.load(f)["_class_name"])
 
 
@@ -146,13 +152,14 @@ class _DropTorchvisionNotice:
 
 def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = None, dtype: Optional[str] = None,
                    device: Optional[str] = None, config_source: Optional[str] = None, qtype: Optional[str] = None,
-                   offload: Optional[str] = None, onload_device: Optional[str] = None) -> Any:
+                   offload: Optional[str] = None, onload_device: Optional[str] = None, variant: Optional[str] = None,
+                   report: Optional[Callable[[str], None]] = None) -> Any:
     """Load one component, through the active component pool when there is one.
 
     ``cls_path`` ``"auto"`` means "the scheduler class the checkpoint names"; schedulers are stateful and cheap,
     so they are never shared. The pool key is built from exactly these arguments after source resolution:
     a quantized or offloaded copy is a different entry from the plain one, never the same module mutated."""
-    src = resolve_source(name_or_path, subfolder, config_source)
+    src = resolve_source(name_or_path, subfolder, config_source, variant, report)
     load = lambda: _load(cls_path, src, dtype, device, qtype, offload, onload_device)  # noqa: E731
     pool = current_pool()
     if pool is None or cls_path == "auto":
@@ -217,6 +224,8 @@ def _load(cls_path: str, src: ResolvedSource, dtype: Optional[str], device: Opti
           offload: Optional[str] = None, onload_device: Optional[str] = None) -> Any:
     cls = _scheduler_class(src) if cls_path == "auto" else import_class(cls_path)
     kwargs = {"subfolder": src.subfolder} if src.subfolder else {}
+    if not src.single_file and uses_variant(src.folder, src.variant):
+        kwargs["variant"] = src.variant
     if qtype:
         kwargs["quantization_config"] = _quantization_config(cls, qtype)
     if src.single_file:
@@ -256,7 +265,6 @@ def _group_offload(module, onload_device: str, level: str = "block") -> None:
                                offload_type="block_level", num_blocks_per_group=1, use_stream=onload.type == "cuda")
 
 
-_COMPONENT_FILES = (".json", ".safetensors", ".bin", ".txt", ".model", ".jinja", ".tiktoken")
 _digests: dict = {}
 HASH_LIMIT = 256 * 1024**2
 _digests_lock = threading.Lock()
@@ -269,13 +277,11 @@ def content_digest(src: ResolvedSource) -> str:
     files up to ``HASH_LIMIT`` are hashed once per (path, size, mtime) and remembered; larger local files are
     identified by (path, size, mtime) instead: hashing 24 GB would cost more than loading it, and a sampled
     hash could call two different fine-tunes the same. So two byte-identical big local copies do not share,
-    which is safe; everything from the hub does. A hub id not downloaded yet is fetched into the cache first
-    (what ``from_pretrained`` would do anyway)."""
+    which is safe; everything from the hub does. Only the files the loader reads count (``hub.component_files``):
+    a repo's unread copies change nothing, and its ``fp16`` variant is a different component from its plain one."""
     import hashlib
 
-    folder = _local_folder(src)
-    files = [folder] if os.path.isfile(folder) else sorted(
-        os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(_COMPONENT_FILES))
+    files = [src.path] if src.single_file else folder_files(src.folder, src.variant)
     h = hashlib.sha1()
     for path in files:
         h.update(os.path.basename(path).encode())
@@ -283,15 +289,10 @@ def content_digest(src: ResolvedSource) -> str:
     return h.hexdigest()
 
 
-def _local_folder(src: ResolvedSource) -> str:
+def _weight_files(src: ResolvedSource) -> list[str]:
     if src.single_file:
-        return src.path
-    if os.path.isdir(src.path):
-        return os.path.join(src.path, src.subfolder or "")
-    from huggingface_hub import snapshot_download
-
-    pattern = f"{src.subfolder}/*" if src.subfolder else "*"
-    return os.path.join(snapshot_download(src.path, allow_patterns=[pattern]), src.subfolder or "")
+        return [src.path]
+    return [p for p in folder_files(src.folder, src.variant) if p.endswith((".safetensors", ".bin"))]
 
 
 def _file_digest(path: str) -> str:
@@ -318,13 +319,7 @@ def _file_digest(path: str) -> str:
 
 def estimate_bytes(src: ResolvedSource) -> int:
     """Size on disk of a local component's weights: what a pre-load eviction must make room for."""
-    if src.single_file:
-        return os.path.getsize(src.path)
-    folder = os.path.join(src.path, src.subfolder or "")
-    if not os.path.isdir(folder):
-        return 0
-    return sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder)
-               if f.endswith((".safetensors", ".bin")))
+    return sum(os.path.getsize(p) for p in _weight_files(src))
 
 
 _DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "I64": 8, "I32": 4, "I16": 2,
@@ -343,13 +338,11 @@ def safetensors_header(path: str) -> dict:
 
 
 def weight_bytes(name_or_path: str, subfolder: Optional[str], dtype: Optional[str],
-                 config_source: Optional[str] = None) -> tuple[int, int]:
+                 config_source: Optional[str] = None, variant: Optional[str] = None,
+                 report: Optional[Callable[[str], None]] = None) -> tuple[int, int]:
     """(total, largest tensor) bytes of a component's weights once loaded in ``dtype``: floating tensors at the
     target dtype, others as stored. Files that are not safetensors count at their size on disk."""
-    src = resolve_source(name_or_path, subfolder, config_source)
-    folder = _local_folder(src)
-    files = [folder] if os.path.isfile(folder) else [os.path.join(folder, f) for f in sorted(os.listdir(folder))
-                                                      if f.endswith((".safetensors", ".bin"))]
+    files = _weight_files(resolve_source(name_or_path, subfolder, config_source, variant, report))
     target = _TARGET_BYTES.get(DTYPES.get(dtype or "", ""), None)
     total = largest = 0
     for path in files:
