@@ -41,6 +41,7 @@ class ModelConfig:
     layer_offloading_text_encoder_percent: float = 1.0
     lora_path: Optional[str] = None
     lora_multiplier: float = 1.0
+    loras: list = field(default_factory=list)  # [{"path", "multiplier"}]: several at once, after lora_path
     assistant_lora_path: Optional[str] = None
     model_kwargs: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
@@ -54,6 +55,8 @@ class ModelConfig:
         self.extras_name_or_path = self.extras_name_or_path or self.name_or_path
         if self.quantize_te is None:
             self.quantize_te = self.quantize
+        self.loras = [{"path": e["path"], "multiplier": float(e.get("multiplier", 1.0))} if isinstance(e, dict)
+                      else {"path": str(e), "multiplier": 1.0} for e in self.loras or []]
         if self.layer_offloading:
             # AI Toolkit's layer offloading cannot run optimum-quanto types; it maps them to torchao's.
             self.qtype = "float8" if self.qtype == "qfloat8" else self.qtype
@@ -67,6 +70,11 @@ class ModelConfig:
         known = {f.name for f in fields(cls)} - {"extra"}
         extra = {k: v for k, v in data.items() if k not in known}
         return cls(**{k: v for k, v in data.items() if k in known}, extra=extra)
+
+    def lora_list(self) -> list[tuple[str, float]]:
+        """Every LoRA to apply, in order: AI Toolkit's single ``lora_path`` first, then ``loras``."""
+        first = [(self.lora_path, self.lora_multiplier)] if self.lora_path else []
+        return first + [(e["path"], e["multiplier"]) for e in self.loras]
 
     def explicit_memory_options(self) -> bool:
         """The user chose how this model uses memory: the engine's automatic plan then stays out of it."""

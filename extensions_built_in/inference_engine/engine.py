@@ -31,6 +31,7 @@ from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.device import reset_vram_peak, set_vram_budget, take_stage_peak, vram_stats
 from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models.base_model import save_generated
+from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import ARCHS, get_model_class
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
 from toolkit.paths import MODELS_PATH
@@ -266,6 +267,8 @@ class Engine:
             req.stream.finish(False, "cancelled", "Cancelled")
         except LoadFailed as e:
             req.stream.finish(False, "load_failed", str(e))
+        except LoraMismatch as e:
+            req.stream.finish(False, "bad_request", str(e))
         except PlanDoesNotFit as e:
             req.stream.finish(False, "too_large", str(e))
         except Exception as e:
@@ -337,7 +340,7 @@ class Engine:
         try:
             with active_pool(self.pool):
                 holder.load_model()
-        except GenerationCancelled:
+        except (GenerationCancelled, LoraMismatch):
             raise
         except Exception as e:
             if is_oom(e):

@@ -46,7 +46,9 @@ class RequestChecks:
         model_config = ModelConfig.from_dict(model)
         self.check_memory_options(model_config)
         if model_config.lora_path:
-            model_config.lora_path = self.resolve_lora(model_config.lora_path)
+            model_config.lora_path = self.resolve_lora(model_config.lora_path, ("body", "model", "lora_path"))
+        for i, entry in enumerate(model_config.loras):
+            entry["path"] = self.resolve_lora(entry["path"], ("body", "model", "loras", i, "path"))
         sample = {k: v for k, v in sample.items() if v is not None}
         merged = {**model_class.defaults, **sample}
         if merged.get("output_ext") not in model_class.output_exts:
@@ -73,20 +75,19 @@ class RequestChecks:
                 if problem:
                     raise BadRequest(("body", "model", field_name), problem)
 
-    def resolve_lora(self, path: str) -> str:
+    def resolve_lora(self, path: str, loc: tuple) -> str:
         """LoRA files are read from the engine's LoRA roots only (MODELS_PATH, assets, outputs by default).
         A folder means its diffusers LoRA file; the name is joined *before* links are resolved and the result
         checked, so a link of that name inside a root cannot point outside it."""
         candidate = os.path.expanduser(path)
         if os.path.isdir(candidate):
             candidate = os.path.join(candidate, "pytorch_lora_weights.safetensors")
-        real = _request_path(candidate, ("body", "model", "lora_path"))
+        real = _request_path(candidate, loc)
         inside = any(is_inside(real, root) for root in self.lora_roots)
         if not inside:
-            raise BadRequest(("body", "model", "lora_path"),
-                             f"{path!r} is outside the engine's LoRA folders ({', '.join(self.lora_roots)})")
+            raise BadRequest(loc, f"{path!r} is outside the engine's LoRA folders ({', '.join(self.lora_roots)})")
         if not real.endswith(".safetensors") or not os.path.isfile(real):
-            raise BadRequest(("body", "model", "lora_path"), f"{path!r} is not a .safetensors LoRA file")
+            raise BadRequest(loc, f"{path!r} is not a .safetensors LoRA file")
         return real
 
     def resolve_image_ref(self, ref: str, loc: tuple) -> str:

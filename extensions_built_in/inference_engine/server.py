@@ -27,11 +27,20 @@ from extensions_built_in.inference_engine.stream import FrameStream
 
 HEARTBEAT_S = 1.0  # proxies and clients must see bytes at least every 2 s while a request waits or loads
 MAX_JSON_BODY = 1024 * 1024  # a generate body is a few KB; 1 MB leaves room for long prompts, not for abuse
+MAX_LORAS = 8
+# ?wait=1 answers an error frame with the HTTP status of its code (bad_request: a LoRA the family cannot take).
+WAIT_STATUS = {"bad_request": 422, "cancelled": 409, "oom": 507, "too_large": 507, "load_failed": 424}
 MAX_MODEL_EXTRAS = 64  # unknown ModelConfig keys kept (configs pasted from AI Toolkit carry some) ...
 MAX_MODEL_EXTRAS_BYTES = 64 * 1024  # ... and their size as JSON: they are copied into every sidecar
 
 
 # ---------------------------------------------------------------------------------------------- request bodies
+class LoraBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(..., min_length=1, max_length=1024, description="a .safetensors file under a LoRA root")
+    multiplier: float = Field(1.0, ge=-10, le=10)
+
+
 class ModelBody(BaseModel):
     """AI Toolkit's ModelConfig keys. Unknown keys are kept (configs pasted from training jobs carry many)."""
 
@@ -52,6 +61,8 @@ class ModelBody(BaseModel):
     layer_offloading_text_encoder_percent: float = Field(1.0, ge=0, le=1)
     lora_path: Optional[str] = Field(None, max_length=1024)
     lora_multiplier: float = Field(1.0, ge=-10, le=10)
+    loras: list[LoraBody] = Field(default_factory=list, max_length=MAX_LORAS,
+                                  description="several LoRAs at once, applied after lora_path")
 
     @model_validator(mode="after")
     def bounded_extras(self):
@@ -264,7 +275,7 @@ async def wait_for_outcome(engine: Engine, req, request: Request) -> JSONRespons
         outcome["timings"] = outcome["result"].get("timings")
         return JSONResponse(outcome)
     code = outcome.get("error", {}).get("code")
-    return JSONResponse(outcome, status_code={"cancelled": 409, "oom": 507, "too_large": 507, "load_failed": 424}.get(code, 500))
+    return JSONResponse(outcome, status_code=WAIT_STATUS.get(code, 500))
 
 
 class UploadTooLarge(Exception):

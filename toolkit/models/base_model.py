@@ -8,13 +8,13 @@ comes back. Loading, seeding, the step hook and state restoration live here once
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, Workload, WorkingSet
+from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.v2.mixin import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
@@ -158,22 +158,22 @@ class BaseModel:
         Adapters stay unmerged (PEFT): the base weights never change, so a denoiser shared through the pool
         keeps its identity, and switching LoRAs loads only the adapter. Adapters this config does not want are
         deleted, so a holder without a LoRA samples exactly the base model."""
-        cfg, pipe = self.model_config, self.pipeline
+        pipe, loras = self.pipeline, self.model_config.lora_list()
         if not hasattr(pipe, "get_list_adapters"):
-            if cfg.lora_path:
-                raise ValueError(f"{self.arch}: its pipeline cannot load LoRA weights")
+            if loras:
+                raise LoraMismatch(f"{self.arch}: its pipeline cannot load LoRA weights")
             return
-        wanted = lora_adapter_name(cfg.lora_path) if cfg.lora_path else None
+        wanted = {adapter_name(path): (path, weight) for path, weight in loras}
         loaded = {a for adapters in pipe.get_list_adapters().values() for a in adapters}
-        stale = sorted(loaded - {wanted})
+        stale = sorted(loaded - set(wanted))
         if stale:
             pipe.delete_adapters(stale)
-        if wanted is None:
-            return
-        if wanted not in loaded:
-            self.print_and_status_update(f"Loading {self.arch}: LoRA {os.path.basename(cfg.lora_path)}", "loading")
-            pipe.load_lora_weights(cfg.lora_path, adapter_name=wanted)
-        pipe.set_adapters([wanted], adapter_weights=[cfg.lora_multiplier])
+        for name, (path, _) in wanted.items():
+            if name not in loaded:
+                self.print_and_status_update(f"Loading {self.arch}: LoRA {os.path.basename(path)}", "loading")
+                self.print_and_status_update(load_lora(pipe, path, name, self.arch), "loading")
+        if wanted:
+            pipe.set_adapters(list(wanted), adapter_weights=[weight for _, weight in wanted.values()])
 
     def apply_offloading(self) -> None:
         """Components placed ``visit`` get model CPU offload in diffusers' order, moving weights through pinned host
@@ -447,13 +447,6 @@ def component_kind(role: str, comp: Component) -> str:
 
 def _to_uint8(pixels):
     return (pixels.clip(0, 1) * 255).round().astype("uint8")
-
-
-def lora_adapter_name(path: str) -> str:
-    """Stable per file version: a LoRA re-saved at the same path is a new adapter, not a stale hit."""
-    stat = os.stat(path)
-    digest = hashlib.sha1(f"{os.path.abspath(path)}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
-    return f"lora_{digest[:12]}"
 
 
 def _module_device(module) -> Optional[str]:
