@@ -109,7 +109,10 @@ def _scheduler_class(src: ResolvedSource):
 
 
 def _load_single_file(cls, src: ResolvedSource, dtype):
-    """Build the module from its config on the meta device, then assign the file's tensors (no double RAM)."""
+    """A file in diffusers' own layout is assigned onto the module built on the meta device (no double RAM).
+    Any other layout (Stability's LDM checkpoints, Black Forest Labs' Flux files, the Wan and Z-Image
+    releases, ComfyUI repackagings) goes through the class's diffusers converter, ``from_single_file``, with
+    the config from ``config_source``, so nothing is fetched for it."""
     from accelerate import init_empty_weights
     from safetensors.torch import load_file
 
@@ -122,12 +125,27 @@ def _load_single_file(cls, src: ResolvedSource, dtype):
         with init_empty_weights():
             module = cls._from_config(config)
     state = load_file(src.path)
+    expected = set(module.state_dict())
+    if not expected.issubset(state) or len(state) > len(expected):
+        del module, state
+        return _convert_single_file(cls, src, dtype, len(expected))
     if dtype is not None:
         state = {k: v.to(dtype) if v.is_floating_point() else v for k, v in state.items()}
-    missing, unexpected = module.load_state_dict(state, strict=False, assign=True)
-    if missing or unexpected:
-        raise ValueError(f"{src.path}: {len(missing)} missing and {len(unexpected)} unexpected keys "
-                         f"for {cls.__name__} (first: {(missing or unexpected)[:3]})")
+    module.load_state_dict(state, strict=True, assign=True)
+    return module.eval()
+
+
+def _convert_single_file(cls, src: ResolvedSource, dtype, expected: int):
+    name = os.path.basename(src.path)
+    if not hasattr(cls, "from_single_file"):
+        raise ValueError(f"{name} is not in diffusers' {cls.__name__} layout ({expected} keys expected), and "
+                         f"diffusers has no converter from other layouts for {cls.__name__}")
+    try:
+        module = cls.from_single_file(src.path, config=src.config_source, subfolder=src.subfolder,
+                                      torch_dtype=dtype, local_files_only=True)
+    except Exception as e:
+        raise ValueError(f"{name}: diffusers could not read it as a {cls.__name__} checkpoint "
+                         f"({type(e).__name__}: {str(e)[:300]})") from None
     return module.eval()
 
 
