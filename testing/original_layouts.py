@@ -23,21 +23,22 @@ WAN_TO_ORIGINAL = (
 )
 
 
+def wan_original_name(key: str) -> str:
+    """A Wan diffusers parameter (or LoRA) name as Wan-AI's code names it."""
+    if key == "scale_shift_table":
+        return "head.modulation"
+    if key.startswith("proj_out."):
+        return key.replace("proj_out.", "head.head.", 1)
+    key = key.replace(".scale_shift_table", ".modulation")
+    for new, old in WAN_TO_ORIGINAL:
+        key = key.replace(new, old)
+    return key
+
+
 def wan_original(state: dict) -> dict:
     """Wan 2.1/2.2 transformer as Wan-AI releases it (inverse of ``convert_wan_transformer_to_diffusers``), with
     ComfyUI's ``model.diffusion_model.`` prefix."""
-    out = {}
-    for key, value in state.items():
-        if key == "scale_shift_table":
-            key = "head.modulation"
-        elif key.startswith("proj_out."):
-            key = key.replace("proj_out.", "head.head.", 1)
-        else:
-            key = key.replace(".scale_shift_table", ".modulation")
-            for new, old in WAN_TO_ORIGINAL:
-                key = key.replace(new, old)
-        out[f"model.diffusion_model.{key}"] = value
-    return out
+    return {f"model.diffusion_model.{wan_original_name(key)}": value for key, value in state.items()}
 
 
 def z_image_original(state: dict) -> dict:
