@@ -59,3 +59,52 @@ def z_image_original(state: dict) -> dict:
             key = key.replace(new, old)
         out[key] = value
     return out
+
+
+LDM_RESNET = (("norm1", "in_layers.0"), ("conv1", "in_layers.2"), ("norm2", "out_layers.0"), ("conv2", "out_layers.3"),
+              ("time_emb_proj", "emb_layers.1"), ("conv_shortcut", "skip_connection"))
+LDM_FIXED = {"time_embedding.linear_1": "time_embed.0", "time_embedding.linear_2": "time_embed.2",
+             "conv_in": "input_blocks.0.0", "conv_norm_out": "out.0", "conv_out": "out.2",
+             "add_embedding.linear_1": "label_emb.0.0", "add_embedding.linear_2": "label_emb.0.2"}
+
+
+def ldm_unet_original(state: dict, layers_per_block: int) -> dict:
+    """An SD 1.x / SDXL UNet as Stability's checkpoints hold it, under ``model.diffusion_model.`` (inverse of
+    ``convert_ldm_unet_checkpoint``): input/middle/output blocks numbered as LDM numbers them."""
+    per = layers_per_block + 1
+    with_attention = {int(k.split(".")[1]) for k in state if k.startswith("up_blocks.") and ".attentions." in k}
+    out = {}
+    for key, value in state.items():
+        parts = key.split(".")
+        module, param = ".".join(parts[:-1]), parts[-1]
+        if module in LDM_FIXED:
+            name = LDM_FIXED[module]
+        elif parts[0] == "down_blocks":
+            block, kind, j, rest = int(parts[1]), parts[2], int(parts[3]), ".".join(parts[4:-1])
+            if kind == "downsamplers":
+                name = f"input_blocks.{1 + block * per + layers_per_block}.0.op"
+            else:
+                name = f"input_blocks.{1 + block * per + j}.{_ldm_inner(kind, rest)}"
+        elif parts[0] == "mid_block":
+            kind, j, rest = parts[1], int(parts[2]), ".".join(parts[3:-1])
+            name = f"middle_block.{1 if kind == 'attentions' else 2 * j}.{_ldm_inner(kind, rest)[2:]}"
+        elif parts[0] == "up_blocks":
+            block, kind, j, rest = int(parts[1]), parts[2], int(parts[3]), ".".join(parts[4:-1])
+            if kind == "upsamplers":
+                name = f"output_blocks.{block * per + layers_per_block}.{2 if block in with_attention else 1}.conv"
+            else:
+                name = f"output_blocks.{block * per + j}.{_ldm_inner(kind, rest)}"
+        else:
+            raise KeyError(f"no LDM name for {key}")
+        out[f"model.diffusion_model.{name}.{param}"] = value
+    return out
+
+
+def _ldm_inner(kind: str, rest: str) -> str:
+    """``0.<resnet part>`` or ``1.<attention part>``, the slot inside an LDM block."""
+    if kind == "attentions":
+        return f"1.{rest}"
+    for new, old in LDM_RESNET:
+        if rest == new:
+            return f"0.{old}"
+    raise KeyError(f"no LDM name for resnet part {rest}")

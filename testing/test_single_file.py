@@ -1,15 +1,20 @@
-"""Single-file checkpoints in the layouts their authors ship load through diffusers' converters and sample
-exactly as the same weights in a diffusers folder. The files are written from the tiny checkpoints by
+"""Single-file checkpoints in the layouts their authors ship (Stability's LDM UNets for SD 1.5 and SDXL, Wan-AI's
+and ComfyUI's Wan files, Tongyi's Z-Image file) load through diffusers' converters and sample exactly as the same
+weights in a diffusers folder. The files are written from the tiny checkpoints by
 ``testing/original_layouts.py``; the first test proves those writers are the converters' exact inverses."""
 import numpy as np
 import pytest
 
 from testing.engine_harness import EngineHarness
-from testing.original_layouts import wan_original, z_image_original
+from testing.original_layouts import ldm_unet_original, wan_original, z_image_original
 from testing.test_inference_engine import body_for
 
 # arch -> (denoiser subfolder, writer, diffusers converter, the converter's model class)
 LAYOUTS = {
+    "sd1": ("unet", lambda s: ldm_unet_original(s, unet_config("sd1")["layers_per_block"]),
+            "convert_ldm_unet_checkpoint"),
+    "sdxl": ("unet", lambda s: ldm_unet_original(s, unet_config("sdxl")["layers_per_block"]),
+             "convert_ldm_unet_checkpoint"),
     "wan21": ("transformer", wan_original, "convert_wan_transformer_to_diffusers"),
     "zimage": ("transformer", z_image_original, "convert_z_image_transformer_checkpoint_to_diffusers"),
 }
@@ -26,6 +31,16 @@ def denoiser_state(arch: str) -> dict:
     return load_file(os.path.join(folder, "diffusion_pytorch_model.safetensors"))
 
 
+def unet_config(arch: str) -> dict:
+    import json
+    import os
+
+    from toolkit.models.tiny import tiny_checkpoint
+
+    with open(os.path.join(tiny_checkpoint(arch), LAYOUTS[arch][0], "config.json")) as f:
+        return json.load(f)
+
+
 @pytest.mark.parametrize("arch", sorted(LAYOUTS))
 def test_the_writers_are_the_diffusers_converters_inverse(arch, tiny_cache):
     import diffusers.loaders.single_file_utils as converters
@@ -33,7 +48,7 @@ def test_the_writers_are_the_diffusers_converters_inverse(arch, tiny_cache):
     state = denoiser_state(arch)
     original = LAYOUTS[arch][1](state)
     assert set(original) != set(state)  # really another layout
-    back = getattr(converters, LAYOUTS[arch][2])(dict(original))
+    back = getattr(converters, LAYOUTS[arch][2])(dict(original), config=unet_config(arch))
     assert sorted(back) == sorted(state)
     assert all(np.array_equal(back[k].numpy(), state[k].numpy()) for k in state)
 
