@@ -14,7 +14,7 @@ import threading
 import time
 
 from jobs.process.BaseExtensionProcess import BaseExtensionProcess
-from toolkit.paths import TOOLKIT_ROOT
+from toolkit.paths import MODELS_PATH, TOOLKIT_ROOT
 from toolkit.ui_job_status import DEFAULT_SQLITE_DB_PATH, UIJobStatus
 
 STREAM_FLUSH_S = 2.0  # how long closing streams get to deliver their last frames before the server stops
@@ -39,7 +39,8 @@ class InferenceEngine(BaseExtensionProcess):
         self.memory = str(self.get_conf("engine.memory", "auto"))
         self.memory_qtype = str(self.get_conf("engine.memory_qtype", "auto"))
         self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))
-        self.lora_roots = self.get_conf("engine.lora_roots")
+        # AI Toolkit writes the LoRAs it trains into the training folder: they load without configuration.
+        self.lora_roots = self.get_conf("engine.lora_roots") or [MODELS_PATH, os.path.abspath(training_folder)]
         self.default_model = self.get_conf("engine.default_model")
         self.warm_up = bool(self.get_conf("engine.warm_up", True))
         self.engine_json = os.path.join(self.job_folder, "engine.json")

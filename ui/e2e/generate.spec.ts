@@ -4,11 +4,12 @@
  * streaming and auth, and stopping the engine again.
  */
 import { type Page, expect, test } from '@playwright/test';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FrameParser } from '../src/utils/engineStream';
 import {
-  ENGINE_JOB_NAME, TOKEN, TRAINING_FOLDER, authHeaders, bigNoisePng, canvasPixels, currentStep, galleryItems, runStatus, screenshot,
+  E2E_DIR, ENGINE_JOB_NAME, TOKEN, TRAINING_FOLDER, authHeaders, bigNoisePng, canvasPixels, currentStep, galleryItems, runStatus, screenshot,
   setNumber, waitForStep,
 } from './helpers';
 
@@ -93,6 +94,41 @@ test('cancel mid-run ends that run, and the next run succeeds', async () => {
   await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
   await expect(page.getByTestId('step-counter')).toHaveText('20 / 20');
   await expect(galleryItems(page)).toHaveCount(before + 1); // the cancelled run wrote nothing
+});
+
+test('a LoRA AI Toolkit trained into the training folder: in the picker with its job name, applied, named in the sidecar', async () => {
+  // what a finished training run leaves: <training folder>/<job>/<job>_<step>.safetensors beside config.yaml
+  const jobDir = path.join(TRAINING_FOLDER, 'my_first_lora');
+  mkdirSync(jobDir, { recursive: true });
+  writeFileSync(path.join(jobDir, 'config.yaml'),
+    'job: extension\nconfig:\n  name: my_first_lora\n  process:\n    - type: sd_trainer\n      model:\n        arch: sd1\n');
+  const loraFile = path.join(jobDir, 'my_first_lora_000000250.safetensors');
+  const made = spawnSync(path.resolve('..', '.venv', 'bin', 'python'), ['testing/write_tiny_lora.py', loraFile], {
+    cwd: path.resolve('..'), env: { ...process.env, AITK_TINY_CACHE: process.env.AITK_TINY_CACHE ?? path.join(E2E_DIR, 'tiny_cache') },
+    encoding: 'utf8',
+  });
+  expect(made.status, made.stderr).toBe(0);
+
+  await page.getByTestId('lora-refresh').click();
+  const option = page.getByTestId('lora-select').locator('option', { hasText: 'my_first_lora · step 250 · sd1' });
+  await expect(option).toHaveCount(1);
+  await page.getByTestId('lora-select').selectOption(loraFile);
+  await page.getByTestId('lora-add').click();
+  await expect(page.getByTestId('lora-chosen')).toHaveCount(1);
+  await expect(page.getByTestId('lora-chosen')).toContainText('my_first_lora · step 250');
+  await page.getByTestId('lora-multiplier').fill('0.9');
+  await setNumber(page, 'num_inference_steps', 4);
+  await page.getByTestId('generate').click();
+  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+
+  const job = (await (await page.request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json()).jobs
+    .find((j: { name: string }) => j.name === ENGINE_JOB_NAME);
+  const outputs = await (await page.request.get(`/api/inference/outputs?job=${job.id}&limit=1`, { headers: authHeaders() })).json();
+  expect(outputs[0].meta.config.model.loras).toEqual([{ path: loraFile, multiplier: 0.9 }]);
+  expect(outputs[0].meta.config.model.lora_path ?? null).toBeNull();
+  await page.getByTestId('lora-remove').click(); // the next tests sample the base model
+  await expect(page.getByTestId('lora-chosen')).toHaveCount(0);
 });
 
 test('tiny:wan21: a scrubbable video preview and an mp4 in the gallery', async () => {

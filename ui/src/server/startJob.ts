@@ -11,7 +11,7 @@ import path from 'node:path';
 import { isInferenceJob, firstProcess, parseJobConfig } from './jobConfig';
 import { type Job, getJob, updateJob } from './jobs';
 import { lastLogLine, rotateLog } from './logFile';
-import { dbPath, jobFolder, toolkitRoot } from './paths';
+import { dbPath, jobFolder, toolkitRoot, trainingFolder } from './paths';
 import { isPidAlive } from './process';
 import { resolvePythonPath } from './pythonPath';
 import { getSetting } from './settings';
@@ -28,7 +28,11 @@ export function writeRunConfig(job: Job, folder: string): string {
   const proc = firstProcess(config);
   if (proc) {
     proc.sqlite_db_path = dbPath();
-    if (isInferenceJob(job)) proc.engine = { ...(proc.engine ?? {}), job_folder: folder };
+    if (isInferenceJob(job)) {
+      proc.engine = { ...(proc.engine ?? {}), job_folder: folder };
+      // AI Toolkit's trained LoRAs live there: the engine lists them (GET /loras) and may load them
+      proc.training_folder ??= trainingFolder();
+    }
   }
   const file = path.join(/*turbopackIgnore: true*/ folder, '.job_config.json');
   writeFileSync(file, JSON.stringify(config, null, 2));

@@ -70,10 +70,39 @@ export interface OutputEntry {
   meta: {
     request_id?: string;
     seed?: number;
-    config?: { model?: { arch?: string; name_or_path?: string }; sample?: Record<string, unknown> };
+    config?: {
+      model?: {
+        arch?: string;
+        name_or_path?: string;
+        lora_path?: string | null;
+        lora_multiplier?: number;
+        loras?: { path: string; multiplier: number }[];
+      };
+      sample?: Record<string, unknown>;
+    };
     result?: { kind?: string; width?: number; height?: number; frames?: number; fps?: number; duration_s?: number };
     timings?: Record<string, number>;
   } | null;
+}
+
+/** One file of GET /loras: job, step and family as AI Toolkit recorded them (null when unknown). */
+export interface LoraEntry {
+  path: string;
+  name: string;
+  root: string;
+  bytes: number;
+  mtime: number;
+  job: string | null;
+  step: number | null;
+  arch: string | null;
+  base_model: string | null;
+}
+
+/** A LoRA chosen in the form: sent as `model.loras[]` ({path, multiplier}). */
+export interface LoraChoice {
+  path: string;
+  multiplier: number;
+  label?: string;
 }
 
 export const ACTIVE_STATUSES = ['running', 'queued', 'stopping'];

@@ -24,7 +24,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   const outputs = usePoll(() => apiJson<OutputEntry[]>(`/api/inference/outputs?${q}&limit=60`), 10000, online);
   const archs = useMemo(() => models.data ?? [], [models.data]);
 
-  const [model, setModel] = useState<ModelForm>({ arch: 'sd1', name_or_path: 'tiny:sd1', dtype: 'float16' });
+  const [model, setModel] = useState<ModelForm>({ arch: 'sd1', name_or_path: 'tiny:sd1', dtype: 'float16', loras: [] });
   const [sample, setSample] = useState<SampleForm>(DEFAULT_SAMPLE);
   const [stream, setStream] = useState<StreamForm>({ latents: 'x0', every_n_steps: 1 });
   const arch = archs.find((a) => a.arch === model.arch);
@@ -62,7 +62,11 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   const reuse = (entry: OutputEntry) => {
     const cfg = entry.meta?.config;
     if (!cfg) return;
-    if (cfg.model?.arch) setModel((m) => ({ ...m, arch: cfg.model!.arch!, name_or_path: cfg.model!.name_or_path ?? m.name_or_path }));
+    if (cfg.model?.arch) {
+      const m = cfg.model;
+      const loras = [...(m.lora_path ? [{ path: m.lora_path, multiplier: m.lora_multiplier ?? 1 }] : []), ...(m.loras ?? [])];
+      setModel((old) => ({ ...old, arch: m.arch!, name_or_path: m.name_or_path ?? old.name_or_path, loras }));
+    }
     setSample((s) => ({ ...s, ...(cfg.sample as Partial<SampleForm>), ctrl_img: '' }));
   };
 
@@ -81,7 +85,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
       />
       <div className="flex flex-col gap-4 lg:flex-row">
         <div className="w-full shrink-0 lg:w-96">
-          <ModelPanel archs={archs} model={model} onArch={changeArch} onChange={setModel} disabled={gen.busy} />
+          <ModelPanel archs={archs} model={model} onArch={changeArch} onChange={setModel} disabled={gen.busy} jobId={jobId} online={online} />
           <PromptPanel arch={arch} jobId={jobId} sample={sample} stream={stream} onSample={setSample} onStream={setStream} disabled={gen.busy} />
           <button
             className="btn-primary w-full py-2 text-base"

@@ -2,6 +2,7 @@
 /** Which family and checkpoint: the arch list comes from the engine's GET /models. */
 import type { ArchInfo } from '@/utils/types';
 import type { ModelForm } from './formState';
+import LoraPicker from './LoraPicker';
 
 const DTYPES = ['float16', 'bfloat16', 'float32'];
 
@@ -11,9 +12,11 @@ interface Props {
   onArch: (arch: string) => void;
   onChange: (model: ModelForm) => void;
   disabled: boolean;
+  jobId: string | null;
+  online: boolean;
 }
 
-export default function ModelPanel({ archs, model, onArch, onChange, disabled }: Props) {
+export default function ModelPanel({ archs, model, onArch, onChange, disabled, jobId, online }: Props) {
   const arch = archs.find((a) => a.arch === model.arch);
   return (
     <section className="card mb-4" data-testid="model-panel">
@@ -49,6 +52,7 @@ export default function ModelPanel({ archs, model, onArch, onChange, disabled }:
           <option key={d}>{d}</option>
         ))}
       </select>
+      <LoraPicker jobId={jobId} online={online} arch={model.arch} loras={model.loras} onChange={(loras) => onChange({ ...model, loras })} disabled={disabled} />
       {arch && (
         <p className="mt-2 text-xs text-gray-500">
           {arch.native_resolution ? `native ${arch.native_resolution} px · sizes snap to ×${arch.divisibility} · ` : ''}latent{' '}

@@ -1,10 +1,11 @@
 /** The generate form: values, arch defaults and size snapping (the engine snaps too and reports it). */
-import type { ArchInfo } from '@/utils/types';
+import type { ArchInfo, LoraChoice } from '@/utils/types';
 
 export interface ModelForm {
   arch: string;
   name_or_path: string;
   dtype: string;
+  loras: LoraChoice[];
 }
 
 export interface SampleForm {
@@ -81,7 +82,12 @@ export function generateBody(arch: ArchInfo, model: ModelForm, s: SampleForm, st
   if (arch.modality === 'audio') sample.duration_s = s.duration_s;
   if (s.ctrl_img) sample.ctrl_img = s.ctrl_img;
   return {
-    model: { arch: model.arch, name_or_path: model.name_or_path, dtype: model.dtype },
+    model: {
+      arch: model.arch,
+      name_or_path: model.name_or_path,
+      dtype: model.dtype,
+      ...(model.loras.length ? { loras: model.loras.map((l) => ({ path: l.path, multiplier: l.multiplier })) } : {}),
+    },
     sample,
     // video: at most 16 latent frames per preview keeps each latent frame small on the wire
     stream: { latents: stream.latents, every_n_steps: stream.every_n_steps, max_frames: arch.modality === 'video' ? 16 : 0 },
