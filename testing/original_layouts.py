@@ -108,3 +108,54 @@ def _ldm_inner(kind: str, rest: str) -> str:
         if rest == new:
             return f"0.{old}"
     raise KeyError(f"no LDM name for resnet part {rest}")
+
+
+# FLUX.1 in Black Forest Labs' layout: diffusers module -> BFL module (convert_flux_transformer_checkpoint_to_diffusers
+# in reverse). q, k, v (and the single blocks' MLP input) are fused back into one tensor, the final norm's halves
+# swapped back to (shift, scale).
+FLUX_FIXED = {"time_text_embed.timestep_embedder.linear_1": "time_in.in_layer",
+              "time_text_embed.timestep_embedder.linear_2": "time_in.out_layer",
+              "time_text_embed.text_embedder.linear_1": "vector_in.in_layer",
+              "time_text_embed.text_embedder.linear_2": "vector_in.out_layer",
+              "time_text_embed.guidance_embedder.linear_1": "guidance_in.in_layer",
+              "time_text_embed.guidance_embedder.linear_2": "guidance_in.out_layer",
+              "context_embedder": "txt_in", "x_embedder": "img_in", "proj_out": "final_layer.linear",
+              "norm_out.linear": "final_layer.adaLN_modulation.1"}
+FLUX_DOUBLE = {"norm1.linear": "img_mod.lin", "norm1_context.linear": "txt_mod.lin",
+               "attn.norm_q": "img_attn.norm.query_norm", "attn.norm_k": "img_attn.norm.key_norm",
+               "attn.norm_added_q": "txt_attn.norm.query_norm", "attn.norm_added_k": "txt_attn.norm.key_norm",
+               "ff.net.0.proj": "img_mlp.0", "ff.net.2": "img_mlp.2", "ff_context.net.0.proj": "txt_mlp.0",
+               "ff_context.net.2": "txt_mlp.2", "attn.to_out.0": "img_attn.proj", "attn.to_add_out": "txt_attn.proj"}
+FLUX_SINGLE = {"norm.linear": "modulation.lin", "attn.norm_q": "norm.query_norm", "attn.norm_k": "norm.key_norm",
+               "proj_out": "linear2"}
+FLUX_FUSED = {("transformer_blocks", "img_attn.qkv"): ("attn.to_q", "attn.to_k", "attn.to_v"),
+              ("transformer_blocks", "txt_attn.qkv"): ("attn.add_q_proj", "attn.add_k_proj", "attn.add_v_proj"),
+              ("single_transformer_blocks", "linear1"): ("attn.to_q", "attn.to_k", "attn.to_v", "proj_mlp")}
+
+
+def flux_bfl_original(state: dict) -> dict:
+    """A FLUX.1 transformer as Black Forest Labs ship ``flux1-dev.safetensors``."""
+    out = {}
+    blocks = {(kind, int(key.split(".")[1])) for key in state for kind in ("transformer_blocks", "single_transformer_blocks")
+              if key.startswith(kind + ".")}
+    for (kind, i) in sorted(blocks):
+        prefix = f"{'double_blocks' if kind == 'transformer_blocks' else 'single_blocks'}.{i}."
+        renames = FLUX_DOUBLE if kind == "transformer_blocks" else FLUX_SINGLE
+        for (fused_kind, fused), parts in FLUX_FUSED.items():
+            if fused_kind == kind:
+                for param in ("weight", "bias"):
+                    out[f"{prefix}{fused}.{param}"] = torch.cat([state[f"{kind}.{i}.{p}.{param}"] for p in parts])
+        for new, old in renames.items():
+            for param in ("weight", "bias"):
+                if f"{kind}.{i}.{new}.{param}" in state:
+                    name = f"{old}.scale" if "norm." in old and param == "weight" else f"{old}.{param}"
+                    out[prefix + name] = state[f"{kind}.{i}.{new}.{param}"]
+    for new, old in FLUX_FIXED.items():
+        for param in ("weight", "bias"):
+            if f"{new}.{param}" in state:
+                value = state[f"{new}.{param}"]
+                if new == "norm_out.linear":
+                    scale, shift = value.chunk(2, dim=0)
+                    value = torch.cat([shift, scale])
+                out[f"{old}.{param}"] = value
+    return out

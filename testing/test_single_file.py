@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from testing.engine_harness import EngineHarness
-from testing.original_layouts import ldm_unet_original, wan_original, z_image_original
+from testing.original_layouts import flux_bfl_original, ldm_unet_original, wan_original, z_image_original
 from testing.test_inference_engine import body_for
 
 # arch -> (denoiser subfolder, writer, diffusers converter, the converter's model class)
@@ -103,3 +103,59 @@ def test_a_file_no_converter_reads_is_refused_naming_the_class(engine, single_fi
     assert out["error"]["code"] == "load_failed", out
     assert "stranger.safetensors" in out["error"]["message"] and "ZImageTransformer2DModel" in out["error"]["message"]
     assert engine.client.generate_wait(body("zimage", "tiny:zimage"))["http_status"] == 200
+
+
+@pytest.fixture(scope="module")
+def flux_3072(tmp_path_factory, tiny_cache):
+    """The tiny Flux checkpoint with a transformer 3072 wide (24 heads of 128; one double and one single block,
+    531 M parameters in bfloat16): diffusers' Flux converter splits the single blocks' fused tensors at FLUX.1's
+    real width, so a narrower transformer cannot make the round trip."""
+    import shutil
+
+    import torch
+    from diffusers import FluxTransformer2DModel
+    from safetensors.torch import save_file
+
+    from toolkit.models.tiny import tiny_checkpoint
+
+    folder = tmp_path_factory.mktemp("flux_3072") / "flux"
+    shutil.copytree(tiny_checkpoint("flux"), folder)
+    config = FluxTransformer2DModel.load_config(folder, subfolder="transformer")
+    config.update(num_attention_heads=24, attention_head_dim=128, axes_dims_rope=[16, 56, 56])
+    torch.manual_seed(0)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        model = FluxTransformer2DModel.from_config(config)
+    finally:
+        torch.set_default_dtype(previous)
+    shutil.rmtree(folder / "transformer")
+    model.save_pretrained(folder / "transformer")
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    del model
+    single = folder.parent / "flux1-dev.safetensors"
+    save_file(flux_bfl_original(state), str(single))
+    return str(folder), str(single)
+
+
+@pytest.mark.timeout(600)  # half a billion parameters written twice and loaded twice: minutes on a two-core machine
+def test_a_flux_file_in_black_forest_labs_layout_samples_as_its_diffusers_folder(engine, flux_3072):
+    import diffusers.loaders.single_file_utils as converters
+    from safetensors.torch import load_file
+
+    folder, single = flux_3072
+    original = load_file(single)
+    assert "double_blocks.0.img_attn.qkv.weight" in original and "single_blocks.0.linear1.weight" in original
+    diffusers_state = load_file(f"{folder}/transformer/diffusion_pytorch_model.safetensors")
+    back = converters.convert_flux_transformer_checkpoint_to_diffusers(original)
+    assert sorted(back) == sorted(diffusers_state) and all(np.array_equal(
+        back[k].float().numpy(), diffusers_state[k].float().numpy()) for k in diffusers_state)
+    del back, diffusers_state
+
+    def flux_body(name_or_path):
+        b = body("flux", name_or_path)
+        b["model"].update(extras_name_or_path=folder)  # float32 on the CPU: its bfloat16 matmuls are slower
+        return b
+
+    reference = final_latents(engine, flux_body(folder))
+    assert np.abs(final_latents(engine, flux_body(single)) - reference).max() <= 1e-3
