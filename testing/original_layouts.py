@@ -159,3 +159,12 @@ def flux_bfl_original(state: dict) -> dict:
                     value = torch.cat([shift, scale])
                 out[f"{old}.{param}"] = value
     return out
+
+
+def ldm_unet_module(module: str, state: dict, layers_per_block: int) -> str:
+    """The LDM name of one UNet module (``down_blocks.1.attentions.0.proj_in`` -> ``input_blocks.4.1.proj_in``
+    at SDXL's depth), as ``ldm_unet_original`` names its parameters; ``state`` tells which up blocks attend."""
+    probe = {k: v for k, v in state.items() if k.startswith("up_blocks.") and ".attentions." in k}
+    probe[f"{module}.weight"] = None
+    name = next(k for k, v in ldm_unet_original(probe, layers_per_block).items() if v is None)
+    return name[len("model.diffusion_model."):-len(".weight")]

@@ -1,26 +1,28 @@
 """LoRA files as trainers write them: one random LoRA for the tiny SD 1.5 UNet, saved in each layout users
 bring (diffusers' ``unet.``-prefixed PEFT keys, bare PEFT keys, kohya's ``lora_unet_*`` with ``lora_down`` /
-``lora_up`` / ``alpha``), must change the image exactly as the PEFT original does. A LoRA for another family is
+``lora_up`` / ``alpha``, which is also what AI Toolkit writes for SD 1.5), must change the image exactly as the
+PEFT original does; for SDXL, AI Toolkit's kohya keys over Stability's LDM block names do the same. A LoRA for another family is
 refused by name, several LoRAs apply at once, and a refused request leaves the engine serving."""
 import numpy as np
 import pytest
 from PIL import Image
 
 from testing.engine_harness import EngineHarness
+from testing.test_inference_engine import body_for
 from testing.test_pool import sd1
 
 RANK = 4
 
 
-def peft_lora(seed: int) -> dict:
-    """PEFT state dict of a random rank-4 LoRA on the tiny SD1 UNet's attention projections."""
+def peft_lora(seed: int, arch: str = "sd1") -> dict:
+    """PEFT state dict of a random rank-4 LoRA on a tiny UNet's attention projections."""
     import torch
     from diffusers import UNet2DConditionModel
     from peft import LoraConfig, get_peft_model_state_dict
 
     from toolkit.models.tiny import tiny_checkpoint
 
-    unet = UNet2DConditionModel.from_pretrained(tiny_checkpoint("sd1"), subfolder="unet")
+    unet = UNet2DConditionModel.from_pretrained(tiny_checkpoint(arch), subfolder="unet")
     unet.add_adapter(LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False,
                                 target_modules=["to_q", "to_k", "to_v", "to_out.0"]))
     torch.manual_seed(seed)
@@ -31,7 +33,7 @@ def peft_lora(seed: int) -> dict:
     return {k: v.contiguous() for k, v in get_peft_model_state_dict(unet).items()}
 
 
-def kohya(state: dict) -> dict:
+def kohya(state: dict, module_name=lambda module: module) -> dict:
     """kohya-ss layout: ``lora_unet_`` + the module path with dots as underscores, ``lora_down`` / ``lora_up``,
     and an ``alpha`` per module (alpha = rank: scale 1, as the PEFT original)."""
     import torch
@@ -39,7 +41,7 @@ def kohya(state: dict) -> dict:
     out = {}
     for key, value in state.items():
         module, _, suffix = key.rpartition(".lora_")
-        name = "lora_unet_" + module.replace(".", "_")
+        name = "lora_unet_" + module_name(module).replace(".", "_")
         out[f"{name}.lora_down.weight" if suffix.startswith("A") else f"{name}.lora_up.weight"] = value
         out[f"{name}.alpha"] = torch.tensor(float(RANK))
     return out
@@ -121,6 +123,36 @@ def test_several_loras_apply_together_each_with_its_multiplier(engine, lora_file
     assert np.abs(both - one).max() > 10 and np.abs(both - two).max() > 10
     # The same two deltas listed the other way round: equal up to float summation order over the steps.
     assert np.abs(both - swapped).max() <= 3 and np.abs(both - swapped).mean() < 1
+
+
+def test_sdxl_ai_toolkit_layout_over_ldm_block_names_samples_as_the_peft_original(engine):
+    import json
+    import os
+
+    from safetensors.torch import load_file, save_file
+
+    from testing.original_layouts import ldm_unet_module
+    from toolkit.models.tiny import tiny_checkpoint
+
+    folder = os.path.join(tiny_checkpoint("sdxl"), "unet")
+    unet_state = load_file(os.path.join(folder, "diffusion_pytorch_model.safetensors"))
+    with open(os.path.join(folder, "config.json")) as f:
+        depth = json.load(f)["layers_per_block"]
+    state = peft_lora(4, "sdxl")
+    ldm = kohya(state, lambda module: ldm_unet_module(module, unet_state, depth))
+    assert any(k.startswith("lora_unet_input_blocks_") for k in ldm) and not any("down_blocks" in k for k in ldm)
+    files = {"diffusers": {f"unet.{k}": v for k, v in state.items()}, "aitk": ldm}
+    latents = {}
+    for name, tensors in files.items():
+        path = os.path.join(engine.engine.checks.lora_roots[0], f"sdxl_{name}.safetensors")
+        save_file(tensors, path)
+        body = body_for("sdxl", steps=2)
+        body["model"]["lora_path"] = path
+        body["stream"] = {"latents": "raw"}
+        frames = list(engine.client.generate(body))
+        assert not [f.header for f in frames if f.type == "error"], [f.header for f in frames if f.type == "error"]
+        latents[name] = np.asarray([f for f in frames if f.type == "latent"][-1].array(), dtype=np.float32)
+    assert np.abs(latents["aitk"] - latents["diffusers"]).max() <= 1e-3
 
 
 @pytest.mark.parametrize("name,words", [("flux", ["none of its", "layers match sd1", "another model family"]),
