@@ -21,7 +21,7 @@ AITK = {  # arch -> AI Toolkit's key for a diffusers PEFT key of the transformer
 }
 
 
-def transformer_lora(arch: str) -> dict:
+def transformer_lora(arch: str, subfolder: str = "transformer") -> dict:
     import torch
     from peft import LoraConfig, get_peft_model_state_dict
 
@@ -29,8 +29,8 @@ def transformer_lora(arch: str) -> dict:
     from toolkit.models.tiny import tiny_checkpoint
     from toolkit.models.v2.mixin import import_class
 
-    component = get_model_class(arch).components["transformer"]
-    model = import_class(component.cls).from_pretrained(tiny_checkpoint(arch), subfolder="transformer")
+    component = get_model_class(arch).components[subfolder]
+    model = import_class(component.cls).from_pretrained(tiny_checkpoint(arch), subfolder=subfolder)
     model.add_adapter(LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=TARGETS))
     torch.manual_seed(3)
     with torch.no_grad():
@@ -63,8 +63,8 @@ def engine(lora_files, tmp_path_factory):
     h.close()
 
 
-def final_latents(h, arch: str, lora: str = None) -> np.ndarray:
-    body = body_for(arch, steps=2)
+def final_latents(h, arch: str, lora: str = None, steps: int = 2) -> np.ndarray:
+    body = body_for(arch, steps=steps)
     body["stream"] = {"latents": "raw"}
     if lora:
         body["model"]["lora_path"] = lora
@@ -79,3 +79,35 @@ def test_ai_toolkit_loras_sample_as_their_diffusers_layout(engine, lora_files, a
     reference = final_latents(engine, arch, lora_files[arch, "diffusers"])
     assert np.abs(reference - base).max() > 1e-2  # the LoRA does something
     assert np.abs(final_latents(engine, arch, lora_files[arch, "aitk"]) - reference).max() <= 1e-3
+
+
+def test_wan22_a14b_split_files_go_to_their_experts(tmp_path, tiny_cache):
+    """AI Toolkit's default for Wan 2.2 A14B: ``<name>_high_noise`` for the first expert, ``<name>_low_noise`` for
+    the second, both in Wan-AI's names."""
+    from safetensors.torch import save_file
+
+    experts = {"high_noise": transformer_lora("wan22_14b"), "low_noise": transformer_lora("wan22_14b", "transformer_2")}
+    files = {}
+    for name, state in experts.items():
+        files[name] = str(tmp_path / f"run_{name}.safetensors")
+        save_file({f"diffusion_model.{wan_original_name(k)}": v for k, v in state.items()}, files[name])
+    h = EngineHarness(tmp_path / "engine", lora_roots=[str(tmp_path)])
+    try:
+        # Enough steps that both experts run (the second takes the steps below the 0.875 boundary).
+        base = final_latents(h, "wan22_14b", steps=STEPS_BOTH_EXPERTS)
+        high = final_latents(h, "wan22_14b", files["high_noise"], STEPS_BOTH_EXPERTS)
+        pipe = h.engine.holder.pipeline
+        assert adapted(pipe.transformer) > 0 and adapted(pipe.transformer_2) == 0
+        low = final_latents(h, "wan22_14b", files["low_noise"], STEPS_BOTH_EXPERTS)
+        pipe = h.engine.holder.pipeline
+        assert adapted(pipe.transformer) == 0 and adapted(pipe.transformer_2) > 0
+    finally:
+        h.close()
+    assert np.abs(high - base).max() > 1e-2 and np.abs(low - base).max() > 1e-2 and np.abs(low - high).max() > 1e-2
+
+
+STEPS_BOTH_EXPERTS = 12
+
+
+def adapted(module) -> int:
+    return sum(1 for m in module.modules() if getattr(m, "lora_A", None))

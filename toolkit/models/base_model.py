@@ -171,9 +171,15 @@ class BaseModel:
         for name, (path, _) in wanted.items():
             if name not in loaded:
                 self.print_and_status_update(f"Loading {self.arch}: LoRA {os.path.basename(path)}", "loading")
-                self.print_and_status_update(load_lora(pipe, path, name, self.arch), "loading")
+                self.print_and_status_update(load_lora(pipe, path, name, self.arch, **self.lora_load_kwargs(path)),
+                                             "loading")
         if wanted:
             pipe.set_adapters(list(wanted), adapter_weights=[weight for _, weight in wanted.values()])
+
+    def lora_load_kwargs(self, path: str) -> dict:
+        """Extra arguments for diffusers' LoRA loader for this file: a family with two denoisers routes some
+        files to the second one."""
+        return {}
 
     def apply_offloading(self) -> None:
         """Components placed ``visit`` get model CPU offload in diffusers' order, moving weights through pinned host

@@ -48,9 +48,10 @@ def adapted_layers(pipe, adapter: str) -> int:
     return count
 
 
-def load_lora(pipe, path: str, adapter: str, arch: str) -> str:
-    """Load one LoRA file as ``adapter``; returns what to tell the user. Raises ``LoraMismatch`` (and leaves
-    nothing behind) when the file cannot be read as a LoRA for this pipeline or none of its layers matched."""
+def load_lora(pipe, path: str, adapter: str, arch: str, **load_kwargs) -> str:
+    """Load one LoRA file as ``adapter`` (``load_kwargs`` go to diffusers' loader: a family may route a file to a
+    second denoiser); returns what to tell the user. Raises ``LoraMismatch`` (and leaves nothing behind) when the
+    file cannot be read as a LoRA for this pipeline or none of its layers matched."""
     name = os.path.basename(path)
     try:
         layers = file_layers(path)
@@ -59,20 +60,20 @@ def load_lora(pipe, path: str, adapter: str, arch: str) -> str:
     if not layers:
         raise LoraMismatch(f"LoRA {name}: no LoRA weights in it (no keys ending in lora_A/lora_B, "
                            "lora_down/lora_up or alpha)")
-    adapted = _load(pipe, path, adapter, name, arch)
+    adapted = _load(pipe, path, adapter, name, arch, load_kwargs)
     bare = _as_denoiser_keys(pipe, path) if adapted == 0 else None
     if bare:
-        adapted = _load(pipe, bare, adapter, name, arch)
+        adapted = _load(pipe, bare, adapter, name, arch, load_kwargs)
     if adapted == 0:
         raise LoraMismatch(f"LoRA {name}: none of its {len(layers)} layers match {arch} (first: {layers[0]!r}); "
                            "it was trained for another model family")
     return f"LoRA {name}: {len(layers)} layers in the file, {adapted} adapted in {arch}"
 
 
-def _load(pipe, source, adapter: str, name: str, arch: str) -> int:
+def _load(pipe, source, adapter: str, name: str, arch: str, load_kwargs: dict) -> int:
     """Layers adapted by one load; nothing is left behind when it fails or adapts nothing."""
     try:
-        pipe.load_lora_weights(source, adapter_name=adapter)
+        pipe.load_lora_weights(source, adapter_name=adapter, **load_kwargs)
     except Exception as e:
         _forget(pipe, adapter)
         raise LoraMismatch(f"LoRA {name} does not fit {arch}: {type(e).__name__}: {str(e)[:300]}") from None

@@ -58,6 +58,12 @@ class Wan2214bModel(Wan21Model):
     defaults = dict(width=1280, height=720, num_inference_steps=40, guidance_scale=4.0, num_frames=81, fps=16,
                     output_ext="mp4")
 
+    def lora_load_kwargs(self, path: str) -> dict:
+        """AI Toolkit saves a Wan 2.2 A14B LoRA as two files (docs/LORA_FORMATS.md): ``<name>_high_noise`` for the
+        first expert (the high-noise steps), ``<name>_low_noise`` for the second. Any other file goes to the
+        first expert, as diffusers loads it."""
+        return {"load_into_transformer_2": True} if path.endswith("_low_noise.safetensors") else {}
+
     @staticmethod
     def build_tiny(variant=None):
         from diffusers import UniPCMultistepScheduler, WanPipeline
