@@ -168,3 +168,31 @@ def ldm_unet_module(module: str, state: dict, layers_per_block: int) -> str:
     probe[f"{module}.weight"] = None
     name = next(k for k, v in ldm_unet_original(probe, layers_per_block).items() if v is None)
     return name[len("model.diffusion_model."):-len(".weight")]
+
+
+# diffusers' Flux-style block modules -> Black Forest Labs' (fused ones list their parts in order), for LoRAs.
+BFL_LORA_DOUBLE = {"img_attn.qkv": ("attn.to_q", "attn.to_k", "attn.to_v"),
+                   "txt_attn.qkv": ("attn.add_q_proj", "attn.add_k_proj", "attn.add_v_proj"),
+                   "img_attn.proj": ("attn.to_out.0",), "txt_attn.proj": ("attn.to_add_out",),
+                   "img_mlp.0": ("ff.net.0.proj",), "img_mlp.2": ("ff.net.2",),
+                   "txt_mlp.0": ("ff_context.net.0.proj",), "txt_mlp.2": ("ff_context.net.2",)}
+BFL_LORA_SINGLE = {"linear1": ("attn.to_q", "attn.to_k", "attn.to_v", "proj_mlp"), "linear2": ("proj_out",)}
+
+
+def bfl_lora(state: dict) -> dict:
+    """A diffusers PEFT LoRA over Flux-style blocks written as AI Toolkit writes Chroma's: ``diffusion_model.`` +
+    Black Forest Labs' names, a fused layer's parts stacked in B over one shared A (the parts must share it)."""
+    out = {}
+    blocks = {(k.split(".")[0], int(k.split(".")[1])) for k in state}
+    for kind, i in sorted(blocks):
+        bfl = "double_blocks" if kind == "transformer_blocks" else "single_blocks"
+        table = BFL_LORA_DOUBLE if kind == "transformer_blocks" else BFL_LORA_SINGLE
+        for fused, parts in table.items():
+            names = [f"{kind}.{i}.{p}" for p in parts]
+            if f"{names[0]}.lora_A.weight" not in state:
+                continue
+            a = state[f"{names[0]}.lora_A.weight"]
+            assert all(torch.equal(state[f"{n}.lora_A.weight"], a) for n in names), "fused parts must share A"
+            out[f"diffusion_model.{bfl}.{i}.{fused}.lora_A.weight"] = a
+            out[f"diffusion_model.{bfl}.{i}.{fused}.lora_B.weight"] = torch.cat([state[f"{n}.lora_B.weight"] for n in names])
+    return out

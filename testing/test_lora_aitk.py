@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from testing.engine_harness import EngineHarness
-from testing.original_layouts import wan_original_name
+from testing.original_layouts import BFL_LORA_DOUBLE, BFL_LORA_SINGLE, bfl_lora, wan_original_name
 from testing.test_inference_engine import body_for
 
 RANK = 4
@@ -107,6 +107,52 @@ def test_wan22_a14b_split_files_go_to_their_experts(tmp_path, tiny_cache):
 
 
 STEPS_BOTH_EXPERTS = 12
+
+
+CHROMA_TARGETS = (r".*(transformer_blocks|single_transformer_blocks)\.\d+\.(attn\.(to_q|to_k|to_v|add_q_proj|add_k_proj|"
+                  r"add_v_proj|to_out\.0|to_add_out)|proj_mlp|proj_out|ff\.net\.0\.proj|ff\.net\.2|ff_context\.net\.0\.proj|"
+                  r"ff_context\.net\.2)")
+
+
+def chroma_lora() -> dict:
+    """A LoRA over every block layer of the tiny Chroma transformer whose fused Black Forest Labs layer parts
+    share one A (as a LoRA trained on the fused layer does)."""
+    import torch
+    from diffusers import ChromaTransformer2DModel
+    from peft import LoraConfig, get_peft_model_state_dict
+
+    from toolkit.models.tiny import tiny_checkpoint
+
+    model = ChromaTransformer2DModel.from_pretrained(tiny_checkpoint("chroma"), subfolder="transformer")
+    model.add_adapter(LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=CHROMA_TARGETS))
+    torch.manual_seed(5)
+    state = {k: torch.randn_like(v) * 0.3 for k, v in get_peft_model_state_dict(model).items()}
+    for kind, table in (("transformer_blocks", BFL_LORA_DOUBLE), ("single_transformer_blocks", BFL_LORA_SINGLE)):
+        for i in range(len(getattr(model, kind))):
+            for parts in table.values():
+                for part in parts[1:]:
+                    state[f"{kind}.{i}.{part}.lora_A.weight"] = state[f"{kind}.{i}.{parts[0]}.lora_A.weight"].clone()
+    return {k: v.contiguous() for k, v in state.items()}
+
+
+def test_chroma_loras_in_black_forest_labs_names_sample_as_their_diffusers_layout(tmp_path, tiny_cache):
+    """AI Toolkit writes Chroma LoRAs over its BFL-style module tree; diffusers has no converter for them."""
+    from safetensors.torch import save_file
+
+    state = chroma_lora()
+    files = {"diffusers": {f"transformer.{k}": v for k, v in state.items()}, "aitk": bfl_lora(state)}
+    assert any(".img_attn.qkv." in k for k in files["aitk"]) and any(".linear1." in k for k in files["aitk"])
+    for name, tensors in files.items():
+        save_file(tensors, str(tmp_path / f"chroma_{name}.safetensors"))
+    h = EngineHarness(tmp_path / "engine", lora_roots=[str(tmp_path)])
+    try:
+        base = final_latents(h, "chroma")
+        reference = final_latents(h, "chroma", str(tmp_path / "chroma_diffusers.safetensors"))
+        converted = final_latents(h, "chroma", str(tmp_path / "chroma_aitk.safetensors"))
+    finally:
+        h.close()
+    assert np.abs(reference - base).max() > 1e-2
+    assert np.abs(converted - reference).max() <= 1e-3
 
 
 def adapted(module) -> int:

@@ -60,10 +60,20 @@ def load_lora(pipe, path: str, adapter: str, arch: str, **load_kwargs) -> str:
     if not layers:
         raise LoraMismatch(f"LoRA {name}: no LoRA weights in it (no keys ending in lora_A/lora_B, "
                            "lora_down/lora_up or alpha)")
-    adapted = _load(pipe, path, adapter, name, arch, load_kwargs)
-    bare = _as_denoiser_keys(pipe, path) if adapted == 0 else None
-    if bare:
-        adapted = _load(pipe, bare, adapter, name, arch, load_kwargs)
+    adapted, error = 0, None
+    # The file as diffusers reads it; then layouts diffusers has no branch for, read as this pipeline's.
+    for layout in (lambda: path, lambda: _as_denoiser_keys(pipe, path), lambda: _from_bfl_names(pipe, path)):
+        source = layout()
+        if source is None:
+            continue
+        try:
+            adapted = _load(pipe, source, adapter, name, arch, load_kwargs)
+        except LoraMismatch as e:
+            error = error or e
+        if adapted:
+            break
+    if adapted == 0 and error is not None:
+        raise error
     if adapted == 0:
         raise LoraMismatch(f"LoRA {name}: none of its {len(layers)} layers match {arch} (first: {layers[0]!r}); "
                            "it was trained for another model family")
@@ -98,6 +108,50 @@ def _as_denoiser_keys(pipe, path: str):
     if not all(key.split(".", 1)[0] in children for key in state):
         return None
     return {f"{prefix}.{key}": value for key, value in state.items()}
+
+
+# Black Forest Labs' module names (Flux.1 originals, AI Toolkit's Chroma LoRAs) -> diffusers' Flux-style ones.
+# Fused layers list the diffusers modules their output rows are split into, in order.
+BFL_DOUBLE = {"img_attn.qkv": ("attn.to_q", "attn.to_k", "attn.to_v"),
+              "txt_attn.qkv": ("attn.add_q_proj", "attn.add_k_proj", "attn.add_v_proj"),
+              "img_attn.proj": ("attn.to_out.0",), "txt_attn.proj": ("attn.to_add_out",),
+              "img_mlp.0": ("ff.net.0.proj",), "img_mlp.2": ("ff.net.2",), "txt_mlp.0": ("ff_context.net.0.proj",),
+              "txt_mlp.2": ("ff_context.net.2",), "img_mod.lin": ("norm1.linear",), "txt_mod.lin": ("norm1_context.linear",)}
+BFL_SINGLE = {"linear1": ("attn.to_q", "attn.to_k", "attn.to_v", "proj_mlp"), "linear2": ("proj_out",),
+              "modulation.lin": ("norm.linear",)}
+
+
+def _from_bfl_names(pipe, path: str):
+    """A LoRA over Black Forest Labs' module names (``diffusion_model.double_blocks.0.img_attn.qkv.lora_A``), for
+    a pipeline whose transformer has diffusers' Flux-style blocks. A fused layer's delta B·A splits exactly by
+    rows of B: each part keeps A and takes its rows of B. None when the file is not laid out that way."""
+    from safetensors.torch import load_file
+
+    transformer = getattr(pipe, "transformer", None)
+    if transformer is None or not hasattr(transformer, "single_transformer_blocks"):
+        return None
+    state = {key.split("diffusion_model.", 1)[-1].removeprefix("transformer."): v for key, v in load_file(path).items()}
+    if not any(key.startswith(("double_blocks.", "single_blocks.")) for key in state):
+        return None
+    modules = dict(transformer.named_modules())
+    out = {}
+    for key, value in state.items():
+        kind, index, rest = key.split(".", 2) if key.startswith(("double_blocks.", "single_blocks.")) else ("", "", key)
+        layer, _, suffix = rest.rpartition(".lora_")
+        table = BFL_DOUBLE if kind == "double_blocks" else BFL_SINGLE if kind == "single_blocks" else {}
+        if layer not in table or suffix not in ("A.weight", "B.weight"):
+            return None  # a name this mapping does not know: leave the file to the error that names it
+        prefix = f"{'transformer_blocks' if kind == 'double_blocks' else 'single_transformer_blocks'}.{index}."
+        targets = [prefix + t for t in table[layer]]
+        if any(t not in modules for t in targets):
+            return None
+        rows = [modules[t].out_features for t in targets]
+        if suffix == "B.weight" and sum(rows) != value.shape[0]:
+            return None
+        parts = value.split(rows) if suffix == "B.weight" else [value] * len(targets)
+        for target, part in zip(targets, parts):
+            out[f"transformer.{target}.lora_{suffix}"] = part.contiguous()
+    return out
 
 
 def _forget(pipe, adapter: str) -> None:
