@@ -9,22 +9,11 @@ from testing.test_pool import counters, sd1
 
 def make_lora(path, seed: int) -> str:
     """A random LoRA for the tiny SD1 UNet, saved the way trainers save them (diffusers LoRA format)."""
-    import torch
-    from diffusers import StableDiffusionPipeline, UNet2DConditionModel
-    from peft import LoraConfig, get_peft_model_state_dict
+    from diffusers import StableDiffusionPipeline
 
-    from toolkit.models.tiny import tiny_checkpoint
+    from testing.test_lora_formats import peft_lora
 
-    unet = UNet2DConditionModel.from_pretrained(tiny_checkpoint("sd1"), subfolder="unet")
-    unet.add_adapter(LoraConfig(r=4, lora_alpha=4, init_lora_weights=False,
-                                target_modules=["to_q", "to_k", "to_v", "to_out.0"]))
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        for name, p in unet.named_parameters():
-            if "lora_" in name:
-                p.copy_(torch.randn_like(p) * 0.5)
-    StableDiffusionPipeline.save_lora_weights(str(path), unet_lora_layers=get_peft_model_state_dict(unet),
-                                              safe_serialization=True)
+    StableDiffusionPipeline.save_lora_weights(str(path), unet_lora_layers=peft_lora(seed), safe_serialization=True)
     return str(path / "pytorch_lora_weights.safetensors")
 
 
