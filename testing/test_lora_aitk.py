@@ -1,7 +1,7 @@
 """LoRAs as AI Toolkit saves them, per family it trains (its ``save_weights`` and each model's
-``convert_lora_weights_before_save``; docs/LORA_FORMATS.md): ``transformer.`` + diffusers names for Flux,
-``diffusion_model.`` + diffusers names for Z-Image and Qwen-Image, ``diffusion_model.`` + Wan-AI's own names for
-Wan. Each must sample exactly as the same LoRA in diffusers' ``transformer.`` PEFT layout."""
+``convert_lora_weights_before_save``; docs/LORA_FORMATS.md): ``transformer.`` + diffusers names for Flux, SD3 and
+Lumina 2, ``diffusion_model.`` + diffusers names for Z-Image, Qwen-Image and HiDream, ``diffusion_model.`` +
+Wan-AI's own names for Wan, Black Forest Labs' names for Chroma. Each must sample exactly as the same LoRA in diffusers' ``transformer.`` PEFT layout."""
 import os
 
 import numpy as np
@@ -15,6 +15,9 @@ RANK = 4
 TARGETS = ["to_q", "to_k", "to_v"]
 AITK = {  # arch -> AI Toolkit's key for a diffusers PEFT key of the transformer
     "flux": lambda key: f"transformer.{key}",
+    "sd3": lambda key: f"transformer.{key}",
+    "lumina2": lambda key: f"transformer.{key}",
+    "hidream": lambda key: f"diffusion_model.{key}",
     "zimage": lambda key: f"diffusion_model.{key}",
     "qwen_image": lambda key: f"diffusion_model.{key}",
     "wan21": lambda key: f"diffusion_model.{wan_original_name(key)}",
