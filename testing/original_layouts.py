@@ -179,14 +179,21 @@ BFL_LORA_DOUBLE = {"img_attn.qkv": ("attn.to_q", "attn.to_k", "attn.to_v"),
 BFL_LORA_SINGLE = {"linear1": ("attn.to_q", "attn.to_k", "attn.to_v", "proj_mlp"), "linear2": ("proj_out",)}
 
 
-def bfl_lora(state: dict) -> dict:
-    """A diffusers PEFT LoRA over Flux-style blocks written as AI Toolkit writes Chroma's: ``diffusion_model.`` +
-    Black Forest Labs' names, a fused layer's parts stacked in B over one shared A (the parts must share it)."""
+# FLUX.2's diffusers blocks name their MLPs linear_in/linear_out and fuse the single blocks' layers already.
+FLUX2_LORA_DOUBLE = {**BFL_LORA_DOUBLE, "img_mlp.0": ("ff.linear_in",), "img_mlp.2": ("ff.linear_out",),
+                     "txt_mlp.0": ("ff_context.linear_in",), "txt_mlp.2": ("ff_context.linear_out",)}
+FLUX2_LORA_SINGLE = {"linear1": ("attn.to_qkv_mlp_proj",), "linear2": ("attn.to_out",)}
+
+
+def bfl_lora(state: dict, double=BFL_LORA_DOUBLE, single=BFL_LORA_SINGLE) -> dict:
+    """A diffusers PEFT LoRA over Flux-style blocks written as AI Toolkit writes Chroma's and FLUX.2's:
+    ``diffusion_model.`` + Black Forest Labs' names, a fused layer's parts stacked in B over one shared A (the
+    parts must share it)."""
     out = {}
     blocks = {(k.split(".")[0], int(k.split(".")[1])) for k in state}
     for kind, i in sorted(blocks):
         bfl = "double_blocks" if kind == "transformer_blocks" else "single_blocks"
-        table = BFL_LORA_DOUBLE if kind == "transformer_blocks" else BFL_LORA_SINGLE
+        table = double if kind == "transformer_blocks" else single
         for fused, parts in table.items():
             names = [f"{kind}.{i}.{p}" for p in parts]
             if f"{names[0]}.lora_A.weight" not in state:

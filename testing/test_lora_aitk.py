@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from testing.engine_harness import EngineHarness
-from testing.original_layouts import BFL_LORA_DOUBLE, BFL_LORA_SINGLE, bfl_lora, wan_original_name
+from testing.original_layouts import (
+    BFL_LORA_DOUBLE, BFL_LORA_SINGLE, FLUX2_LORA_DOUBLE, FLUX2_LORA_SINGLE, bfl_lora, wan_original_name,
+)
 from testing.test_inference_engine import body_for
 
 RANK = 4
@@ -117,20 +119,32 @@ CHROMA_TARGETS = (r".*(transformer_blocks|single_transformer_blocks)\.\d+\.(attn
                   r"ff_context\.net\.2)")
 
 
-def chroma_lora() -> dict:
-    """A LoRA over every block layer of the tiny Chroma transformer whose fused Black Forest Labs layer parts
+FLUX2_TARGETS = (r".*(transformer_blocks\.\d+\.(attn\.(to_q|to_k|to_v|add_q_proj|add_k_proj|add_v_proj|to_out\.0|"
+                 r"to_add_out)|ff\.linear_in|ff\.linear_out|ff_context\.linear_in|ff_context\.linear_out)|"
+                 r"single_transformer_blocks\.\d+\.attn\.(to_qkv_mlp_proj|to_out))")
+BFL_FAMILIES = {  # arch -> (PEFT targets, the BFL tables AI Toolkit's names follow)
+    "chroma": (CHROMA_TARGETS, BFL_LORA_DOUBLE, BFL_LORA_SINGLE),
+    "flux2": (FLUX2_TARGETS, FLUX2_LORA_DOUBLE, FLUX2_LORA_SINGLE),
+}
+
+
+def bfl_family_lora(arch: str) -> dict:
+    """A LoRA over every block layer of a tiny Flux-style transformer whose fused Black Forest Labs layer parts
     share one A (as a LoRA trained on the fused layer does)."""
     import torch
-    from diffusers import ChromaTransformer2DModel
     from peft import LoraConfig, get_peft_model_state_dict
 
+    from toolkit.models.registry import get_model_class
     from toolkit.models.tiny import tiny_checkpoint
+    from toolkit.models.v2.mixin import import_class
 
-    model = ChromaTransformer2DModel.from_pretrained(tiny_checkpoint("chroma"), subfolder="transformer")
-    model.add_adapter(LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=CHROMA_TARGETS))
+    targets, double, single = BFL_FAMILIES[arch]
+    model = import_class(get_model_class(arch).components["transformer"].cls).from_pretrained(
+        tiny_checkpoint(arch), subfolder="transformer")
+    model.add_adapter(LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=targets))
     torch.manual_seed(5)
     state = {k: torch.randn_like(v) * 0.3 for k, v in get_peft_model_state_dict(model).items()}
-    for kind, table in (("transformer_blocks", BFL_LORA_DOUBLE), ("single_transformer_blocks", BFL_LORA_SINGLE)):
+    for kind, table in (("transformer_blocks", double), ("single_transformer_blocks", single)):
         for i in range(len(getattr(model, kind))):
             for parts in table.values():
                 for part in parts[1:]:
@@ -138,20 +152,23 @@ def chroma_lora() -> dict:
     return {k: v.contiguous() for k, v in state.items()}
 
 
-def test_chroma_loras_in_black_forest_labs_names_sample_as_their_diffusers_layout(tmp_path, tiny_cache):
-    """AI Toolkit writes Chroma LoRAs over its BFL-style module tree; diffusers has no converter for them."""
+@pytest.mark.parametrize("arch", sorted(BFL_FAMILIES))
+def test_loras_in_black_forest_labs_names_sample_as_their_diffusers_layout(tmp_path, tiny_cache, arch):
+    """AI Toolkit writes Chroma and FLUX.2 LoRAs over its BFL-style module trees. diffusers converts FLUX.2's; for
+    Chroma's it has no converter, and the engine maps the names itself (toolkit/models/lora.py)."""
     from safetensors.torch import save_file
 
-    state = chroma_lora()
-    files = {"diffusers": {f"transformer.{k}": v for k, v in state.items()}, "aitk": bfl_lora(state)}
+    state = bfl_family_lora(arch)
+    files = {"diffusers": {f"transformer.{k}": v for k, v in state.items()},
+             "aitk": bfl_lora(state, *BFL_FAMILIES[arch][1:])}
     assert any(".img_attn.qkv." in k for k in files["aitk"]) and any(".linear1." in k for k in files["aitk"])
     for name, tensors in files.items():
-        save_file(tensors, str(tmp_path / f"chroma_{name}.safetensors"))
+        save_file(tensors, str(tmp_path / f"{arch}_{name}.safetensors"))
     h = EngineHarness(tmp_path / "engine", lora_roots=[str(tmp_path)])
     try:
-        base = final_latents(h, "chroma")
-        reference = final_latents(h, "chroma", str(tmp_path / "chroma_diffusers.safetensors"))
-        converted = final_latents(h, "chroma", str(tmp_path / "chroma_aitk.safetensors"))
+        base = final_latents(h, arch)
+        reference = final_latents(h, arch, str(tmp_path / f"{arch}_diffusers.safetensors"))
+        converted = final_latents(h, arch, str(tmp_path / f"{arch}_aitk.safetensors"))
     finally:
         h.close()
     assert np.abs(reference - base).max() > 1e-2
