@@ -1,4 +1,4 @@
-"""GET /loras: what a LoRA picker shows. AI Toolkit's own layout (<training folder>/<job>/<job>_<step>.safetensors
+"""GET /loras: what a LoRA picker shows; GET /checkpoints: what the model picker shows. AI Toolkit's own layout (<training folder>/<job>/<job>_<step>.safetensors
 beside config.yaml, training_info in the metadata) gives job, step and family; files that are not LoRAs are left
 out; the route needs the token like every route but /health."""
 import json
@@ -59,3 +59,26 @@ def test_the_catalog_needs_the_token(engine):
     import httpx
 
     assert httpx.get(f"{engine.url}/loras").status_code == 401
+
+
+def test_checkpoints_lists_diffusers_folders_and_single_files_but_not_loras_or_component_files(tmp_path, tiny_cache):
+    import shutil
+
+    import torch
+    from safetensors.torch import save_file
+
+    from toolkit.models.tiny import tiny_checkpoint
+
+    models = tmp_path / "models"
+    shutil.copytree(tiny_checkpoint("sd1"), models / "my-sd15")
+    save_file({"model.diffusion_model.input_blocks.0.0.weight": torch.zeros(2)}, str(models / "dreamshaper.safetensors"))
+    write_lora(models / "loras" / "style.safetensors")
+    h = EngineHarness(tmp_path / "engine", model_roots=[str(models)])
+    try:
+        listing = h.client._json("GET", "/checkpoints")
+    finally:
+        h.close()
+    found = {(e["name"], e["kind"]) for e in listing["checkpoints"]}
+    assert found == {("my-sd15", "diffusers"), ("dreamshaper.safetensors", "single_file")}
+    folder = next(e for e in listing["checkpoints"] if e["kind"] == "diffusers")
+    assert folder["pipeline"] == "StableDiffusionPipeline" and listing["roots"] == [str(models)]

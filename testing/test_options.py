@@ -243,7 +243,7 @@ def test_engine_config_keys_take_effect(tmp_path):
     loras.mkdir()
     proc, _ = start_engine_job(tmp_path, {
         "job_folder": str(job_folder), "output_folder": str(outputs), "assets_folder": str(assets),
-        "lora_roots": [str(loras)], "warm_up": False, "keep_resident_gb": 1, "idle_unload_seconds": 10,
+        "lora_roots": [str(loras)], "model_roots": [str(tmp_path / "models")], "warm_up": False, "keep_resident_gb": 1, "idle_unload_seconds": 10,
         "max_queue": 3, "assets_max_gb": 0.5, "assets_max_age_hours": 2, "vram_budget_gb": 22,
         "memory": "off", "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"}})
     try:
@@ -254,6 +254,7 @@ def test_engine_config_keys_take_effect(tmp_path):
             assert health["max_queue"] == 3  # enforced: test_request_queue.py, test_engine_http.py
             assert health["vram_budget"] == {"requested_gb": 22, "bytes": None}  # CUDA only: test_device.py
             assert health["memory"]["mode"] == "off"  # the planner itself: test_memory_plan.py
+            assert client._json("GET", "/checkpoints")["roots"] == [str(tmp_path / "models")]  # listing: test_lora_catalog
             assert (health["assets"]["max_bytes"], health["assets"]["max_age_s"]) == (2**29, 7200)  # test_security
             deadline = time.monotonic() + 60
             while client.health()["active"] is None:  # default_model loads at start, before any request

@@ -41,6 +41,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))
         # AI Toolkit writes the LoRAs it trains into the training folder: they load without configuration.
         self.lora_roots = self.get_conf("engine.lora_roots") or [MODELS_PATH, os.path.abspath(training_folder)]
+        self.model_roots = self.get_conf("engine.model_roots") or [MODELS_PATH]
         self.default_model = self.get_conf("engine.default_model")
         self.warm_up = bool(self.get_conf("engine.warm_up", True))
         self.engine_json = os.path.join(self.job_folder, "engine.json")
@@ -60,7 +61,7 @@ class InferenceEngine(BaseExtensionProcess):
                         keep_in_ram_gb=self.keep_in_ram_gb, max_queue=self.max_queue,
                         assets_max_gb=self.assets_max_gb, assets_max_age_hours=self.assets_max_age_hours,
                         vram_budget_gb=self.vram_budget_gb, memory=self.memory, memory_qtype=self.memory_qtype,
-                        lora_roots=self.lora_roots,
+                        lora_roots=self.lora_roots, model_roots=self.model_roots,
                         on_info=lambda text: self.ui.update(info=text))
         token = secrets.token_urlsafe(32)
         server = EngineServer(engine, token)

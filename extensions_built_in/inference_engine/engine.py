@@ -64,7 +64,8 @@ class Request:
 class Engine:
     def __init__(self, device: str, output_folder: str, assets_folder: str, files_url_prefix: str = "/api/files",
                  idle_unload_seconds: float = 0, keep_resident_gb: float = 0, keep_in_ram_gb: float = 0,
-                 lora_roots: Optional[list[str]] = None, on_info: Optional[Callable[[str], None]] = None,
+                 lora_roots: Optional[list[str]] = None, model_roots: Optional[list[str]] = None,
+                 on_info: Optional[Callable[[str], None]] = None,
                  max_queue: int = 64, assets_max_gb: float = 2.0, assets_max_age_hours: float = 168.0,
                  vram_budget_gb: float = 0, memory: str = "auto", memory_qtype: str = "auto"):
         self.device = device
@@ -94,6 +95,7 @@ class Engine:
         self._idle_since = time.monotonic()
         self.outputs = Outputs(self.output_folder, files_url_prefix)
         self.checks = RequestChecks(device, self.assets, self.output_folder, lora_roots or [MODELS_PATH])
+        self.model_roots = [os.path.abspath(p) for p in model_roots or [MODELS_PATH]]  # listed for pickers only
 
     @property
     def running(self) -> Optional[Request]:

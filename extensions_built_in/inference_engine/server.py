@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
 from extensions_built_in.inference_engine.engine import Engine, EngineBusy
-from extensions_built_in.inference_engine.lora_catalog import list_loras
+from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
 from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.protocol import MEDIA_TYPE
 from extensions_built_in.inference_engine.request_queue import QueueFull
@@ -193,9 +193,15 @@ def create_app(engine: Engine, token: str) -> FastAPI:
     @app.get("/loras")
     async def loras():
         """LoRA files under the engine's LoRA roots, newest first, with the training job, step and family AI
-        Toolkit recorded for them (lora_catalog.py)."""
+        Toolkit recorded for them (catalog.py)."""
         roots = engine.checks.lora_roots
         return {"roots": roots, "loras": await asyncio.to_thread(list_loras, roots)}
+
+    @app.get("/checkpoints")
+    async def checkpoints():
+        """Diffusers folders and single-file checkpoints under the engine's model roots, for the model picker."""
+        return {"roots": engine.model_roots,
+                "checkpoints": await asyncio.to_thread(list_checkpoints, engine.model_roots)}
 
     @app.get("/outputs")
     async def outputs(limit: int = Query(100, ge=1, le=10000)):

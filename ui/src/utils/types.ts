@@ -98,6 +98,16 @@ export interface LoraEntry {
   base_model: string | null;
 }
 
+/** One entry of GET /checkpoints: a diffusers folder (with its pipeline class) or a single-file checkpoint. */
+export interface CheckpointEntry {
+  path: string;
+  name: string;
+  kind: 'diffusers' | 'single_file';
+  root: string;
+  pipeline?: string | null;
+  bytes?: number;
+}
+
 /** A LoRA chosen in the form: sent as `model.loras[]` ({path, multiplier}). */
 export interface LoraChoice {
   path: string;

@@ -1,6 +1,11 @@
 'use client';
-/** Which family and checkpoint: the arch list comes from the engine's GET /models. */
-import type { ArchInfo } from '@/utils/types';
+/**
+ * Which family and checkpoint: the arch list comes from the engine's GET /models; the model field suggests the
+ * diffusers folders and single files under the engine's model roots (GET /checkpoints) and takes any hub id.
+ */
+import { usePoll } from '@/hooks/usePoll';
+import { apiJson } from '@/utils/api';
+import type { ArchInfo, CheckpointEntry } from '@/utils/types';
 import type { ModelForm } from './formState';
 import LoraPicker from './LoraPicker';
 
@@ -18,6 +23,11 @@ interface Props {
 
 export default function ModelPanel({ archs, model, onArch, onChange, disabled, jobId, online }: Props) {
   const arch = archs.find((a) => a.arch === model.arch);
+  const checkpoints = usePoll(
+    () => apiJson<{ checkpoints: CheckpointEntry[] }>(`/api/inference/checkpoints?job=${encodeURIComponent(jobId ?? '')}`).then((r) => r.checkpoints),
+    60000,
+    online,
+  );
   return (
     <section className="card mb-4" data-testid="model-panel">
       <h2 className="mb-3 text-sm font-semibold">Model</h2>
@@ -42,8 +52,17 @@ export default function ModelPanel({ archs, model, onArch, onChange, disabled, j
         value={model.name_or_path}
         disabled={disabled}
         onChange={(e) => onChange({ ...model, name_or_path: e.target.value })}
+        list="checkpoint-options"
         data-testid="model-path"
       />
+      <datalist id="checkpoint-options" data-testid="checkpoint-options">
+        <option value={`tiny:${model.arch}`}>offline tiny checkpoint</option>
+        {(checkpoints.data ?? []).map((c) => (
+          <option key={c.path} value={c.path}>
+            {c.kind === 'diffusers' ? `${c.name} (diffusers folder${c.pipeline ? `, ${c.pipeline}` : ''})` : `${c.name} (single file)`}
+          </option>
+        ))}
+      </datalist>
       <label className="label" htmlFor="dtype">
         dtype
       </label>

@@ -1,5 +1,6 @@
-"""The LoRA files an engine may load, for pickers (``GET /loras``): every ``.safetensors`` with LoRA weights under
-the LoRA roots, with what AI Toolkit knows about it. AI Toolkit saves a run's LoRAs as
+"""What the Generate page's pickers offer. ``GET /loras``: every ``.safetensors`` with LoRA weights under the
+LoRA roots, with what AI Toolkit knows about it. ``GET /checkpoints``: diffusers folders and single-file
+checkpoints under the model roots. AI Toolkit saves a run's LoRAs as
 ``<training folder>/<job>/<job>_<step:09d>.safetensors`` beside the job's ``config.yaml`` and writes
 ``training_info`` and ``ss_base_model_version`` into the file's metadata (docs/LORA_FORMATS.md), so the job,
 the step and the family come from there. Reads headers and YAML only: no torch here."""
@@ -35,14 +36,61 @@ def list_loras(roots: list[str]) -> list[dict]:
     return sorted(found, key=lambda e: -e["mtime"])
 
 
-def _safetensors_under(root: str):
+def list_checkpoints(roots: list[str]) -> list[dict]:
+    """Diffusers folders (a ``model_index.json``; the pipeline class it names) and single ``.safetensors`` files
+    that are not LoRAs, by path. A diffusers folder's own weight files are not listed again."""
+    from toolkit.models.lora import file_layers
+
+    found = []
+    for root in roots:
+        for folder, files in _walk(root):
+            if "model_index.json" in files:
+                found.append({"path": folder, "name": os.path.basename(folder), "kind": "diffusers",
+                              "pipeline": _pipeline_class(folder), "root": os.path.abspath(root)})
+            for name in files:
+                path = os.path.join(folder, name)
+                if not name.endswith(".safetensors") or _inside_diffusers_folder(folder):
+                    continue
+                try:
+                    if file_layers(path):
+                        continue
+                except (OSError, ValueError):
+                    continue
+                found.append({"path": path, "name": name, "kind": "single_file", "bytes": os.path.getsize(path),
+                              "root": os.path.abspath(root)})
+            if len(found) >= MAX_FILES:
+                return sorted(found, key=lambda e: e["path"])
+    return sorted(found, key=lambda e: e["path"])
+
+
+def _pipeline_class(folder: str) -> Optional[str]:
+    try:
+        with open(os.path.join(folder, "model_index.json"), encoding="utf-8") as f:
+            return json.load(f).get("_class_name")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _inside_diffusers_folder(folder: str) -> bool:
+    parent = os.path.dirname(folder)
+    return os.path.isfile(os.path.join(folder, "model_index.json")) or \
+        os.path.isfile(os.path.join(parent, "model_index.json"))
+
+
+def _walk(root: str):
+    """(folder, file names) to ``MAX_DEPTH`` levels, hidden folders skipped."""
     root = os.path.abspath(root)
     if not os.path.isdir(root):
         return
     for folder, dirs, files in os.walk(root):
         depth = os.path.relpath(folder, root).count(os.sep) + (folder != root)
         dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if depth < MAX_DEPTH - 1 else []
-        for name in sorted(files):
+        yield folder, sorted(files)
+
+
+def _safetensors_under(root: str):
+    for folder, files in _walk(root):
+        for name in files:
             if name.endswith(".safetensors"):
                 yield os.path.join(folder, name)
 
