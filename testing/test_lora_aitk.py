@@ -1,6 +1,6 @@
 """LoRAs as AI Toolkit saves them, per family it trains (its ``save_weights`` and each model's
 ``convert_lora_weights_before_save``; docs/LORA_FORMATS.md): ``transformer.`` + diffusers names for Flux, SD3 and
-Lumina 2, ``diffusion_model.`` + diffusers names for Z-Image, Qwen-Image and HiDream, ``diffusion_model.`` +
+Lumina 2, ``diffusion_model.`` + diffusers names for Z-Image, Qwen-Image, HiDream and LTX-2's attention layers, ``diffusion_model.`` +
 Wan-AI's own names for Wan, Black Forest Labs' names for Chroma. Each must sample exactly as the same LoRA in diffusers' ``transformer.`` PEFT layout."""
 import os
 
@@ -20,6 +20,7 @@ AITK = {  # arch -> AI Toolkit's key for a diffusers PEFT key of the transformer
     "sd3": lambda key: f"transformer.{key}",
     "lumina2": lambda key: f"transformer.{key}",
     "hidream": lambda key: f"diffusion_model.{key}",
+    "ltx2": lambda key: f"diffusion_model.{key}",  # attention layers keep diffusers' names in LTX-2's own code
     "zimage": lambda key: f"diffusion_model.{key}",
     "qwen_image": lambda key: f"diffusion_model.{key}",
     "wan21": lambda key: f"diffusion_model.{wan_original_name(key)}",
