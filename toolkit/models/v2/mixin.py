@@ -73,7 +73,8 @@ def resolve_source(name_or_path: str, subfolder: Optional[str], config_source: O
             raise FileNotFoundError(f"single-file checkpoint {name_or_path!r} does not exist")
         if not config_source:
             raise ValueError(f"{name_or_path!r} is a single file: its config comes from extras_name_or_path, which is not set")
-        return ResolvedSource(name_or_path, subfolder, True, resolve_source(config_source, None).path)
+        # The config's source stays a hub id when it is one: diffusers reads just that config.json from it.
+        return ResolvedSource(name_or_path, subfolder, True, resolve_source(config_source, None, fetch=False).path)
     if os.path.isdir(name_or_path):
         path = os.path.abspath(name_or_path)
         # A local folder may be the whole pipeline or just this component's folder.
