@@ -1,7 +1,8 @@
 """LoRAs as AI Toolkit saves them, per family it trains (its ``save_weights`` and each model's
 ``convert_lora_weights_before_save``; docs/LORA_FORMATS.md): ``transformer.`` + diffusers names for Flux, SD3 and
-Lumina 2, ``diffusion_model.`` + diffusers names for Z-Image, Qwen-Image, HiDream and LTX-2's attention layers, ``diffusion_model.`` +
-Wan-AI's own names for Wan, Black Forest Labs' names for Chroma. Each must sample exactly as the same LoRA in diffusers' ``transformer.`` PEFT layout."""
+Lumina 2, ``diffusion_model.`` + diffusers names for Z-Image, Qwen-Image, HiDream and LTX-2's attention layers,
+``diffusion_model.`` + Wan-AI's own names for Wan, Black Forest Labs' names for Chroma and FLUX.2. Each must sample exactly
+as the same LoRA in diffusers' ``transformer.`` PEFT layout."""
 import os
 
 import numpy as np

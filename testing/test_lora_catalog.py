@@ -1,6 +1,6 @@
-"""GET /loras: what a LoRA picker shows; GET /checkpoints: what the model picker shows. AI Toolkit's own layout (<training folder>/<job>/<job>_<step>.safetensors
-beside config.yaml, training_info in the metadata) gives job, step and family; files that are not LoRAs are left
-out; the route needs the token like every route but /health."""
+"""GET /loras: what a LoRA picker shows; GET /checkpoints: what the model picker shows. AI Toolkit's own layout
+(<training folder>/<job>/<job>_<step>.safetensors beside config.yaml, training_info in the metadata) gives job,
+step and family; files that are not LoRAs are left out; the route needs the token like every route but /health."""
 import json
 
 import pytest

@@ -1,7 +1,7 @@
-"""LoRA files as trainers write them: one random LoRA for the tiny SD 1.5 UNet, saved in each layout users
-bring (diffusers' ``unet.``-prefixed PEFT keys, bare PEFT keys, kohya's ``lora_unet_*`` with ``lora_down`` /
-``lora_up`` / ``alpha``, which is also what AI Toolkit writes for SD 1.5), must change the image exactly as the
-PEFT original does; for SDXL, AI Toolkit's kohya keys over Stability's LDM block names do the same. A LoRA for another family is
+"""LoRA files as trainers write them: one random LoRA for the tiny SD 1.5 UNet, saved in each layout users bring
+(diffusers' ``unet.``-prefixed PEFT keys, bare PEFT keys, kohya's ``lora_unet_*`` with ``lora_down`` / ``lora_up``
+/ ``alpha``, which is also what AI Toolkit writes for SD 1.5), must change the image exactly as the PEFT original
+does; for SDXL, AI Toolkit's kohya keys over Stability's LDM block names do the same. A LoRA for another family is
 refused by name, several LoRAs apply at once, and a refused request leaves the engine serving."""
 import numpy as np
 import pytest
