@@ -79,7 +79,7 @@ def fetch_component(repo: str, subfolder: Optional[str], variant: Optional[str] 
 
     With ``HF_HUB_OFFLINE`` set the cache is all there is: a component missing from it is an error that says so."""
     key = (repo, subfolder, variant)
-    if key not in _fetched:
+    if key not in _fetched or not os.path.isdir(_fetched[key]):  # a cache cleaned meanwhile is fetched again
         from huggingface_hub import constants
 
         _fetched[key] = (_from_cache if constants.HF_HUB_OFFLINE else _from_hub)(repo, subfolder, variant, report)
