@@ -82,10 +82,14 @@ def load_lora(pipe, path: str, adapter: str, arch: str, **load_kwargs) -> str:
 
 def _load(pipe, source, adapter: str, name: str, arch: str, load_kwargs: dict) -> int:
     """Layers adapted by one load; nothing is left behind when it fails or adapts nothing."""
+    from toolkit.models.v2.pool import is_oom
+
     try:
         pipe.load_lora_weights(source, adapter_name=adapter, **load_kwargs)
     except Exception as e:
         _forget(pipe, adapter)
+        if is_oom(e):
+            raise  # out of memory is the engine's to handle (an oom frame, a wider plan), not the file's fault
         raise LoraMismatch(f"LoRA {name} does not fit {arch}: {type(e).__name__}: {str(e)[:300]}") from None
     adapted = adapted_layers(pipe, adapter)
     if adapted == 0:
