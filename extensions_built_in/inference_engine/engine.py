@@ -484,8 +484,11 @@ class Engine:
         meanwhile wait in the queue as usual."""
         import importlib
 
+        from toolkit.models.v2.mixin import quiet_library_logs
+
         self._set_info("Warming up", force=True)
         started = time.monotonic()
+        quiet_library_logs()
         for name in ("diffusers.models.modeling_utils", "diffusers.pipelines.pipeline_utils",
                      "transformers.modeling_utils"):
             importlib.import_module(name)

@@ -36,7 +36,7 @@ def torch_dtype(name: Optional[str]):
 def import_class(path: str):
     """``"diffusers.AutoencoderKL"`` -> the class; arch files name classes by string so that importing the
     registry does not import diffusers (the server and ``/models`` stay cheap)."""
-    _quiet_library_logs()
+    quiet_library_logs()
     module, _, name = path.rpartition(".")
     return getattr(importlib.import_module(module), name)
 
@@ -150,10 +150,19 @@ def _convert_single_file(cls, src: ResolvedSource, dtype, expected: int):
     return module.eval()
 
 
-def _quiet_library_logs() -> None:
+def quiet_library_logs() -> None:
     """Per-file "Loading weights" bars would flood job logs and the engine's console on every swap, and
     transformers 5 announces on each pipeline import that image processors fall back without torchvision
-    (no pipeline here needs torchvision). Filters go on the library's handler: child loggers emit these."""
+    (no pipeline here needs torchvision). Filters go on the library's handler: child loggers emit these.
+
+    Importing diffusers imports torchao, which logs three harmless warnings a user cannot act on (see
+    ``QUIET``); they were the first lines of ``make demo``. Those messages are dropped where they are logged."""
+    import logging
+
+    for name, fragments in QUIET.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _DropMessages) for f in logger.filters):
+            logger.addFilter(_DropMessages(fragments))
     from diffusers.utils import logging as diffusers_logging
     from transformers.utils import logging as transformers_logging
 
@@ -162,6 +171,22 @@ def _quiet_library_logs() -> None:
     for handler in transformers_logging.get_logger().handlers:
         if not any(isinstance(f, _DropTorchvisionNotice) for f in handler.filters):
             handler.addFilter(_DropTorchvisionNotice())
+
+
+# logger -> message fragments dropped: torchao's native kernels built for another Python or GPU (it falls back to
+# its Python paths), torch's notice about torchao's enum registration, and diffusers' note that it cannot import
+# torchao's tensor classes for checkpoints serialized with torchao (the engine never loads such files).
+QUIET = {"torchao": ("Failed to load ",), "torch.utils._pytree": ("is an Enum subclass and is now natively supported",),
+         "diffusers.quantizers.torchao.torchao_quantizer": ("Unable to import `torchao` Tensor objects",)}
+
+
+class _DropMessages:
+    def __init__(self, fragments: tuple):
+        self.fragments = fragments
+
+    def filter(self, record) -> bool:
+        message = record.getMessage()
+        return not any(f in message for f in self.fragments)
 
 
 class _DropTorchvisionNotice:
