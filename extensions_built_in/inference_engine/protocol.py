@@ -29,6 +29,7 @@ from typing import Any, AsyncIterable, AsyncIterator, Callable, Iterable, Iterat
 
 __all__ = [
     "ERROR_CODES",
+    "ERROR_HTTP_STATUS",
     "FRAME_TYPES",
     "LAYOUTS",
     "MEDIA_TYPE",
@@ -48,6 +49,10 @@ MEDIA_TYPE = "application/x-aitk-frames"
 FRAME_TYPES = ("start", "status", "progress", "latent", "result", "error", "end")
 STAGES = ("queued", "loading", "encoding", "sampling", "decoding", "saving")
 ERROR_CODES = ("bad_request", "cancelled", "oom", "load_failed", "too_large", "internal")
+# The HTTP status ``POST /generate?wait=1`` answers an error frame with (a streamed response is already 200).
+ERROR_HTTP_STATUS = {"bad_request": 422, "cancelled": 409, "oom": 507, "load_failed": 424, "too_large": 507,
+                     "internal": 500}
+assert tuple(ERROR_HTTP_STATUS) == ERROR_CODES
 LAYOUTS = ("BCHW", "BCFHW", "BLC")
 LATENT_DTYPE = "float16"
 

@@ -22,15 +22,13 @@ from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetE
 from extensions_built_in.inference_engine.engine import Engine, EngineBusy
 from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
 from extensions_built_in.inference_engine.request_checks import BadRequest
-from extensions_built_in.inference_engine.protocol import MEDIA_TYPE
+from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS, MEDIA_TYPE
 from extensions_built_in.inference_engine.request_queue import QueueFull
 from extensions_built_in.inference_engine.stream import FrameStream
 
 HEARTBEAT_S = 1.0  # proxies and clients must see bytes at least every 2 s while a request waits or loads
 MAX_JSON_BODY = 1024 * 1024  # a generate body is a few KB; 1 MB leaves room for long prompts, not for abuse
 MAX_LORAS = 8
-# ?wait=1 answers an error frame with the HTTP status of its code (bad_request: a LoRA the family cannot take).
-WAIT_STATUS = {"bad_request": 422, "cancelled": 409, "oom": 507, "too_large": 507, "load_failed": 424}
 MAX_MODEL_EXTRAS = 64  # unknown ModelConfig keys kept (configs pasted from AI Toolkit carry some) ...
 MAX_MODEL_EXTRAS_BYTES = 64 * 1024  # ... and their size as JSON: they are copied into every sidecar
 
@@ -289,7 +287,7 @@ async def wait_for_outcome(engine: Engine, req, request: Request) -> JSONRespons
         outcome["timings"] = outcome["result"].get("timings")
         return JSONResponse(outcome)
     code = outcome.get("error", {}).get("code")
-    return JSONResponse(outcome, status_code=WAIT_STATUS.get(code, 500))
+    return JSONResponse(outcome, status_code=ERROR_HTTP_STATUS.get(code, 500))
 
 
 class UploadTooLarge(Exception):

@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeFloat16, type Frame, FrameError, FrameParser, latentOf } from '@/utils/engineStream';
+import {
+  ERROR_CODES, FRAME_TYPES, LAYOUTS, STAGES, decodeFloat16, type Frame, FrameError, FrameParser, latentOf,
+} from '@/utils/engineStream';
 
 interface ExpectedFrame {
   type: string;
@@ -16,6 +18,7 @@ interface ExpectedFrame {
 interface Vectors {
   vectors: { name: string; hex: string; frames: ExpectedFrame[] }[];
   invalid: { reason: string; hex: string }[];
+  vocabulary: { frame_types: string[]; stages: string[]; layouts: string[]; error_http_status: Record<string, number> };
 }
 
 const FIXTURE = path.resolve(__dirname, '../../testing/fixtures/protocol_vectors.json');
@@ -126,5 +129,15 @@ describe('decodeFloat16', () => {
     expect(Array.from(v.subarray(0, 5))).toEqual([1, -2, Infinity, -Infinity, 2 ** -24]);
     expect(Object.is(v[5], -0)).toBe(true);
     expect(Number.isNaN(v[6])).toBe(true);
+  });
+});
+
+describe('the wire vocabulary', () => {
+  it('is the one protocol.py defines: frame types, stages, layouts and error codes', () => {
+    const v = fixture.vocabulary;
+    expect([...FRAME_TYPES]).toEqual(v.frame_types);
+    expect([...STAGES]).toEqual(v.stages);
+    expect([...LAYOUTS]).toEqual(v.layouts);
+    expect([...ERROR_CODES]).toEqual(Object.keys(v.error_http_status));
   });
 });

@@ -6,9 +6,9 @@
  */
 import { useCallback, useRef, useState } from 'react';
 import { apiFetch, errorMessage } from '@/utils/api';
-import { type Frame, type Latent, type LatentSpec, FrameParser, latentOf } from '@/utils/engineStream';
+import { type Frame, type Latent, type LatentSpec, type Stage, FrameParser, latentOf } from '@/utils/engineStream';
 
-export type Phase = 'idle' | 'connecting' | 'queued' | 'loading' | 'encoding' | 'sampling' | 'decoding' | 'saving' | 'done' | 'error' | 'cancelled';
+export type Phase = 'idle' | 'connecting' | Stage | 'done' | 'error' | 'cancelled';
 
 export interface ResultInfo {
   path: string;

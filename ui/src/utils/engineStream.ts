@@ -15,7 +15,14 @@
 export const MEDIA_TYPE = 'application/x-aitk-frames';
 export const FRAME_TYPES = ['start', 'status', 'progress', 'latent', 'result', 'error', 'end'] as const;
 export type FrameType = (typeof FRAME_TYPES)[number];
-export type Layout = 'BCHW' | 'BCFHW' | 'BLC';
+// The wire's words are defined once, in Python (protocol.py); ui/tests/engineStream.test.ts checks these copies
+// against the vectors file the Python side writes.
+export const STAGES = ['queued', 'loading', 'encoding', 'sampling', 'decoding', 'saving'] as const;
+export type Stage = (typeof STAGES)[number];
+export const LAYOUTS = ['BCHW', 'BCFHW', 'BLC'] as const;
+export type Layout = (typeof LAYOUTS)[number];
+export const ERROR_CODES = ['bad_request', 'cancelled', 'oom', 'load_failed', 'too_large', 'internal'] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Same limits as the Python FrameDecoder: a hostile length is refused before anything is buffered for it. */
 export const DEFAULT_MAX_HEADER = 1 << 20;
