@@ -330,3 +330,21 @@ def test_save_media_kind_mismatch(tmp_path):
         media.save_media(_tone(0.1, 8000), tmp_path / "a.jpg", sample_rate=8000)
     assert [p for p in _listdir(tmp_path) if not p.startswith(".")] == []
     assert _listdir(tmp_path / ".tmp") == []
+
+
+def test_results_are_saved_by_the_kind_the_family_made_never_guessed(tmp_path, monkeypatch):
+    from toolkit.config_modules import GenerateImageConfig
+    from toolkit.models.base_model import GeneratedMedia, save_generated
+
+    def no_guessing(_):
+        raise AssertionError("the media kind was guessed")
+
+    monkeypatch.setattr(media, "_media_kind", no_guessing)
+    made = {"png": GeneratedMedia("image", image=_image()), "mp4": GeneratedMedia("video", frames=_frames(5), fps=8),
+            "wav": GeneratedMedia("audio", audio=_tone(0.25, 16000), sample_rate=16000)}
+    for ext, result in made.items():
+        gen = GenerateImageConfig(prompt="p", output_folder=str(tmp_path), output_ext=ext, seed=1)
+        meta = save_generated(result, gen)
+        assert media.probe(meta["path"])["kind"] == result.kind
+    with pytest.raises(ValueError, match="not image, video or audio"):
+        media.save_media(_image(), tmp_path / "x.png", kind="picture")

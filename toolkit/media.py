@@ -372,15 +372,19 @@ def _remove(path):
         pass
 
 
-def save_media(media, path, *, fps=None, sample_rate=None, audio=None):
+def save_media(media, path, *, kind=None, fps=None, sample_rate=None, audio=None):
     """Atomically save any media plus its thumbnail; the generator's single entry point.
 
+    ``kind`` (image | video | audio) is what the caller knows it made; without it the kind is inferred from the
+    data, for callers holding a plain array (a float 2-D array then counts as audio, not as a grey image).
     Order matters for the UI: the thumbnail is in place before the media file, and the
     media file only appears (or replaces an old one) once fully written. On failure the
     temp files are removed and any existing file at ``path`` is untouched.
     """
     _ext(path)  # fail on a bad extension before any folder is created
-    kind = _media_kind(media)
+    if kind not in (None, "image", "video", "audio"):
+        raise ValueError(f"media kind {kind!r} is not image, video or audio")
+    kind = kind or _media_kind(media)
     if kind == "video" and _is_pil(media):
         media = _pil_frames(media)
     folder, name = os.path.split(os.path.abspath(path))

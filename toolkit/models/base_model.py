@@ -488,8 +488,8 @@ def save_generated(media: GeneratedMedia, gen: GenerateImageConfig, count: int =
 
     path = gen.get_image_path(count, max_count)
     if media.kind == "image":
-        return media_io.save_media(media.image, path)
+        return media_io.save_media(media.image, path, kind="image")
     if media.kind == "video":
-        return media_io.save_media(media.frames, path, fps=media.fps or gen.fps, audio=media.audio,
+        return media_io.save_media(media.frames, path, kind="video", fps=media.fps or gen.fps, audio=media.audio,
                                    sample_rate=media.sample_rate)
-    return media_io.save_media(media.audio, path, sample_rate=media.sample_rate)
+    return media_io.save_media(media.audio, path, kind="audio", sample_rate=media.sample_rate)
