@@ -1,6 +1,6 @@
 """Swaps across families that share components in real life: shared = byte-identical = pool hits.
 
-Identity is content (mixin.content_digest), so these share exactly when the checkpoints carry the same files,
+Identity is content (loading.content_digest), so these share exactly when the checkpoints carry the same files,
 as the real repos do: Wan 2.1 and Wan 2.2 5B ship the same UMT5-XXL, Qwen-Image and Qwen-Image-Edit the same
 Qwen2.5-VL and VAE. Z-Image has no second family here with the same encoder class, so its swap is between two
 fine-tunes that share extras (AI Toolkit's extras_name_or_path), the way a user switches Z-Image checkpoints.

@@ -153,7 +153,7 @@ def test_explicit_options_are_the_placements_and_the_planner_stays_out(options, 
 def test_the_planner_reads_component_sizes_from_the_checkpoint_headers(tiny_cache):
     import torch
 
-    from toolkit.models.v2.mixin import load_component
+    from toolkit.models.v2.loading import load_component
 
     model = SD1Model("cuda", ModelConfig(name_or_path="tiny:sd1", dtype="bf16"))
     sizes = {p.role: (p.kind, p.bytes) for p in model.memory_parts()}
@@ -233,7 +233,7 @@ def test_a_model_that_cannot_fit_is_refused_before_loading_and_the_next_request_
 def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, monkeypatch):
     from toolkit.models.base_model import BaseModel
 
-    original, calls = BaseModel.generate_single_image, []
+    original, calls = BaseModel.sample_media, []
 
     def oom_once(self, pipeline, gen, generator):
         calls.append(self.plan)
@@ -243,7 +243,7 @@ def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, m
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
         return original(self, pipeline, gen, generator)
 
-    monkeypatch.setattr(BaseModel, "generate_single_image", oom_once)
+    monkeypatch.setattr(BaseModel, "sample_media", oom_once)
     headers = frames_of(planned, sd1())
     assert headers[-1]["ok"] is True and len(calls) == 2
     retry = next(h for h in headers if h["type"] == "status" and "planning again" in h.get("message", ""))
@@ -285,7 +285,7 @@ print(sorted(m for m in ("torch", "diffusers", "transformers") if m in sys.modul
 def test_a_quantized_module_counts_its_8_bit_storage_not_its_logical_dtype(tiny_cache):
     """torchao tensors report bf16 (2 bytes an element) while storing int8 or float8 and scales: counted as bf16,
     a quantized Qwen-Image transformer was 40 GB in the pool, and a plan counted that as reclaimable memory."""
-    from toolkit.models.v2.mixin import load_component
+    from toolkit.models.v2.loading import load_component
     from toolkit.models.v2.pool import module_bytes, tensor_bytes
 
     plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
@@ -317,7 +317,7 @@ def test_a_streamed_encoder_goes_leaf_by_leaf_and_a_denoiser_block_by_block(monk
     it became one 15 GiB group, onloaded at once (the 24 GiB Qwen-Image run on the H200: `oom` before step 1)."""
     from toolkit.models import base_model
     from toolkit.models.archs.qwen_image import QwenImageModel
-    from toolkit.models.v2.mixin import load_component
+    from toolkit.models.v2.loading import load_component
 
     seen = {}
     monkeypatch.setattr(base_model, "load_component", lambda cls, src, sub, **kw: seen.setdefault(sub, kw))
@@ -421,7 +421,7 @@ def test_what_a_request_that_ran_out_of_memory_allocated_is_freed_at_once(planne
         alive.append(weakref.ref(held))
         raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
 
-    monkeypatch.setattr(BaseModel, "generate_single_image", oom_holding_a_cycle)
+    monkeypatch.setattr(BaseModel, "sample_media", oom_holding_a_cycle)
     planned.engine.memory.reserve_scale["sd1"] = 8.0  # no re-plan: the request fails with `oom`
     gc.disable()
     try:

@@ -130,7 +130,7 @@ def test_low_vram_with_quantize_keeps_quantized_components_on_the_gpu(monkeypatc
 def test_quantized_models_are_not_offloaded(tiny_cache):
     """enable_low_vram hooks only models of plain tensors; torchao's (int8 runs on this CPU) stay put."""
     from toolkit.models.offload import _plain
-    from toolkit.models.v2.mixin import load_component
+    from toolkit.models.v2.loading import load_component
     from toolkit.models.v2.pool import ComponentPool, active_pool
 
     with active_pool(ComponentPool()):
@@ -220,7 +220,7 @@ def test_the_load_funnel_streams_an_8_bit_denoiser_and_it_runs_as_the_resident_o
     block over both its block lists, gives the same output as the same int8 transformer left in place."""
     pytest.importorskip("torchao")
     from toolkit.models.streaming import STREAM_ATTR
-    from toolkit.models.v2.mixin import load_component
+    from toolkit.models.v2.loading import load_component
 
     def load(offload):
         return load_component("diffusers.FluxTransformer2DModel", "tiny:flux", "transformer", dtype="bfloat16",

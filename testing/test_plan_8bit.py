@@ -66,7 +66,7 @@ def test_float8dq_is_torchaos_per_row_dynamic_float8_through_each_librarys_confi
     pytest.importorskip("torchao")
     from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow
 
-    from toolkit.models.v2.mixin import _quantization_config, check_qtype, import_class
+    from toolkit.models.v2.loading import _quantization_config, check_qtype, import_class
 
     for cls in ("diffusers.FluxTransformer2DModel", "transformers.T5EncoderModel"):
         ao = _quantization_config(import_class(cls), "float8dq").quant_type
@@ -80,9 +80,9 @@ def test_engine_memory_qtype_chooses_what_the_plan_quantizes_with(setting, expec
     """``engine.memory_qtype``: ``none`` plans without quantizing (visits and streaming: bit-exact weights);
     a named type replaces the GPU's best (``auto``)."""
     from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
-    from toolkit.models.v2 import mixin
+    from toolkit.models.v2 import loading
 
-    monkeypatch.setattr(mixin, "best_qtype", lambda device: "float8dq")
+    monkeypatch.setattr(loading, "best_qtype", lambda device: "float8dq")
     planner = MemoryPlanner("cuda", "auto", ComponentPool(), None, qtype=setting)
     assert planner.qtype == expected and planner.describe(None)["qtype"] == expected
     assert MemoryPlanner("cuda", "auto", ComponentPool(), None).qtype == "float8dq"
@@ -92,8 +92,8 @@ def test_engine_memory_qtype_chooses_what_the_plan_quantizes_with(setting, expec
                                              ("float8dq", "float8 tensor cores")])
 def test_a_memory_qtype_this_gpu_cannot_run_stops_the_engine_with_its_name(setting, message, monkeypatch):
     from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
-    from toolkit.models.v2 import mixin
+    from toolkit.models.v2 import loading
 
-    monkeypatch.setattr(mixin, "best_qtype", lambda device: "int8")  # an Ampere card: no float8 units
+    monkeypatch.setattr(loading, "best_qtype", lambda device: "int8")  # an Ampere card: no float8 units
     with pytest.raises(ValueError, match=message):
         MemoryPlanner("cuda", "auto", ComponentPool(), None, qtype=setting)

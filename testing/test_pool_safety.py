@@ -7,7 +7,7 @@ import torch
 from testing.engine_harness import EngineHarness
 from testing.test_lora import loras, with_lora  # noqa: F401  (loras is a fixture)
 from testing.test_pool import run, sd1
-from toolkit.models.v2.mixin import load_component
+from toolkit.models.v2.loading import load_component
 from toolkit.models.v2.pool import ComponentPool, active_pool
 
 

@@ -34,7 +34,7 @@ OFF_GPU = ("visit", "quantized_visit", "stream", "quantized_stream")  # what wai
 WEIGHT_ONLY = {"float8dq": "float8"}
 QUANTIZED_RATIO = 0.53  # a denoiser's weights are ~97 % linear layers; 8-bit halves those, norms stay 16-bit
 STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block running, the next arriving)
-# A denoiser streams block by block, an encoder leaf module by leaf module (toolkit/models/v2/mixin.py): an
+# A denoiser streams block by block, an encoder leaf module by leaf module (toolkit/models/v2/loading.py): an
 # encoder's largest leaf (a 152k-token embedding table: 1.1 GB for Qwen2.5-VL) may be more than the share.
 # Relative cost per placement (a denoiser runs every step, an encoder once per request), plus a small cost per
 # GiB moved per request so that, between two plans of one shape, the one moving fewer bytes wins.

@@ -96,7 +96,7 @@ def _safetensors_under(root: str):
 
 
 def _describe(path: str, root: str) -> dict:
-    from toolkit.models.v2.mixin import safetensors_header
+    from toolkit.models.v2.loading import safetensors_header
 
     meta = safetensors_header(path).get("__metadata__") or {}
     folder = os.path.dirname(path)

@@ -484,7 +484,7 @@ class Engine:
         meanwhile wait in the queue as usual."""
         import importlib
 
-        from toolkit.models.v2.mixin import quiet_library_logs
+        from toolkit.models.v2.loading import quiet_library_logs
 
         self._set_info("Warming up", force=True)
         started = time.monotonic()

@@ -20,7 +20,7 @@ from toolkit.memory_plan import GIB, Plan, PlanDoesNotFit, Workload, plan_memory
 from toolkit.models.v2.pool import ComponentPool, host_available_bytes, plannable_bytes
 
 MODES = ("auto", "off")
-# engine.memory_qtype: what the plan may quantize with. "auto" picks the GPU's best (toolkit/models/v2/mixin.py
+# engine.memory_qtype: what the plan may quantize with. "auto" picks the GPU's best (toolkit/models/v2/loading.py
 # best_qtype); "none" never quantizes (visits and streaming only: slower, bit-exact weights).
 PLAN_QTYPES = ("auto", "none", "float8dq", "float8", "int8")
 MAX_RESERVE_SCALE = 8.0
@@ -45,7 +45,7 @@ class MemoryPlanner:
         self.active = mode == "auto" and str(device).startswith("cuda")
         self.qtype: Optional[str] = None
         if self.active and qtype != "none":
-            from toolkit.models.v2.mixin import best_qtype, check_qtype
+            from toolkit.models.v2.loading import best_qtype, check_qtype
 
             self.qtype = best_qtype(device) if qtype == "auto" else qtype
             problem = self.qtype and check_qtype(self.qtype, device)

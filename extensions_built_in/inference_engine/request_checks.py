@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from extensions_built_in.inference_engine.assets import AssetError, AssetStore, is_inside, real_path
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import UnknownArchError, get_model_class
-from toolkit.models.v2.mixin import check_qtype
+from toolkit.models.v2.loading import check_qtype
 
 
 class BadRequest(ValueError):

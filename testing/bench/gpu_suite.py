@@ -342,7 +342,7 @@ class Suite:
 
     def _time_unet_load(self) -> float:
         """What a swap to the fine-tune must at least cost: loading its UNet, nothing else."""
-        from toolkit.models.v2.mixin import load_component
+        from toolkit.models.v2.loading import load_component
 
         for f in (self.models / "sdxl_b" / "unet").iterdir():  # from the page cache, as the swap will read it
             f.read_bytes()

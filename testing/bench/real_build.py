@@ -93,7 +93,7 @@ def _without(config: dict, key: str) -> dict:
 
 def construct(cls_path: str, config: dict):
     """The module with random weights, on the current default device and dtype."""
-    from toolkit.models.v2.mixin import import_class
+    from toolkit.models.v2.loading import import_class
 
     cls = import_class(cls_path)
     if hasattr(cls, "from_config"):  # diffusers

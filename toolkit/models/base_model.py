@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, Optional
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, Workload, WorkingSet
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
-from toolkit.models.v2.mixin import import_class, load_component, weight_bytes
+from toolkit.models.v2.loading import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
 Hook = Callable[..., None]
@@ -330,7 +330,9 @@ class BaseModel:
             return (1, self.latent.channels, frames, gen.height // f, gen.width // f)
         raise NotImplementedError(f"{self.arch} must define latent_shape for layout {self.latent.layout}")
 
-    def generate_single_image(self, pipeline, gen: GenerateImageConfig, generator) -> GeneratedMedia:
+    def sample_media(self, pipeline, gen: GenerateImageConfig, generator) -> GeneratedMedia:
+        """One request through the pipeline: the image, frames or audio it made, as arrays. (AI Toolkit's
+        ``generate_single_image`` returns one PIL image; families here override this for video and audio.)"""
         output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type="np")
         return self.to_media(output, gen)
 
@@ -380,7 +382,7 @@ class BaseModel:
         hook = self._step_callback(gen) if self.sample_step_hook else None
         self._set_vae_tiling(bool(self.plan and self.plan.vae_tiling))
         with torch.inference_mode(), step_hook(pipeline, hook), self._sampling_announced_on_first_call():
-            return self.generate_single_image(pipeline, gen, generator)
+            return self.sample_media(pipeline, gen, generator)
 
     @contextlib.contextmanager
     def _sampling_announced_on_first_call(self):

@@ -45,14 +45,14 @@ class HiDreamModel(BaseModel):
                     num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
                     **gen.extra_kwargs)
 
-    def generate_single_image(self, pipeline, gen, generator):
+    def sample_media(self, pipeline, gen, generator):
         # HiDreamImagePipeline rescales every request to the area default_sample_size^2 (1 MP) at the requested
         # aspect; the engine honours the requested (snapped) size instead, so the streamed latents and the saved
         # image have the shape the client was told. A hair above 1.0 keeps the pipeline's floor-to-16 exact.
         saved = pipeline.default_sample_size
         pipeline.default_sample_size = math.sqrt(gen.width * gen.height) / pipeline.vae_scale_factor * (1 + 1e-9)
         try:
-            return super().generate_single_image(pipeline, gen, generator)
+            return super().sample_media(pipeline, gen, generator)
         finally:
             pipeline.default_sample_size = saved
 

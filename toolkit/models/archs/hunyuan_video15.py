@@ -56,11 +56,11 @@ class HunyuanVideo15Model(BaseModel):
                     height=gen.height, num_frames=gen.num_frames, num_inference_steps=gen.num_inference_steps,
                     **gen.extra_kwargs)
 
-    def generate_single_image(self, pipeline, gen, generator):
+    def sample_media(self, pipeline, gen, generator):
         # The guider may be shared with another holder through the pool; requests run one at a time on the
         # engine's main thread, so setting the scale right before the call is this request's scale.
         pipeline.guider.guidance_scale = gen.guidance_scale
-        return super().generate_single_image(pipeline, gen, generator)
+        return super().sample_media(pipeline, gen, generator)
 
     @staticmethod
     def build_tiny(variant=None):

@@ -103,7 +103,7 @@ class LTX2Model(BaseModel):
         kw.update(gen.extra_kwargs)
         return kw
 
-    def generate_single_image(self, pipeline, gen, generator):
+    def sample_media(self, pipeline, gen, generator):
         if gen.control_images:  # optional first frame, as AI Toolkit does with ctrl_img
             pipeline = self.image_to_video_pipeline(pipeline)
         output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type="np")

@@ -26,7 +26,7 @@ def checkpoint_window(name_or_path: str, extras_name_or_path: str) -> int:
         try:
             from diffusers import StableAudioDiTModel
 
-            from toolkit.models.v2.mixin import resolve_source
+            from toolkit.models.v2.loading import resolve_source
 
             src = resolve_source(name_or_path, "transformer", extras_name_or_path, fetch=False)
             if src.single_file:  # a bare transformer file takes its config from the extras checkpoint
@@ -84,7 +84,7 @@ class StableAudioModel(BaseModel):
                     audio_end_in_s=gen.duration_s, num_inference_steps=gen.num_inference_steps,
                     guidance_scale=gen.guidance_scale, **gen.extra_kwargs)
 
-    def generate_single_image(self, pipeline, gen, generator):
+    def sample_media(self, pipeline, gen, generator):
         import warnings
 
         with warnings.catch_warnings():

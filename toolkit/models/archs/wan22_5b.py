@@ -62,7 +62,7 @@ class Wan225bModel(BaseModel):
         kw.update(gen.extra_kwargs)
         return kw
 
-    def generate_single_image(self, pipeline, gen, generator):
+    def sample_media(self, pipeline, gen, generator):
         if gen.control_images:
             pipeline = self.image_to_video_pipeline(pipeline)
         output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type="np")

@@ -1,7 +1,7 @@
 """ComponentPool: which loaded components stay resident, shared between model configs.
 
 Identity is computed in the load funnel from exactly the arguments it receives: the class, the *content* of the
-source (a digest of the component's config and weight files, see ``mixin.content_digest``), dtype, quantization,
+source (a digest of the component's config and weight files, see ``loading.content_digest``), dtype, quantization,
 offload policy and device. So two configs share a component exactly when they would have loaded the same bytes
 the same way: two fine-tunes with one ``extras_name_or_path``, and also Wan 2.1 and Wan 2.2 5B, whose repos
 carry the same UMT5 encoder under different names.
