@@ -18,7 +18,8 @@ STEP_IN_NAME = re.compile(r"_(\d{6,9})(?:_(?:high|low)_noise)?\.safetensors$")
 
 def list_loras(roots: list[str]) -> list[dict]:
     """Newest first. Files that are not LoRAs (checkpoints, broken files) are left out."""
-    from toolkit.models.lora import file_layers
+    from toolkit.models.lora import lora_layers
+    from toolkit.models.v2.loading import safetensors_header
 
     found, seen = [], set()
     for root in roots:
@@ -28,9 +29,10 @@ def list_loras(roots: list[str]) -> list[dict]:
                 continue
             seen.add(real)
             try:
-                if not file_layers(path):
+                header = safetensors_header(path)  # read once: it says both "a LoRA?" and what AI Toolkit recorded
+                if not lora_layers(header):
                     continue
-                found.append(_describe(path, root))
+                found.append(_describe(path, root, header.get("__metadata__") or {}))
             except (OSError, ValueError):
                 continue
     return sorted(found, key=lambda e: -e["mtime"])
@@ -95,10 +97,7 @@ def _safetensors_under(root: str):
                 yield os.path.join(folder, name)
 
 
-def _describe(path: str, root: str) -> dict:
-    from toolkit.models.v2.loading import safetensors_header
-
-    meta = safetensors_header(path).get("__metadata__") or {}
+def _describe(path: str, root: str, meta: dict) -> dict:
     folder = os.path.dirname(path)
     job_config = _job_config(folder)
     stat = os.stat(path)

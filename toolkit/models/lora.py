@@ -28,8 +28,13 @@ def file_layers(path: str) -> list[str]:
     """Module paths the file holds LoRA weights for, as written in it."""
     from toolkit.models.v2.loading import safetensors_header
 
+    return lora_layers(safetensors_header(path))
+
+
+def lora_layers(keys) -> list[str]:
+    """Module paths behind tensor names that end in a LoRA suffix."""
     layers = set()
-    for key in safetensors_header(path):
+    for key in keys:
         for suffix in LORA_SUFFIXES:
             if key.endswith(suffix):
                 layers.add(key[: -len(suffix)])
