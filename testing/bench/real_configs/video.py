@@ -157,7 +157,7 @@ PARAMS = {
     # files: transformer index total_size 5,675,987,200 B fp32 = 1,418,996,800 (card says "1.3B").
     "wan21": {"transformer": 1.419, "text_encoder": UMT5_XXL_B, "vae": WAN21_VAE_B},
     # transformer, config: 14B trunk + the per-block image k/v projections (2.1B); the card says "14B" for the
-    # trunk, no released-file count found. image_encoder: open_clip docs/model_profile.csv, ViT-H-14 image
+    # trunk, no released-file count found. image_encoder: open_clip's model_profile.csv, ViT-H-14 image
     # tower 632.08M (incl. a 1.3M projection CLIPVisionModel does not have).
     "wan21_i2v": {"transformer": 16.39, "text_encoder": UMT5_XXL_B, "image_encoder": 0.632, "vae": WAN21_VAE_B},
     # transformer: card "5B" (files: 4,999,787,712). vae, files: Wan2.2_VAE.pth loaded, 704,688,668.
