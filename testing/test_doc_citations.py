@@ -7,11 +7,11 @@ shipped with the project (``ref/<x>.md``, ``DESIGN.md``, ``PLANNING.md``, ``../s
 tracked text file the project owns (``git ls-files``) and fails with ``file:line`` for each such citation.
 
 What counts as a citation: a ``*.md`` path whose first folder is one of the repository's own top-level folders,
-or an upper-case document name (``README.md``, ``BENCHMARKS.md``), resolved against the citing file's folder and
-then the repository root; any ``docs/...`` path (globs and ``run5a…`` ranges allowed); ``README "Section"``,
-which needs that heading in README.md; and, in docs/ARCHITECTURE.md and docs/PROTOCOL.md, every backticked repo
-path with a code or data extension. Lower-case bare names (``report.md``) and git-ignored paths are files that
-scripts write, not documents, and are left alone.
+or an upper-case document name (``README.md``, ``BENCHMARKS.md``), resolved against the citing file's folder,
+the folders above it and the repository root; any ``docs/...`` path (globs and ``run5a…`` ranges allowed);
+``README "Section"``, which needs that heading in README.md; and, in docs/ARCHITECTURE.md and docs/PROTOCOL.md,
+every backticked repo path with a code or data extension. Lower-case bare names (``report.md``) and git-ignored
+paths are files that scripts write, not documents, and are left alone.
 """
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ TEXT_SUFFIXES = {".py", ".ts", ".tsx", ".mts", ".mjs", ".md", ".yaml", ".yml", "
 SKIPPED = ("docs/bench/", "testing/test_doc_citations.py")
 STRICT_DOCS = ("docs/ARCHITECTURE.md", "docs/PROTOCOL.md")
 
-OUT_OF_REPO = re.compile(r"(?<![\w./-])(ref/[\w./-]+|(?:[\w.-]+/)*(?:DESIGN|PLANNING)\.md\b|(?:\.\./)+shared\b[\w./-]*)")
+OUT_OF_REPO = re.compile(r"(?<![\w./-])(ref/[\w./-]+|(?:[\w.-]+/)*(?:DESIGN|PLANNING)\.md\b"
+                         r"|(?:\.\./)+shared\b[\w./-]*)")
 MD_PATH = re.compile(r"(?<![\w$./-])((?:\.\./)*(?:[\w.-]+/)*[\w-]+\.md)\b")
 DOCS_PATH = re.compile(r"(?<![\w$./-])((?:\.\./)*docs/[\w./*-]*)")
 SECTION = re.compile(r'\bREADME(?:\.md)?\s+\\?"([^"\\]+)\\?"')
