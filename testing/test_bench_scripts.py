@@ -105,10 +105,11 @@ def test_plan_table_predicts_a_plan_or_a_reason_for_every_family_on_each_card():
     assert not flux2["fits"] and "host RAM" in flux2["summary"]
 
 
-@pytest.mark.parametrize("arch", ["pixart_sigma", "hunyuan_video15"])
+@pytest.mark.parametrize("arch", ["pixart_sigma", "hunyuan_video15", "ltx2"])
 def test_the_bare_pipeline_clock_times_families_without_a_step_callback(arch, tmp_path, tiny_cache):
     """The bare-diffusers reference is clocked at ``scheduler.step``: with ``callback_on_step_end`` it had no
-    marks for PixArt-Σ and a TypeError for HunyuanVideo 1.5 on the H200, so neither had a bare ratio."""
+    marks for PixArt-Σ and a TypeError for HunyuanVideo 1.5 on the H200, so neither had a bare ratio. LTX-2
+    deep-copies its scheduler for audio: the copy's steps must neither count nor step this one."""
     from testing.bench.bare_pipeline import BarePipeline
     from toolkit.models.registry import get_model_class
 

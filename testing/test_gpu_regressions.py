@@ -138,3 +138,25 @@ def test_the_engine_discards_previews_on_cancel_and_flushes_them_on_success(engi
         assert calls == ["discard"]
     finally:
         del engine.latents.flush, engine.latents.discard
+
+
+def test_nan_latents_are_reported_before_a_blank_file_is_saved(engine_server):
+    """H200, HunyuanVideo 1.5 with a float8 transformer at 24 GiB: 121 identical frames came back (blank video,
+    saved as a success). Non-finite final latents now bring a warning status that names the usual causes; the
+    request still ends with its file, and a healthy request brings no warning."""
+    from testing.test_inference_engine import body_for
+    from toolkit.models.base_model import NOT_FINITE_WARNING
+
+    body = body_for("sd1", steps=2, seed=3)
+    healthy = [f.header for f in engine_server.client.generate(body)]
+    assert not any(h.get("message") == NOT_FINITE_WARNING for h in healthy)
+    unet = engine_server.engine.holder.parts["unet"]
+    handle = unet.register_forward_hook(lambda module, args, out: (out[0] * float("nan"),) if isinstance(out, tuple)
+                                        else type(out)(sample=out.sample * float("nan")))
+    try:
+        headers = [f.header for f in engine_server.client.generate(body)]
+    finally:
+        handle.remove()
+    [warning] = [h for h in headers if h.get("message") == NOT_FINITE_WARNING]
+    assert warning["type"] == "status" and warning["stage"] == "sampling"
+    assert headers[-1]["ok"] is True

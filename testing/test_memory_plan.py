@@ -430,3 +430,39 @@ def test_what_a_request_that_ran_out_of_memory_allocated_is_freed_at_once(planne
         assert alive and alive[0]() is None
     finally:
         gc.enable()
+
+
+def test_an_out_of_memory_error_says_where_it_struck_and_what_sat_on_the_gpu(planned, monkeypatch):
+    """The 24 GiB sweep's final `oom` errors carried torch's line alone; which stage and which components were
+    resident is what tells a user (and the next benchmark run) what to change."""
+    import torch
+
+    from toolkit.models.base_model import BaseModel
+
+    original = BaseModel.sample_media
+
+    def oom(self, pipeline, gen, generator):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.96 GiB (injected)")
+
+    monkeypatch.setattr(BaseModel, "sample_media", oom)
+    planned.engine.memory.reserve_scale["sd1"] = 8.0  # no re-plan: the request fails with `oom`
+    [error] = [h for h in frames_of(planned, sd1()) if h["type"] == "error"]
+    assert error["code"] == "oom" and error["message"].startswith("Out of memory while encoding (")
+    assert "unet" in error["message"] and error["message"].endswith("Tried to allocate 1.96 GiB (injected)")
+    monkeypatch.setattr(BaseModel, "sample_media", original)
+    run(planned, sd1(seed=2))  # the engine serves on
+
+
+@pytest.mark.parametrize("setting,arch,expected", [
+    ("auto", "hidream", "float8"),  # its MoE step is faster with float8 weights only (H200, 2026-12-01)
+    ("auto", "flux", "float8dq"),
+    ("float8dq", "hidream", "float8dq"),  # the user's explicit choice wins
+])
+def test_an_automatic_8_bit_type_follows_the_family_and_an_explicit_one_wins(setting, arch, expected):
+    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from toolkit.models.registry import get_model_class
+    from toolkit.models.v2.pool import ComponentPool
+
+    planner = MemoryPlanner("cpu", "auto", ComponentPool(), None)
+    planner.qtype, planner.qtype_setting = "float8dq", setting  # as the planner sets them on an H100/H200
+    assert planner.qtype_for(get_model_class(arch)) == expected

@@ -311,3 +311,25 @@ def test_injected_out_of_memory_says_so():
     pool.inject_oom(1)
     with pytest.raises(torch.cuda.OutOfMemoryError, match="injected out-of-memory while loading"):
         load(pool, "a")
+
+
+def test_before_a_planned_request_runs_residents_it_does_not_use_leave_as_far_as_its_peak_needs(monkeypatch):
+    """A plan counts the pool's other GPU residents as free memory; its visiting and streamed weights then come and
+    go in offload hooks the pool never sees. On the H200, a Wan 2.1 I2V re-plan ran out of memory mid-step beside
+    what the failed plan had left on the card. The resident model makes the room before sampling: oldest unused
+    residents first, only as many as the plan's peak needs, never one this request uses."""
+    from types import SimpleNamespace
+
+    from extensions_built_in.inference_engine.resident import ResidentModel
+
+    pool = ComponentPool()
+    for name in ("old_a", "old_b", "old_c"):
+        load(pool, name, n=100, device="cuda")
+    pool.begin_request()
+    load(pool, "mine", n=50, device="cuda")
+    free = {"bytes": 20}
+    monkeypatch.setattr(pool_module, "free_device_bytes", lambda device: free["bytes"])
+    ResidentModel("cuda", pool, lambda *a: None).make_room(SimpleNamespace(peak=50 + 200))  # own 50: needs 200
+    assert [k.content for k in pool.entries] == ["old_c", "mine"]  # 20 free + a + b = 220 >= 200
+    ResidentModel("cuda", pool, lambda *a: None).make_room(None)  # the user's own options: nothing planned
+    assert [k.content for k in pool.entries] == ["old_c", "mine"]

@@ -40,6 +40,9 @@ def test_each_familys_working_set_covers_what_it_used_at_real_size_without_hoard
     size = {k: sample[k] for k in ("width", "height", "num_frames") if k in sample}
     work = model_class("cuda", ModelConfig(name_or_path="x", arch=arch)).workload(
         GenerateImageConfig(prompt="p", **size))
-    estimate = {"encoding": max(work.encode, work.denoise), "sampling": work.denoise, "decoding": work.decode}
+    # Runs kept from before the `sampling` status moved to the first step counted that step as encoding: the
+    # encoding peak is covered by either estimate, and only the encoders' own estimate may not hoard.
+    covers = {"encoding": max(work.encode, work.denoise), "sampling": work.denoise, "decoding": work.decode}
+    claims = covers | {"encoding": work.encode}
     for stage, used in over.items():
-        assert used <= estimate[stage] / GIB <= 2 * used + 1, (stage, used, estimate[stage] / GIB)
+        assert used <= covers[stage] / GIB and claims[stage] / GIB <= 2 * used + 1, (stage, used, claims[stage] / GIB)

@@ -25,6 +25,7 @@ from extensions_built_in.inference_engine.latent_preview import (LatentSender, c
 from extensions_built_in.inference_engine.outputs import Outputs
 from extensions_built_in.inference_engine.request_checks import RequestChecks, StreamOptions
 from extensions_built_in.inference_engine.request_queue import RequestQueue
+from extensions_built_in.inference_engine.resident import LoadFailed, ResidentModel
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
@@ -33,7 +34,7 @@ from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models.base_model import save_generated
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import ARCHS, get_model_class
-from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
+from toolkit.models.v2.pool import ComponentPool, free_memory, is_oom
 from toolkit.paths import MODELS_PATH
 from toolkit.step_clock import StepClock
 from toolkit.sample_step_hook import GenerationCancelled
@@ -84,10 +85,8 @@ class Engine:
         if self.memory.active:
             self.memory.refresh()
         self.latents = LatentSender()
-        self.holder = None
-        self.holder_identity: Optional[dict] = None
-        self.holder_keys: set = set()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
+        self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters)
         self.warm_up_s: Optional[float] = None
         self.saver = ResultSaver()
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
@@ -100,6 +99,10 @@ class Engine:
     @property
     def running(self) -> Optional[Request]:
         return self.queue.running
+
+    @property
+    def holder(self):
+        return self.resident.holder
 
     # ================================================================== server-thread API (no torch)
     def models(self) -> list[dict]:
@@ -184,7 +187,7 @@ class Engine:
         holder, active = self.holder, None  # read once: the main thread may swap it meanwhile
         if holder is not None:
             active = {"arch": holder.arch, "name_or_path": holder.model_config.name_or_path,
-                      "config": self.holder_identity}
+                      "config": self.resident.identity}
         return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": self.pool.snapshot(),
                 "counters": dict(self.counters) | self.pool.counters,
                 "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": vram_stats(),
@@ -275,8 +278,9 @@ class Engine:
             req.stream.finish(False, "too_large", str(e))
         except Exception as e:
             if is_oom(e):
+                where = self.memory.oom_snapshot(req.stage)
                 self._free_after_oom(e)
-                req.stream.finish(False, "oom", f"Out of memory: {e}".splitlines()[0][:500])
+                req.stream.finish(False, "oom", self.memory.oom_message(where, e))
             else:
                 req.stream.finish(False, "internal", f"{type(e).__name__}: {e}"[:2000])
         except BaseException:  # KeyboardInterrupt: the engine is stopping mid-request
@@ -294,14 +298,15 @@ class Engine:
                 req.stream.emit("status", stage="loading", message=f"Memory plan: {plan.summary()}",
                                 memory=plan.describe())
             try:
-                holder = self._holder_for(req, plan)
+                holder = self.resident.for_request(req.model_class, req.model, plan, lambda message:
+                                                   req.stream.emit("status", stage="loading", message=message))
                 req.timings["load_s"] = round(time.monotonic() - started, 4)
                 return self._generate(holder, req)
             except Exception as e:
                 if attempt == 2 or plan is None or not is_oom(e) or not self.memory.widen_after_oom(req.model_class.arch):
                     raise
                 where = self.memory.oom_snapshot(req.stage)
-                self._drop_holder()
+                self.resident.drop()
                 # What the failed plan loaded is no longer this request's: the next plan's loads may evict it.
                 self.pool.begin_request()
                 self._free_after_oom(e)
@@ -309,52 +314,6 @@ class Engine:
                                 message=f"Out of memory while {where['stage']} with this plan ({plan.summary()}; "
                                 f"{where['allocated_gib']} GiB allocated): planning again with twice the "
                                 "working-set reserve")
-
-    def _holder_for(self, req: Request, plan=None):
-        """Same ModelConfig and memory plan: the resident holder as is. Otherwise a new holder whose loads hit or
-        miss the pool; afterwards whatever it does not use is released (beyond the keep-warm budget)."""
-        identity = holder_identity(req.model, plan)
-        self.pool.begin_request()
-        if self.holder is not None and identity == self.holder_identity:
-            self.counters["holder_reuses"] += 1
-            for key in self.holder_keys:
-                self.pool.mark_used(key)
-            return self.holder
-        self._drop_holder()
-        try:
-            holder = self._build_holder(req.model_class, req.model, plan)
-        except Exception as e:
-            if not is_oom(e):
-                raise
-            # Free every component this request has not touched, then try once more.
-            req.stream.emit("status", stage="loading",
-                            message="Out of memory while loading: freeing unused components and retrying once")
-            self.pool.evict([k for k in list(self.pool.entries) if k not in self.pool.used])
-            holder = self._build_holder(req.model_class, req.model, plan)
-        self.holder, self.holder_identity, self.holder_keys = holder, identity, self.pool.used
-        self.counters["holder_builds"] += 1
-        return holder
-
-    def _build_holder(self, model_class, model_config: ModelConfig, plan=None):
-        holder = model_class(self.device, model_config)
-        holder.plan = plan
-        holder.add_status_update_hook(self._status_of_running)
-        try:
-            with active_pool(self.pool):
-                holder.load_model()
-        except (GenerationCancelled, LoraMismatch):
-            raise
-        except Exception as e:
-            if is_oom(e):
-                raise
-            raise LoadFailed(f"Loading {model_class.arch} from {model_config.name_or_path!r} failed: "
-                             f"{type(e).__name__}: {e}") from e
-        return holder
-
-    def _drop_holder(self) -> None:
-        """Forget the holder (its pooled components stay in the pool until released)."""
-        self.holder = self.holder_identity = None
-        self.holder_keys = set()
 
     def _generate(self, holder, req: Request):
         state = {"t0": time.monotonic(), "clock": StepClock(self.device), "hook_s": []}
@@ -468,8 +427,8 @@ class Engine:
     def unload(self, keys: Optional[list[str]] = None) -> dict:
         """Main thread only. Everything, or the named pool entries; the holder goes too if it used one of them."""
         named = set(keys) if keys is not None else None
-        if named is None or named & {str(k) for k in self.holder_keys}:
-            self._drop_holder()
+        if named is None or self.resident.uses_any(named):
+            self.resident.drop()
         unloaded = self.pool.unload(keys)
         self._set_info(self._idle_text(), force=True)
         return {"unloaded": unloaded, "resident_bytes": self.pool.resident_bytes()}
@@ -501,15 +460,7 @@ class Engine:
 
     def load_default(self, model: dict) -> None:
         """Warm load at start-up (``engine.default_model``), so the first request only samples."""
-        model_class = get_model_class(model.get("arch") or "sd1")
-        config = ModelConfig.from_dict(model)
-        # Planned for the family's native size: a request of another size may plan (and load) differently.
-        native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
-        plan = self.memory.plan(model_class, config, GenerateImageConfig(prompt="", **native))
-        self.pool.begin_request()
-        holder = self._build_holder(model_class, config, plan)
-        self.holder, self.holder_identity, self.holder_keys = holder, holder_identity(config, plan), self.pool.used
-        self.counters["holder_builds"] += 1
+        self.resident.load_default(model, self.memory)
         self._set_info(self._idle_text(), force=True)
 
     def shutdown(self, message: str = "Engine stopped") -> None:
@@ -519,9 +470,7 @@ class Engine:
             req.stream.finish(False, "cancelled", message)
 
     def _idle_text(self) -> str:
-        if self.holder is None:
-            return "Idle — no model loaded"
-        return f"Idle — {self.holder.arch} ({self.holder.model_config.name_or_path})"
+        return self.resident.idle_text()
 
     def _set_info(self, text: str, force: bool = False) -> None:
         last_t, last_text = self._last_info
@@ -533,16 +482,6 @@ class Engine:
             self._on_info(text)
         except Exception as e:  # a locked DB must never fail a generation
             print(f"[engine] could not write job info: {e}", flush=True)
-
-
-def holder_identity(model_config: ModelConfig, plan) -> dict:
-    """What makes a resident holder reusable: its config, and where its plan put each component."""
-    return model_config.identity() | {"memory_plan": None if plan is None else {
-        "placements": plan.placements, "vae_tiling": plan.vae_tiling, "qtype": plan.qtype}}
-
-
-class LoadFailed(RuntimeError):
-    pass
 
 
 class EngineBusy(RuntimeError):

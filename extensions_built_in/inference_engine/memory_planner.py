@@ -44,6 +44,7 @@ class MemoryPlanner:
         # Off CUDA there is nothing to plan: every component is on the one device. (Tests switch it on there.)
         self.active = mode == "auto" and str(device).startswith("cuda")
         self.qtype: Optional[str] = None
+        self.qtype_setting = qtype
         if self.active and qtype != "none":
             from toolkit.models.v2.loading import best_qtype, check_qtype
 
@@ -110,7 +111,13 @@ class MemoryPlanner:
         if key not in self._sizes:
             self._sizes[key] = holder.memory_parts()
         return plan_memory(model_class.arch, self._sizes[key], available, work, host, budget=self.budget,
-                           qtype=self.qtype)
+                           qtype=self.qtype_for(model_class))
+
+    def qtype_for(self, model_class) -> Optional[str]:
+        """The engine's 8-bit type, or float8 weights only for a family whose step float8 activations slow."""
+        if self.qtype == "float8dq" and self.qtype_setting == "auto" and not model_class.float8_activations:
+            return "float8"
+        return self.qtype
 
     def oom_snapshot(self, stage: str) -> dict:
         """Where an out-of-memory struck, for the status frame and the log: the stage, what this process had
@@ -122,6 +129,13 @@ class MemoryPlanner:
         on_gpu = {e.key.subfolder or e.key.cls.rsplit(".", 1)[-1]: round(e.bytes / GIB, 2)
                   for e in self.pool.entries.values() if e.tier == "device" and e.key.device == self.device}
         return {"stage": stage, "allocated_gib": round(allocated / GIB, 2), "pool_gib": on_gpu}
+
+    @staticmethod
+    def oom_message(where: dict, error: BaseException) -> str:
+        """The ``oom`` error frame's message: where it struck and what sat on the GPU, then torch's own line."""
+        on_gpu = ", ".join(f"{name} {gib} GiB" for name, gib in where["pool_gib"].items()) or "none of the pool's"
+        return (f"Out of memory while {where['stage']} ({where['allocated_gib']} GiB allocated; components on the "
+                f"GPU: {on_gpu}): {str(error).splitlines()[0] if str(error) else type(error).__name__}")[:600]
 
     def describe(self, plan: Optional[Plan]) -> dict:
         return {"mode": self.mode, "qtype": self.qtype, "reserve_scale": dict(self.reserve_scale),

@@ -123,7 +123,9 @@ def bad_request(loc, message: str, status: int = 422) -> JSONResponse:
 
 
 def create_app(engine: Engine, token: str) -> FastAPI:
-    app = FastAPI(title="AI Toolkit inference engine", version="1",
+    # No /docs or /redoc page: a browser cannot send the bearer token, so the page would 401 on its own schema.
+    # The schema itself is served (with the token) for scripts and API tools.
+    app = FastAPI(title="AI Toolkit inference engine", version="1", docs_url=None, redoc_url=None,
                   description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
                               "(engine.json). POST /generate streams binary frames (README \"Frames\").")
     expected = f"Bearer {token}".encode()

@@ -3,6 +3,7 @@ time is compared with (testing/bench/gpu_suite.py, testing/bench/family_sweep.py
 from __future__ import annotations
 
 import time
+import types
 from typing import Optional
 
 from toolkit.step_clock import StepClock
@@ -36,13 +37,16 @@ class BarePipeline:
         self.model.prepare_gen_config(gen)
         clock = StepClock(self.device)
         scheduler = self.model.pipeline.scheduler
-        step = scheduler.step
+        cls_step = type(scheduler).step
 
-        def timed_step(*args, **kwargs):
-            clock.mark()
-            return step(*args, **kwargs)
+        def timed_step(self, *args, **kwargs):
+            if self is scheduler:  # not LTX-2's audio scheduler, a deep copy
+                clock.mark()
+            return cls_step(self, *args, **kwargs)
 
-        scheduler.step = timed_step
+        # Bound, so a deep copy of the scheduler gets a step bound to itself: a plain closure kept calling this
+        # scheduler's step from the copy (LTX-2 on the H200: "index 3 is out of bounds" after two steps).
+        scheduler.step = types.MethodType(timed_step, scheduler)
         sync()
         t0 = time.monotonic()
         try:

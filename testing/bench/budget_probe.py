@@ -52,7 +52,7 @@ def timed_request(client, body: dict, keep_path: bool = False) -> dict:
                 h = frame.header
                 if frame.type == "status":
                     marks.setdefault(h["stage"], now)
-                    if "oom" in h or "memory" in h:  # the plan chosen, and where an out-of-memory struck
+                    if "oom" in h or "memory" in h or h["message"].startswith("Warning"):  # the plan, an oom, NaN
                         out.setdefault("notes", []).append(h["message"][:400])
                 elif frame.type == "progress":
                     marks.setdefault("first_step", now)

@@ -69,6 +69,11 @@ class GeneratedMedia:
     fps: Optional[int] = None
 
 
+NOT_FINITE_WARNING = ("Warning: the sampler's final latents hold NaN or infinite values, so the output will be "
+                      "blank. Usual causes: float16 overflow (use bf16), or 8-bit weights or activations this model "
+                      "does not tolerate (set quantize: false, or engine.memory_qtype: float8 or none)")
+
+
 @dataclass
 class SampleStep:
     """One denoising step as the engine sees it: latents come unpacked into the family's declared layout."""
@@ -103,6 +108,10 @@ class BaseModel:
     description: ClassVar[str] = ""
     tiny_sample: ClassVar[dict] = {}  # small settings that suit the tiny checkpoint (tests, the demo)
     working_set: ClassVar[WorkingSet] = WorkingSet()  # what sampling and decoding allocate (the memory plan's input)
+    # An automatic plan's 8-bit denoiser runs its matmuls in float8 (float8dq) where the GPU has float8 tensor
+    # cores; a family whose step is slower so (activation scaling that costs more than it saves) says False and
+    # gets float8 weights only. An explicit engine.memory_qtype wins either way.
+    float8_activations: ClassVar[bool] = True
 
     def __init__(self, device: str, model_config: ModelConfig, dtype: Optional[str] = None):
         self.device = device
@@ -418,9 +427,18 @@ class BaseModel:
         def on_step(raw: SchedulerStep) -> None:
             self.sample_step_hook(SampleStep(raw.index, raw.num_steps, raw, self, gen))
             if raw.index + 1 == raw.num_steps:
+                self._warn_if_not_finite(raw.sample)
                 self._status_update("Decoding", "decoding")
 
         return on_step
+
+    def _warn_if_not_finite(self, latents) -> None:
+        """NaN or infinite final latents decode to a blank (black) file that is otherwise saved as a success; the
+        user is told why while it decodes. One device sync, on the last step only."""
+        import torch
+
+        if torch.is_tensor(latents) and not bool(torch.isfinite(latents).all()):
+            self._status_update(NOT_FINITE_WARNING, "sampling")
 
     def _placement(self) -> dict:
         return {role: _module_device(m) for role, m in self.parts.items() if _module_device(m) is not None}
@@ -454,7 +472,10 @@ def component_kind(role: str, comp: Component) -> str:
 
 
 def _to_uint8(pixels):
-    return (pixels.clip(0, 1) * 255).round().astype("uint8")
+    """NaN pixels (reported by the sampling warning) become black rather than whatever the cast makes of them."""
+    import numpy as np
+
+    return (np.nan_to_num(pixels.clip(0, 1), nan=0.0) * 255).round().astype("uint8")
 
 
 def _module_device(module) -> Optional[str]:

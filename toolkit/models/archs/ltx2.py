@@ -6,7 +6,7 @@ The step hook follows only the primary (video) scheduler (toolkit/sample_step_ho
 and ``unpack_latents`` turns the video tokens into BCFHW with the pipeline's own ``_unpack_latents``. The
 result is an mp4 with an AAC audio stream.
 """
-from toolkit.memory_plan import WorkingSet
+from toolkit.memory_plan import GIB, WorkingSet
 from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
 from toolkit.models import tiny
 
@@ -85,9 +85,12 @@ class LTX2Model(BaseModel):
     defaults = dict(width=768, height=512, num_inference_steps=40, guidance_scale=4.0, num_frames=121, fps=24,
                     output_ext="mp4")
     tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="mp4")
-    # Not measured stage by stage yet: LTX's successor (32x32x8 latent positions, a VAE that decodes the whole clip),
-    # so LTX's rates, doubled.
-    working_set = WorkingSet(per_position=240 * 1024, per_pixel=224, frames_at_once=0)
+    # Sampling and decoding not measured stage by stage yet: LTX's successor (32x32x8 latent positions, a VAE
+    # that decodes the whole clip), so LTX's rates, doubled. Encoding: Gemma 3 12B returns all 49 hidden states
+    # (1024 tokens x 3840, stacked into a second copy) and the logits over its 262k vocabulary, per prompt. On
+    # the H200 at 24 GiB, the 22.7 GiB encoder visiting beside the default 0.5 GiB reserve ran out of memory
+    # (23.9 GiB allocated), and so did a float8 denoiser beside the streamed encoder (2026-12-01).
+    working_set = WorkingSet(per_position=240 * 1024, per_pixel=224, frames_at_once=0, encode=3 * GIB)
     # LTX-2.0's own guidance: plain CFG on both modalities. The pipeline's call defaults (STG on block 28,
     # modality isolation, rescale 0.7, cross timesteps) track LTX-2.3; extra_kwargs can still set them.
     call_defaults = dict(stg_scale=0.0, modality_scale=1.0, guidance_rescale=0.0, audio_stg_scale=0.0,

@@ -1,0 +1,115 @@
+"""The resident model: the one holder (an arch file's model object) that serves requests, and its pool keys.
+
+A request whose model config and memory plan match the resident holder's reuses it as is (no load, no pipeline
+build). Otherwise a new holder is built; its component loads hit or miss the pool, so only what differs is
+loaded. Main thread only: the server thread reads ``holder`` once per ``/health`` and never mutates it.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models.lora import LoraMismatch
+from toolkit.models.registry import get_model_class
+from toolkit.models.v2.pool import ComponentPool, active_pool, is_oom
+from toolkit.sample_step_hook import GenerationCancelled
+
+
+class LoadFailed(RuntimeError):
+    pass
+
+
+class ResidentModel:
+    def __init__(self, device: str, pool: ComponentPool, status_hook: Callable[[str, Optional[str]], None],
+                 counters: Optional[dict] = None):
+        self.device, self.pool, self._status_hook = device, pool, status_hook
+        self.holder = None
+        self.identity: Optional[dict] = None
+        self.keys: set = set()
+        self.counters = counters if counters is not None else {}  # holder_reuses, holder_builds: the engine's
+        self.counters.setdefault("holder_reuses", 0)
+        self.counters.setdefault("holder_builds", 0)
+
+    def for_request(self, model_class, model_config: ModelConfig, plan, emit_status: Callable[[str], None]):
+        """Same config and plan: the resident holder. Otherwise a new one; out of memory while loading, every
+        component this request has not touched is freed and the build tried once more."""
+        identity = holder_identity(model_config, plan)
+        self.pool.begin_request()
+        if self.holder is not None and identity == self.identity:
+            self.counters["holder_reuses"] += 1
+            for key in self.keys:
+                self.pool.mark_used(key)
+        else:
+            self.drop()
+            try:
+                holder = self.build(model_class, model_config, plan)
+            except Exception as e:
+                if not is_oom(e):
+                    raise
+                emit_status("Out of memory while loading: freeing unused components and retrying once")
+                self.pool.evict([k for k in list(self.pool.entries) if k not in self.pool.used])
+                holder = self.build(model_class, model_config, plan)
+            self._keep(holder, identity)
+        self.make_room(plan)
+        return self.holder
+
+    def make_room(self, plan) -> None:
+        """A plan counts the pool's other GPU residents as free memory (``plannable_bytes``), but its visiting
+        and streamed weights come and go in offload hooks the pool never sees. So residents this request does
+        not use leave now, as far as the plan's peak needs, not at an out-of-memory mid-step. On the H200 a
+        Wan 2.1 I2V re-plan ran out of memory beside what the failed plan had left on the card."""
+        if plan is None:
+            return
+        used = self.pool.used
+        own = sum(e.bytes for k, e in self.pool.entries.items()
+                  if k in used and e.tier == "device" and k.device == self.device)
+        self.pool.evict_for(plan.peak - own, self.device, protect=used)
+
+    def build(self, model_class, model_config: ModelConfig, plan=None):
+        holder = model_class(self.device, model_config)
+        holder.plan = plan
+        holder.add_status_update_hook(self._status_hook)
+        try:
+            with active_pool(self.pool):
+                holder.load_model()
+        except (GenerationCancelled, LoraMismatch):
+            raise
+        except Exception as e:
+            if is_oom(e):
+                raise
+            raise LoadFailed(f"Loading {model_class.arch} from {model_config.name_or_path!r} failed: "
+                             f"{type(e).__name__}: {e}") from e
+        return holder
+
+    def load_default(self, model: dict, planner) -> None:
+        """Warm load at start-up (``engine.default_model``), planned for the family's native size: a request of
+        another size may plan (and load) differently."""
+        model_class = get_model_class(model.get("arch") or "sd1")
+        config = ModelConfig.from_dict(model)
+        native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
+        plan = planner.plan(model_class, config, GenerateImageConfig(prompt="", **native))
+        self.pool.begin_request()
+        self._keep(self.build(model_class, config, plan), holder_identity(config, plan))
+
+    def _keep(self, holder, identity: dict) -> None:
+        self.holder, self.identity, self.keys = holder, identity, self.pool.used
+        self.counters["holder_builds"] += 1
+
+    def drop(self) -> None:
+        """Forget the holder (its pooled components stay in the pool until released)."""
+        self.holder = self.identity = None
+        self.keys = set()
+
+    def uses_any(self, names: set) -> bool:
+        return bool(names & {str(k) for k in self.keys})
+
+    def idle_text(self) -> str:
+        if self.holder is None:
+            return "Idle — no model loaded"
+        return f"Idle — {self.holder.arch} ({self.holder.model_config.name_or_path})"
+
+
+def holder_identity(model_config: ModelConfig, plan) -> dict:
+    """What makes a resident holder reusable: its config, and where its plan put each component."""
+    return model_config.identity() | {"memory_plan": None if plan is None else {
+        "placements": plan.placements, "vae_tiling": plan.vae_tiling, "qtype": plan.qtype}}
