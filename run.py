@@ -118,15 +118,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         type=str,
         help="config name (e.g. person_v1 for config/person_v1.yaml) or path; several run in order",
     )
-    parser.add_argument(
-        "-r", "--recover", action="store_true", help="continue with the next config if one fails"
-    )
-    parser.add_argument(
-        "-n", "--name", type=str, default=None, help="value for the [name] tag in the config"
-    )
-    parser.add_argument(
-        "-l", "--log", type=str, default=None, help="also append stdout and stderr to this file"
-    )
+    parser.add_argument("-r", "--recover", action="store_true", help="continue with the next config if one fails")
+    parser.add_argument("-n", "--name", type=str, default=None, help="value for the [name] tag in the config")
+    parser.add_argument("-l", "--log", type=str, default=None, help="also append stdout and stderr to this file")
     return parser.parse_args(argv)
 
 

@@ -1,4 +1,5 @@
 """Suite-wide settings: offline, and one tiny-checkpoint cache per test session (subprocesses inherit it)."""
+
 import os
 import sys
 

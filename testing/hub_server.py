@@ -8,6 +8,7 @@ engine fetches from the hub without the network: ``huggingface_hub`` talks to it
         ...
         hub.fetched("org/tiny-sd1")   # the repo paths whose contents were downloaded
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,7 +40,9 @@ class FakeHub:
     def fetched(self, repo: str) -> list[str]:
         """Repo paths whose bytes were sent (GET of a resolve URL)."""
         prefix = f"/{repo}/resolve/"
-        return sorted({p[len(prefix):].split("/", 1)[1] for m, p in self.requests if m == "GET" and p.startswith(prefix)})
+        return sorted(
+            {p[len(prefix) :].split("/", 1)[1] for m, p in self.requests if m == "GET" and p.startswith(prefix)}
+        )
 
 
 def _index(folder: str) -> dict:
@@ -51,8 +54,9 @@ def _index(folder: str) -> dict:
             path = os.path.join(root, name)
             data = open(path, "rb").read()
             lfs = len(data) >= LFS_FROM
-            etag = hashlib.sha256(data).hexdigest() if lfs else \
-                hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+            etag = (
+                hashlib.sha256(data).hexdigest() if lfs else hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+            )
             files[os.path.relpath(path, folder).replace(os.sep, "/")] = (path, len(data), etag, lfs)
     return files
 
@@ -72,7 +76,7 @@ def _handler(hub: FakeHub):
             path = unquote(urlparse(self.path).path)
             hub.requests.append((self.command, path))
             if path.startswith("/api/models/"):
-                return self._api(path[len("/api/models/"):])
+                return self._api(path[len("/api/models/") :])
             parts = path.lstrip("/").split("/", 4)  # org, name, "resolve", revision, path
             repo = "/".join(parts[:2])
             if len(parts) == 5 and parts[2] == "resolve" and repo in hub.repos and parts[4] in hub.repos[repo]:
@@ -86,11 +90,18 @@ def _handler(hub: FakeHub):
                 return self._json({"error": "Repository not found"}, 404)
             if tail[:1] == ["tree"]:  # tree/{revision}[/{path}]
                 under = "/".join(tail[2:])
-                return self._json([_tree_entry(p, f) for p, f in sorted(files.items())
-                                   if not under or p.startswith(under + "/")])
-            siblings = [{"rfilename": p, "size": size, "blobId": etag,
-                         **({"lfs": {"size": size, "sha256": etag, "pointerSize": 134}} if lfs else {})}
-                        for p, (_, size, etag, lfs) in sorted(files.items())]
+                return self._json(
+                    [_tree_entry(p, f) for p, f in sorted(files.items()) if not under or p.startswith(under + "/")]
+                )
+            siblings = [
+                {
+                    "rfilename": p,
+                    "size": size,
+                    "blobId": etag,
+                    **({"lfs": {"size": size, "sha256": etag, "pointerSize": 134}} if lfs else {}),
+                }
+                for p, (_, size, etag, lfs) in sorted(files.items())
+            ]
             self._json({"id": f"{org}/{name}", "sha": COMMIT, "siblings": siblings})
 
         def _file(self, entry, body: bool) -> None:

@@ -1,6 +1,7 @@
 """Test fixtures: a diffusers state dict written back in the layout its authors ship, so tests can build
 single-file checkpoints offline from tiny models. Each function is the inverse of the diffusers converter named
 in its docstring; ``testing/test_single_file.py`` checks that the converter maps its output back exactly."""
+
 import torch
 
 # Wan: diffusers name -> original name, applied in order (convert_wan_transformer_to_diffusers in reverse). The
@@ -15,11 +16,20 @@ WAN_TO_ORIGINAL = (
     ("condition_embedder.image_embedder.ff.net.0.proj", "img_emb.proj.1"),
     ("condition_embedder.image_embedder.ff.net.2", "img_emb.proj.3"),
     ("condition_embedder.image_embedder.norm2", "img_emb.proj.4"),
-    ("attn1", "self_attn"), ("attn2", "cross_attn"),
-    (".to_out.0.", ".o."), (".to_q.", ".q."), (".to_k.", ".k."), (".to_v.", ".v."),
-    (".add_k_proj.", ".k_img."), (".add_v_proj.", ".v_img."), (".norm_added_k.", ".norm_k_img."),
-    ("ffn.net.0.proj", "ffn.0"), ("ffn.net.2", "ffn.2"),
-    ("norm2", "norm__placeholder"), ("norm3", "norm2"), ("norm__placeholder", "norm3"),
+    ("attn1", "self_attn"),
+    ("attn2", "cross_attn"),
+    (".to_out.0.", ".o."),
+    (".to_q.", ".q."),
+    (".to_k.", ".k."),
+    (".to_v.", ".v."),
+    (".add_k_proj.", ".k_img."),
+    (".add_v_proj.", ".v_img."),
+    (".norm_added_k.", ".norm_k_img."),
+    ("ffn.net.0.proj", "ffn.0"),
+    ("ffn.net.2", "ffn.2"),
+    ("norm2", "norm__placeholder"),
+    ("norm3", "norm2"),
+    ("norm__placeholder", "norm3"),
 )
 
 
@@ -44,9 +54,13 @@ def wan_original(state: dict) -> dict:
 def z_image_original(state: dict) -> dict:
     """Z-Image transformer as Tongyi-MAI releases it (inverse of
     ``convert_z_image_transformer_checkpoint_to_diffusers``): fused ``attention.qkv``, ``out``, ``q_norm``."""
-    renames = (("all_final_layer.2-1.", "final_layer."), ("all_x_embedder.2-1.", "x_embedder."),
-               (".attention.to_out.0.", ".attention.out."), (".attention.norm_k.", ".attention.k_norm."),
-               (".attention.norm_q.", ".attention.q_norm."))
+    renames = (
+        ("all_final_layer.2-1.", "final_layer."),
+        ("all_x_embedder.2-1.", "x_embedder."),
+        (".attention.to_out.0.", ".attention.out."),
+        (".attention.norm_k.", ".attention.k_norm."),
+        (".attention.norm_q.", ".attention.q_norm."),
+    )
     out = {}
     for key, value in state.items():
         if ".attention.to_k." in key or ".attention.to_v." in key:
@@ -61,11 +75,23 @@ def z_image_original(state: dict) -> dict:
     return out
 
 
-LDM_RESNET = (("norm1", "in_layers.0"), ("conv1", "in_layers.2"), ("norm2", "out_layers.0"), ("conv2", "out_layers.3"),
-              ("time_emb_proj", "emb_layers.1"), ("conv_shortcut", "skip_connection"))
-LDM_FIXED = {"time_embedding.linear_1": "time_embed.0", "time_embedding.linear_2": "time_embed.2",
-             "conv_in": "input_blocks.0.0", "conv_norm_out": "out.0", "conv_out": "out.2",
-             "add_embedding.linear_1": "label_emb.0.0", "add_embedding.linear_2": "label_emb.0.2"}
+LDM_RESNET = (
+    ("norm1", "in_layers.0"),
+    ("conv1", "in_layers.2"),
+    ("norm2", "out_layers.0"),
+    ("conv2", "out_layers.3"),
+    ("time_emb_proj", "emb_layers.1"),
+    ("conv_shortcut", "skip_connection"),
+)
+LDM_FIXED = {
+    "time_embedding.linear_1": "time_embed.0",
+    "time_embedding.linear_2": "time_embed.2",
+    "conv_in": "input_blocks.0.0",
+    "conv_norm_out": "out.0",
+    "conv_out": "out.2",
+    "add_embedding.linear_1": "label_emb.0.0",
+    "add_embedding.linear_2": "label_emb.0.2",
+}
 
 
 def ldm_unet_original(state: dict, layers_per_block: int) -> dict:
@@ -113,32 +139,55 @@ def _ldm_inner(kind: str, rest: str) -> str:
 # FLUX.1 in Black Forest Labs' layout: diffusers module -> BFL module (convert_flux_transformer_checkpoint_to_diffusers
 # in reverse). q, k, v (and the single blocks' MLP input) are fused back into one tensor, the final norm's halves
 # swapped back to (shift, scale).
-FLUX_FIXED = {"time_text_embed.timestep_embedder.linear_1": "time_in.in_layer",
-              "time_text_embed.timestep_embedder.linear_2": "time_in.out_layer",
-              "time_text_embed.text_embedder.linear_1": "vector_in.in_layer",
-              "time_text_embed.text_embedder.linear_2": "vector_in.out_layer",
-              "time_text_embed.guidance_embedder.linear_1": "guidance_in.in_layer",
-              "time_text_embed.guidance_embedder.linear_2": "guidance_in.out_layer",
-              "context_embedder": "txt_in", "x_embedder": "img_in", "proj_out": "final_layer.linear",
-              "norm_out.linear": "final_layer.adaLN_modulation.1"}
-FLUX_DOUBLE = {"norm1.linear": "img_mod.lin", "norm1_context.linear": "txt_mod.lin",
-               "attn.norm_q": "img_attn.norm.query_norm", "attn.norm_k": "img_attn.norm.key_norm",
-               "attn.norm_added_q": "txt_attn.norm.query_norm", "attn.norm_added_k": "txt_attn.norm.key_norm",
-               "ff.net.0.proj": "img_mlp.0", "ff.net.2": "img_mlp.2", "ff_context.net.0.proj": "txt_mlp.0",
-               "ff_context.net.2": "txt_mlp.2", "attn.to_out.0": "img_attn.proj", "attn.to_add_out": "txt_attn.proj"}
-FLUX_SINGLE = {"norm.linear": "modulation.lin", "attn.norm_q": "norm.query_norm", "attn.norm_k": "norm.key_norm",
-               "proj_out": "linear2"}
-FLUX_FUSED = {("transformer_blocks", "img_attn.qkv"): ("attn.to_q", "attn.to_k", "attn.to_v"),
-              ("transformer_blocks", "txt_attn.qkv"): ("attn.add_q_proj", "attn.add_k_proj", "attn.add_v_proj"),
-              ("single_transformer_blocks", "linear1"): ("attn.to_q", "attn.to_k", "attn.to_v", "proj_mlp")}
+FLUX_FIXED = {
+    "time_text_embed.timestep_embedder.linear_1": "time_in.in_layer",
+    "time_text_embed.timestep_embedder.linear_2": "time_in.out_layer",
+    "time_text_embed.text_embedder.linear_1": "vector_in.in_layer",
+    "time_text_embed.text_embedder.linear_2": "vector_in.out_layer",
+    "time_text_embed.guidance_embedder.linear_1": "guidance_in.in_layer",
+    "time_text_embed.guidance_embedder.linear_2": "guidance_in.out_layer",
+    "context_embedder": "txt_in",
+    "x_embedder": "img_in",
+    "proj_out": "final_layer.linear",
+    "norm_out.linear": "final_layer.adaLN_modulation.1",
+}
+FLUX_DOUBLE = {
+    "norm1.linear": "img_mod.lin",
+    "norm1_context.linear": "txt_mod.lin",
+    "attn.norm_q": "img_attn.norm.query_norm",
+    "attn.norm_k": "img_attn.norm.key_norm",
+    "attn.norm_added_q": "txt_attn.norm.query_norm",
+    "attn.norm_added_k": "txt_attn.norm.key_norm",
+    "ff.net.0.proj": "img_mlp.0",
+    "ff.net.2": "img_mlp.2",
+    "ff_context.net.0.proj": "txt_mlp.0",
+    "ff_context.net.2": "txt_mlp.2",
+    "attn.to_out.0": "img_attn.proj",
+    "attn.to_add_out": "txt_attn.proj",
+}
+FLUX_SINGLE = {
+    "norm.linear": "modulation.lin",
+    "attn.norm_q": "norm.query_norm",
+    "attn.norm_k": "norm.key_norm",
+    "proj_out": "linear2",
+}
+FLUX_FUSED = {
+    ("transformer_blocks", "img_attn.qkv"): ("attn.to_q", "attn.to_k", "attn.to_v"),
+    ("transformer_blocks", "txt_attn.qkv"): ("attn.add_q_proj", "attn.add_k_proj", "attn.add_v_proj"),
+    ("single_transformer_blocks", "linear1"): ("attn.to_q", "attn.to_k", "attn.to_v", "proj_mlp"),
+}
 
 
 def flux_bfl_original(state: dict) -> dict:
     """A FLUX.1 transformer as Black Forest Labs ship ``flux1-dev.safetensors``."""
     out = {}
-    blocks = {(kind, int(key.split(".")[1])) for key in state for kind in ("transformer_blocks", "single_transformer_blocks")
-              if key.startswith(kind + ".")}
-    for (kind, i) in sorted(blocks):
+    blocks = {
+        (kind, int(key.split(".")[1]))
+        for key in state
+        for kind in ("transformer_blocks", "single_transformer_blocks")
+        if key.startswith(kind + ".")
+    }
+    for kind, i in sorted(blocks):
         prefix = f"{'double_blocks' if kind == 'transformer_blocks' else 'single_blocks'}.{i}."
         renames = FLUX_DOUBLE if kind == "transformer_blocks" else FLUX_SINGLE
         for (fused_kind, fused), parts in FLUX_FUSED.items():
@@ -167,21 +216,31 @@ def ldm_unet_module(module: str, state: dict, layers_per_block: int) -> str:
     probe = {k: v for k, v in state.items() if k.startswith("up_blocks.") and ".attentions." in k}
     probe[f"{module}.weight"] = None
     name = next(k for k, v in ldm_unet_original(probe, layers_per_block).items() if v is None)
-    return name[len("model.diffusion_model."):-len(".weight")]
+    return name[len("model.diffusion_model.") : -len(".weight")]
 
 
 # diffusers' Flux-style block modules -> Black Forest Labs' (fused ones list their parts in order), for LoRAs.
-BFL_LORA_DOUBLE = {"img_attn.qkv": ("attn.to_q", "attn.to_k", "attn.to_v"),
-                   "txt_attn.qkv": ("attn.add_q_proj", "attn.add_k_proj", "attn.add_v_proj"),
-                   "img_attn.proj": ("attn.to_out.0",), "txt_attn.proj": ("attn.to_add_out",),
-                   "img_mlp.0": ("ff.net.0.proj",), "img_mlp.2": ("ff.net.2",),
-                   "txt_mlp.0": ("ff_context.net.0.proj",), "txt_mlp.2": ("ff_context.net.2",)}
+BFL_LORA_DOUBLE = {
+    "img_attn.qkv": ("attn.to_q", "attn.to_k", "attn.to_v"),
+    "txt_attn.qkv": ("attn.add_q_proj", "attn.add_k_proj", "attn.add_v_proj"),
+    "img_attn.proj": ("attn.to_out.0",),
+    "txt_attn.proj": ("attn.to_add_out",),
+    "img_mlp.0": ("ff.net.0.proj",),
+    "img_mlp.2": ("ff.net.2",),
+    "txt_mlp.0": ("ff_context.net.0.proj",),
+    "txt_mlp.2": ("ff_context.net.2",),
+}
 BFL_LORA_SINGLE = {"linear1": ("attn.to_q", "attn.to_k", "attn.to_v", "proj_mlp"), "linear2": ("proj_out",)}
 
 
 # FLUX.2's diffusers blocks name their MLPs linear_in/linear_out and fuse the single blocks' layers already.
-FLUX2_LORA_DOUBLE = {**BFL_LORA_DOUBLE, "img_mlp.0": ("ff.linear_in",), "img_mlp.2": ("ff.linear_out",),
-                     "txt_mlp.0": ("ff_context.linear_in",), "txt_mlp.2": ("ff_context.linear_out",)}
+FLUX2_LORA_DOUBLE = {
+    **BFL_LORA_DOUBLE,
+    "img_mlp.0": ("ff.linear_in",),
+    "img_mlp.2": ("ff.linear_out",),
+    "txt_mlp.0": ("ff_context.linear_in",),
+    "txt_mlp.2": ("ff_context.linear_out",),
+}
 FLUX2_LORA_SINGLE = {"linear1": ("attn.to_qkv_mlp_proj",), "linear2": ("attn.to_out",)}
 
 
@@ -201,5 +260,7 @@ def bfl_lora(state: dict, double=BFL_LORA_DOUBLE, single=BFL_LORA_SINGLE) -> dic
             a = state[f"{names[0]}.lora_A.weight"]
             assert all(torch.equal(state[f"{n}.lora_A.weight"], a) for n in names), "fused parts must share A"
             out[f"diffusion_model.{bfl}.{i}.{fused}.lora_A.weight"] = a
-            out[f"diffusion_model.{bfl}.{i}.{fused}.lora_B.weight"] = torch.cat([state[f"{n}.lora_B.weight"] for n in names])
+            out[f"diffusion_model.{bfl}.{i}.{fused}.lora_B.weight"] = torch.cat(
+                [state[f"{n}.lora_B.weight"] for n in names]
+            )
     return out

@@ -5,6 +5,7 @@ checkpoint. Here: (1) each family's declared RGB factors are ComfyUI's (comfy/la
 a hand-made latent to the pixels computed by hand from those numbers; (2) packed families hand the hook the
 layout the pipeline itself decodes; (3) edit families' outputs depend on their control images.
 """
+
 import numpy as np
 import pytest
 import torch
@@ -18,18 +19,38 @@ from toolkit.models.registry import ARCHS, get_model_class
 # Rows transcribed from ComfyUI's comfy/latent_formats.py, not from the family files.
 ANCHOR_ROWS = {
     "SDXL": {0: (0.3651, 0.4232, 0.4341), 1: (-0.2533, -0.0042, 0.1068), 3: (-0.3165, -0.2492, -0.2188)},
-    "SD3": {0: (-0.0922, -0.0175, 0.0749), 2: (0.1994, 0.0927, 0.0458), 7: (-0.0042, 0.1038, 0.1358),
-            15: (-0.1448, -0.1463, -0.1189)},
-    "Flux": {0: (-0.0346, 0.0244, 0.0681), 9: (0.1008, 0.0755, -0.0421), 13: (-0.1264, -0.0522, -0.1103),
-             15: (-0.1262, -0.0982, -0.0778)},
-    "Wan21": {0: (-0.1299, -0.1692, 0.2932), 2: (0.3568, 0.2548, 0.1747), 6: (-0.3477, -0.4059, -0.2925),
-              15: (0.1984, 0.0913, 0.1861)},
-    "Flux2": {0: (0.0058, 0.0113, 0.0073), 3: (0.2144, 0.3009, 0.3652), 8: (-0.3527, -0.2712, -0.1666),
-              23: (0.0000, -0.0077, -0.0049), 31: (-0.0111, -0.0460, -0.0614)},
+    "SD3": {
+        0: (-0.0922, -0.0175, 0.0749),
+        2: (0.1994, 0.0927, 0.0458),
+        7: (-0.0042, 0.1038, 0.1358),
+        15: (-0.1448, -0.1463, -0.1189),
+    },
+    "Flux": {
+        0: (-0.0346, 0.0244, 0.0681),
+        9: (0.1008, 0.0755, -0.0421),
+        13: (-0.1264, -0.0522, -0.1103),
+        15: (-0.1262, -0.0982, -0.0778),
+    },
+    "Wan21": {
+        0: (-0.1299, -0.1692, 0.2932),
+        2: (0.3568, 0.2548, 0.1747),
+        6: (-0.3477, -0.4059, -0.2925),
+        15: (0.1984, 0.0913, 0.1861),
+    },
+    "Flux2": {
+        0: (0.0058, 0.0113, 0.0073),
+        3: (0.2144, 0.3009, 0.3652),
+        8: (-0.3527, -0.2712, -0.1666),
+        23: (0.0000, -0.0077, -0.0049),
+        31: (-0.0111, -0.0460, -0.0614),
+    },
 }
 ANCHOR_BIAS = {
-    "SDXL": (0.1084, -0.0175, -0.0011), "SD3": (0.2394, 0.2135, 0.1925), "Flux": (-0.0329, -0.0718, -0.0851),
-    "Wan21": (-0.1835, -0.0868, -0.3360), "Flux2": (-0.0329, -0.0718, -0.0851),
+    "SDXL": (0.1084, -0.0175, -0.0011),
+    "SD3": (0.2394, 0.2135, 0.1925),
+    "Flux": (-0.0329, -0.0718, -0.0851),
+    "Wan21": (-0.1835, -0.0868, -0.3360),
+    "Flux2": (-0.0329, -0.0718, -0.0851),
 }
 ANCHOR_CHANNELS = {"SDXL": 4, "SD3": 16, "Flux": 16, "Wan21": 16, "Flux2": 32}
 
@@ -37,10 +58,21 @@ ANCHOR_CHANNELS = {"SDXL": 4, "SD3": 16, "Flux": 16, "Wan21": 16, "Flux2": 32}
 # one-hot latent projects to: round(clip(((F[k] + bias) + 1) / 2) * 255) per channel k, worked out by hand from
 # the rows above, plus the all-zero latent (bias only). e.g. SDXL k=0, R: (0.3651 + 0.1084 + 1) / 2 * 255 = 187.9.
 FAMILY_FORMAT = {
-    "sdxl": "SDXL", "auraflow": "SDXL", "pixart_sigma": "SDXL", "sd3": "SD3",
-    "zimage": "Flux", "chroma": "Flux", "lumina2": "Flux", "hidream": "Flux", "flux_kontext": "Flux",
-    "qwen_image": "Wan21", "qwen_image_edit": "Wan21", "qwen_image_edit_plus": "Wan21",
-    "flux2_klein_4b": "Flux2", "flux2_klein_9b": "Flux2", "flux2": "Flux2",
+    "sdxl": "SDXL",
+    "auraflow": "SDXL",
+    "pixart_sigma": "SDXL",
+    "sd3": "SD3",
+    "zimage": "Flux",
+    "chroma": "Flux",
+    "lumina2": "Flux",
+    "hidream": "Flux",
+    "flux_kontext": "Flux",
+    "qwen_image": "Wan21",
+    "qwen_image_edit": "Wan21",
+    "qwen_image_edit_plus": "Wan21",
+    "flux2_klein_4b": "Flux2",
+    "flux2_klein_9b": "Flux2",
+    "flux2": "Flux2",
 }
 EXPECTED_PIXELS = {  # format: ((k1, rgb), (k2, rgb), zero-latent rgb)
     "SDXL": ((0, (188, 179, 183)), (3, (101, 93, 99)), (141, 125, 127)),
@@ -116,18 +148,30 @@ def _free_models():
 
 
 def gen_config(model, folder, **overrides):
-    kw = dict(model.tiny_sample, prompt="a red circle on a blue background", num_inference_steps=2,
-              guidance_scale=4.0, seed=5, output_folder=str(folder))
+    kw = dict(
+        model.tiny_sample,
+        prompt="a red circle on a blue background",
+        num_inference_steps=2,
+        guidance_scale=4.0,
+        seed=5,
+        output_folder=str(folder),
+    )
     kw.update(overrides)
     return GenerateImageConfig(**kw)
 
 
 # ------------------------------------------------------------------ (2) packed families
 FLUX_PACKED = {"flux": "FluxPipeline", "chroma": "ChromaPipeline", "flux_kontext": "FluxKontextPipeline"}
-QWEN_PACKED = {"qwen_image": "QwenImagePipeline", "qwen_image_edit": "QwenImageEditPipeline",
-               "qwen_image_edit_plus": "QwenImageEditPlusPipeline"}
-FLUX2_PACKED = {"flux2_klein_4b": "Flux2KleinPipeline", "flux2_klein_9b": "Flux2KleinPipeline",
-                "flux2": "Flux2Pipeline"}
+QWEN_PACKED = {
+    "qwen_image": "QwenImagePipeline",
+    "qwen_image_edit": "QwenImageEditPipeline",
+    "qwen_image_edit_plus": "QwenImageEditPlusPipeline",
+}
+FLUX2_PACKED = {
+    "flux2_klein_4b": "Flux2KleinPipeline",
+    "flux2_klein_9b": "Flux2KleinPipeline",
+    "flux2": "Flux2Pipeline",
+}
 
 
 @pytest.mark.parametrize("arch", _registered(FLUX_PACKED))
@@ -217,8 +261,9 @@ def test_flux2_last_streamed_latent_is_what_the_pipeline_decodes(arch, tmp_path)
     assert len(seen) == gen.num_inference_steps and tuple(seen[-1].shape) == model.latent_shape(gen)
     torch.manual_seed(gen.seed)
     with torch.inference_mode():
-        out = model.pipeline(**model.pipeline_kwargs(gen), generator=torch.Generator().manual_seed(gen.seed),
-                             output_type="latent").images
+        out = model.pipeline(
+            **model.pipeline_kwargs(gen), generator=torch.Generator().manual_seed(gen.seed), output_type="latent"
+        ).images
     if arch == "flux2":
         assert out.shape == (1, 4 * 6, 128)
         out = model.unpack_latents(out, gen)
@@ -300,20 +345,45 @@ def test_mistral_text_processor_loads_a_pixtral_processor_folder(tmp_path):
     from toolkit.models.v2.loading import load_component
 
     tiny.mistral_text_processor().save_pretrained(tmp_path)
-    (tmp_path / "processor_config.json").write_text(json.dumps({
-        "processor_class": "PixtralProcessor", "patch_size": 14, "spatial_merge_size": 2, "image_token": "[IMG]",
-        "image_break_token": "[IMG_BREAK]", "image_end_token": "[IMG_END]"}))
+    (tmp_path / "processor_config.json").write_text(
+        json.dumps(
+            {
+                "processor_class": "PixtralProcessor",
+                "patch_size": 14,
+                "spatial_merge_size": 2,
+                "image_token": "[IMG]",
+                "image_break_token": "[IMG_BREAK]",
+                "image_end_token": "[IMG_END]",
+            }
+        )
+    )
     (tmp_path / "preprocessor_config.json").write_text(json.dumps({"image_processor_type": "PixtralImageProcessor"}))
     proc = load_component("toolkit.models.processors.MistralTextProcessor", str(tmp_path))
-    messages = [[{"role": "system", "content": [{"type": "text", "text": "sys"}]},
-                 {"role": "user", "content": [{"type": "text", "text": "a cat"}]}]]
-    ids = proc.apply_chat_template(messages, add_generation_prompt=False, tokenize=True, return_dict=True,
-                                   return_tensors="pt", padding="max_length", truncation=True, max_length=24)
+    messages = [
+        [
+            {"role": "system", "content": [{"type": "text", "text": "sys"}]},
+            {"role": "user", "content": [{"type": "text", "text": "a cat"}]},
+        ]
+    ]
+    ids = proc.apply_chat_template(
+        messages,
+        add_generation_prompt=False,
+        tokenize=True,
+        return_dict=True,
+        return_tensors="pt",
+        padding="max_length",
+        truncation=True,
+        max_length=24,
+    )
     tok = proc.tokenizer
-    expected = ([tok.bos_token_id, tok.convert_tokens_to_ids("[SYSTEM_PROMPT]")] + tok.encode("sys", add_special_tokens=False)
-                + [tok.convert_tokens_to_ids("[/SYSTEM_PROMPT]"), tok.convert_tokens_to_ids("[INST]")]
-                + tok.encode("a cat", add_special_tokens=False) + [tok.convert_tokens_to_ids("[/INST]")])
-    assert ids["input_ids"][0, :len(expected)].tolist() == expected
+    expected = (
+        [tok.bos_token_id, tok.convert_tokens_to_ids("[SYSTEM_PROMPT]")]
+        + tok.encode("sys", add_special_tokens=False)
+        + [tok.convert_tokens_to_ids("[/SYSTEM_PROMPT]"), tok.convert_tokens_to_ids("[INST]")]
+        + tok.encode("a cat", add_special_tokens=False)
+        + [tok.convert_tokens_to_ids("[/INST]")]
+    )
+    assert ids["input_ids"][0, : len(expected)].tolist() == expected
     assert ids["input_ids"].shape == (1, 24) and int(ids["attention_mask"].sum()) == len(expected)
 
 
@@ -324,9 +394,15 @@ def test_qwen_vl_image_processor_loads_a_folder_with_a_video_processor_config(tm
     from toolkit.models.v2.loading import load_component
 
     tiny.qwen2_vl_processor(tiny.qwen2_tokenizer()).save_pretrained(tmp_path)
-    (tmp_path / "video_preprocessor_config.json").write_text(json.dumps({"video_processor_type": "Qwen2VLVideoProcessor"}))
+    (tmp_path / "video_preprocessor_config.json").write_text(
+        json.dumps({"video_processor_type": "Qwen2VLVideoProcessor"})
+    )
     proc = load_component("toolkit.models.processors.QwenVLImageProcessor", str(tmp_path))
-    out = proc(text=["<|vision_start|><|image_pad|><|vision_end|>edit"], images=Image.new("RGB", (96, 64)),
-               padding=True, return_tensors="pt")
+    out = proc(
+        text=["<|vision_start|><|image_pad|><|vision_end|>edit"],
+        images=Image.new("RGB", (96, 64)),
+        padding=True,
+        return_tensors="pt",
+    )
     merged = int(out["image_grid_thw"].prod()) // 4  # 2x2 patch merge
     assert (out["input_ids"] == proc.image_token_id).sum() == merged

@@ -1,13 +1,14 @@
 """Video and audio families on their tiny checkpoints: latent previews match ComfyUI's tables, packed latents
 unpack like the pipelines do, LTX-2 writes an mp4 with sound, audio durations are what was asked for, image-to-
 video families follow their control image, and the Wan family shares one text encoder."""
+
 import numpy as np
 import pytest
 import torch
 
 from extensions_built_in.inference_engine.latent_preview import project_rgb
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.media import audio_stream_duration, probe
+from toolkit.media_probe import audio_stream_duration, probe
 from toolkit.models.registry import get_model_class
 
 STEPS = 3
@@ -15,21 +16,49 @@ STEPS = 3
 # ------------------------------------------------------------------ anchors (comfy/latent_formats.py)
 # Spot rows (channel -> R, G, B) and biases typed in from the anchors tables, one latent space per entry.
 ANCHORS = {
-    "Wan22": dict(channels=48, bias=(0.0317, -0.0878, -0.1388), rows={
-        0: (0.0119, 0.0103, 0.0046), 21: (0.0390, 0.0670, 0.2863), 39: (-0.3441, -0.3543, -0.2008),
-        47: (-0.0837, 0.0168, 0.0055)}),
-    "Wan21": dict(channels=16, bias=(-0.1835, -0.0868, -0.3360), rows={
-        0: (-0.1299, -0.1692, 0.2932), 6: (-0.3477, -0.4059, -0.2925), 15: (0.1984, 0.0913, 0.1861)}),
-    "LTXV": dict(channels=128, bias=(-0.0571, -0.1657, -0.2512), rows={
-        0: (1.1202e-02, -6.3815e-04, -1.0021e-02), 37: (-1.5247e-01, -2.1437e-01, -2.1843e-01),
-        127: (-1.4605e-02, -6.7032e-03, 3.9675e-03)}),
-    "LTXAV": dict(channels=128, bias=(-0.347892, -0.363814, -0.370287), rows={
-        0: (0.001135, -0.010555, -0.004925), 6: (-0.036369, -0.046631, -0.057898),
-        127: (-0.019355, -0.021055, -0.021919)}),
-    "HunyuanVideo15": dict(channels=32, bias=(0.0456, -0.0202, -0.0644), rows={
-        0: (0.0568, -0.0521, -0.0131), 9: (0.0393, 0.0944, 0.1131), 31: (0.0005, -0.0106, 0.0242)}),
-    "HunyuanVideo": dict(channels=16, bias=(0.0259, -0.0192, -0.0761), rows={
-        0: (-0.0395, -0.0331, 0.0445), 12: (-0.2315, -0.1920, -0.1355), 15: (0.0249, -0.0469, -0.1703)}),
+    "Wan22": dict(
+        channels=48,
+        bias=(0.0317, -0.0878, -0.1388),
+        rows={
+            0: (0.0119, 0.0103, 0.0046),
+            21: (0.0390, 0.0670, 0.2863),
+            39: (-0.3441, -0.3543, -0.2008),
+            47: (-0.0837, 0.0168, 0.0055),
+        },
+    ),
+    "Wan21": dict(
+        channels=16,
+        bias=(-0.1835, -0.0868, -0.3360),
+        rows={0: (-0.1299, -0.1692, 0.2932), 6: (-0.3477, -0.4059, -0.2925), 15: (0.1984, 0.0913, 0.1861)},
+    ),
+    "LTXV": dict(
+        channels=128,
+        bias=(-0.0571, -0.1657, -0.2512),
+        rows={
+            0: (1.1202e-02, -6.3815e-04, -1.0021e-02),
+            37: (-1.5247e-01, -2.1437e-01, -2.1843e-01),
+            127: (-1.4605e-02, -6.7032e-03, 3.9675e-03),
+        },
+    ),
+    "LTXAV": dict(
+        channels=128,
+        bias=(-0.347892, -0.363814, -0.370287),
+        rows={
+            0: (0.001135, -0.010555, -0.004925),
+            6: (-0.036369, -0.046631, -0.057898),
+            127: (-0.019355, -0.021055, -0.021919),
+        },
+    ),
+    "HunyuanVideo15": dict(
+        channels=32,
+        bias=(0.0456, -0.0202, -0.0644),
+        rows={0: (0.0568, -0.0521, -0.0131), 9: (0.0393, 0.0944, 0.1131), 31: (0.0005, -0.0106, 0.0242)},
+    ),
+    "HunyuanVideo": dict(
+        channels=16,
+        bias=(0.0259, -0.0192, -0.0761),
+        rows={0: (-0.0395, -0.0331, 0.0445), 12: (-0.2315, -0.1920, -0.1355), 15: (0.0249, -0.0469, -0.1703)},
+    ),
 }
 
 # arch -> (anchors table, one-hot channel, value, expected RGB of that pixel). The expected bytes were worked
@@ -104,8 +133,14 @@ def _free_models(tiny_cache):
 
 
 def gen_config(model, folder, seed=5, **overrides):
-    kw = dict(model.tiny_sample, prompt="a red circle on a blue background", num_inference_steps=STEPS,
-              guidance_scale=4.0, seed=seed, output_folder=str(folder))
+    kw = dict(
+        model.tiny_sample,
+        prompt="a red circle on a blue background",
+        num_inference_steps=STEPS,
+        guidance_scale=4.0,
+        seed=seed,
+        output_folder=str(folder),
+    )
     kw.update(overrides)
     return GenerateImageConfig(**kw)
 
@@ -134,8 +169,9 @@ def test_packed_latents_unpack_like_the_pipeline(arch, size, tmp_path):
     packed = torch.randn(1, f * h * w, c, generator=torch.Generator().manual_seed(0))
     pipe_cls = LTXPipeline if arch == "ltx" else LTX2Pipeline
     ours = model.unpack_latents(packed, gen)
-    theirs = pipe_cls._unpack_latents(packed, f, h, w, model.pipeline.transformer_spatial_patch_size,
-                                      model.pipeline.transformer_temporal_patch_size)
+    theirs = pipe_cls._unpack_latents(
+        packed, f, h, w, model.pipeline.transformer_spatial_patch_size, model.pipeline.transformer_temporal_patch_size
+    )
     assert tuple(ours.shape) == shape
     assert torch.equal(ours, theirs)
     assert torch.equal(pipe_cls._pack_latents(ours), packed)  # and it is the inverse of the pipeline's packing
@@ -282,9 +318,10 @@ WAN_UMT5 = ["wan21", "wan21_i2v", "wan22_5b", "wan22_14b", "wan22_14b_i2v"]
 
 
 def _tensors(folder):
-    from safetensors.torch import load_file
     import glob
     import os
+
+    from safetensors.torch import load_file
 
     out = {}
     for f in sorted(glob.glob(os.path.join(folder, "*.safetensors"))):
@@ -336,8 +373,9 @@ def test_hunyuan_video15_reads_quoted_text_with_byt5(tmp_path):
     try:
         model.generate_images([gen_config(model, tmp_path / "plain", num_inference_steps=1)])
         plain = calls["n"]
-        model.generate_images([gen_config(model, tmp_path / "glyph", num_inference_steps=1,
-                                          prompt='a shop sign that reads "OPEN"')])
+        model.generate_images(
+            [gen_config(model, tmp_path / "glyph", num_inference_steps=1, prompt='a shop sign that reads "OPEN"')]
+        )
     finally:
         del encoder.forward
     assert plain == 0 and calls["n"] >= 1  # only glyph text (in quotes) goes through ByT5

@@ -1,5 +1,6 @@
 """The GPU suite's own CPU smoke run (``--tiny``): the script that produces docs/BENCHMARKS.md must not rot
 between GPU sessions, which are rare and short."""
+
 import json
 import os
 import subprocess
@@ -13,11 +14,28 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_gpu_suite_tiny_run_measures_streams_and_cancels(tmp_path, tiny_cache):
     out = tmp_path / "out"
-    cmd = [sys.executable, "testing/bench/gpu_suite.py", "--tiny", "--out", str(out), "--models", str(tmp_path / "m"),
-           "--work", str(tmp_path / "w"), "--families", "flux", "--stages", "measure,cancel,queue", "--repeats", "1",
-           "--steps", "4"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    cmd = [
+        sys.executable,
+        "testing/bench/gpu_suite.py",
+        "--tiny",
+        "--out",
+        str(out),
+        "--models",
+        str(tmp_path / "m"),
+        "--work",
+        str(tmp_path / "w"),
+        "--families",
+        "flux",
+        "--stages",
+        "measure,cancel,queue",
+        "--repeats",
+        "1",
+        "--steps",
+        "4",
+    ]
+    done = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads((out / "gpu_suite.json").read_text())
     assert results["errors"] == []
@@ -36,10 +54,23 @@ def test_gpu_suite_tiny_run_measures_streams_and_cancels(tmp_path, tiny_cache):
 def test_load_test_short_run_loses_nothing_and_refuses_every_hostile_body(tmp_path, tiny_cache):
     """testing/bench/load_test.py in miniature (docs/RELIABILITY.md has the 200-client, 5-minute runs)."""
     out = tmp_path / "load.json"
-    cmd = [sys.executable, "testing/bench/load_test.py", "--target", "engine", "--clients", "12", "--duration", "8",
-           "--max-queue", "4", "--out", str(out)]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    cmd = [
+        sys.executable,
+        "testing/bench/load_test.py",
+        "--target",
+        "engine",
+        "--clients",
+        "12",
+        "--duration",
+        "8",
+        "--max-queue",
+        "4",
+        "--out",
+        str(out),
+    ]
+    done = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["server_errors"] == 0 and result["lost"] == 0 and result["hostile_not_refused"] == []
@@ -53,10 +84,26 @@ def test_load_test_short_run_loses_nothing_and_refuses_every_hostile_body(tmp_pa
 def test_budget_probe_tiny_run_splits_each_request_into_phases(tmp_path, tiny_cache):
     """testing/bench/budget_probe.py on CPU with small models (the GPU run is what docs/BENCHMARKS.md reports)."""
     out = tmp_path / "out"
-    cmd = [sys.executable, "testing/bench/budget_probe.py", "--out", str(out), "--tiny", "--models", str(tmp_path / "m"),
-           "--work", str(tmp_path / "w"), "--te-layers", "2", "--steps", "3", "--options", "none,low_vram,quantize"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    cmd = [
+        sys.executable,
+        "testing/bench/budget_probe.py",
+        "--out",
+        str(out),
+        "--tiny",
+        "--models",
+        str(tmp_path / "m"),
+        "--work",
+        str(tmp_path / "w"),
+        "--te-layers",
+        "2",
+        "--steps",
+        "3",
+        "--options",
+        "none,low_vram,quantize",
+    ]
+    done = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads((out / "budget_probe_24gb.json").read_text())
     for name in ("none", "low_vram"):
@@ -71,10 +118,27 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
     """testing/bench/family_sweep.py on CPU at real widths, one layer per stack (the GPU run is docs/BENCHMARKS.md's
     per-family table)."""
     out = tmp_path / "out"
-    cmd = [sys.executable, "testing/bench/family_sweep.py", "--out", str(out), "--tiny", "--families", "flux",
-           "--budgets", "0,24", "--steps", "2", "--bare", "--models", str(tmp_path / "m"), "--work", str(tmp_path / "w")]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    cmd = [
+        sys.executable,
+        "testing/bench/family_sweep.py",
+        "--out",
+        str(out),
+        "--tiny",
+        "--families",
+        "flux",
+        "--budgets",
+        "0,24",
+        "--steps",
+        "2",
+        "--bare",
+        "--models",
+        str(tmp_path / "m"),
+        "--work",
+        str(tmp_path / "w"),
+    ]
+    done = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads((out / "family_sweep.json").read_text())
     flux = result["families"]["flux"]

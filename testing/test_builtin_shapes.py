@@ -13,6 +13,7 @@ steps, CFG 5, 64x64, CPU:
 Measured on the shipped model (same prompts, seeds 0-7, 144 images): 1.00 for colour, shape and background;
 lowest best-fit IoU 0.89 (CFG 1 on seed 0: also 18/18).
 """
+
 from __future__ import annotations
 
 import json
@@ -28,22 +29,49 @@ from testing.train_shapes import dataset as D
 from toolkit.models.v2.loading import builtin_checkpoint
 
 STEPS, CFG, SEEDS = 20, 5.0, (0, 1)
-COLOUR_MIN, SHAPE_MIN, PER_SHAPE_MIN, PER_COLOUR_MIN, BACKGROUND_MIN, MEDIAN_IOU_MIN = 0.80, 0.75, 0.60, 0.50, 0.75, 0.80
+COLOUR_MIN, SHAPE_MIN, PER_SHAPE_MIN, PER_COLOUR_MIN, BACKGROUND_MIN, MEDIAN_IOU_MIN = (
+    0.80,
+    0.75,
+    0.60,
+    0.50,
+    0.75,
+    0.80,
+)
 BACKGROUND_FOR = {  # one background per (shape, colour): varied, always drawable with that colour
-    ("circle", "red"): "blue", ("square", "green"): "white", ("triangle", "blue"): "yellow",
-    ("circle", "yellow"): "black", ("square", "purple"): "gray", ("triangle", "orange"): "green",
-    ("circle", "green"): "purple", ("square", "blue"): "orange", ("triangle", "red"): "white",
-    ("circle", "orange"): "black", ("square", "yellow"): "blue", ("triangle", "purple"): "yellow",
-    ("circle", "purple"): "white", ("square", "red"): "green", ("triangle", "green"): "black",
-    ("circle", "blue"): "gray", ("square", "orange"): "purple", ("triangle", "yellow"): "red",
+    ("circle", "red"): "blue",
+    ("square", "green"): "white",
+    ("triangle", "blue"): "yellow",
+    ("circle", "yellow"): "black",
+    ("square", "purple"): "gray",
+    ("triangle", "orange"): "green",
+    ("circle", "green"): "purple",
+    ("square", "blue"): "orange",
+    ("triangle", "red"): "white",
+    ("circle", "orange"): "black",
+    ("square", "yellow"): "blue",
+    ("triangle", "purple"): "yellow",
+    ("circle", "purple"): "white",
+    ("square", "red"): "green",
+    ("triangle", "green"): "black",
+    ("circle", "blue"): "gray",
+    ("square", "orange"): "purple",
+    ("triangle", "yellow"): "red",
 }
 PROMPTS = [(shape, colour, BACKGROUND_FOR[shape, colour]) for colour in D.COLOURS for shape in D.SHAPES]
 
 
 def body(prompt: str, seed: int, cfg: float = CFG, steps: int = STEPS) -> dict:
-    return {"model": {"arch": "sd1", "name_or_path": "builtin:shapes", "dtype": "float32"},
-            "sample": {"prompt": prompt, "width": 64, "height": 64, "num_inference_steps": steps,
-                       "guidance_scale": cfg, "seed": seed}}
+    return {
+        "model": {"arch": "sd1", "name_or_path": "builtin:shapes", "dtype": "float32"},
+        "sample": {
+            "prompt": prompt,
+            "width": 64,
+            "height": 64,
+            "num_inference_steps": steps,
+            "guidance_scale": cfg,
+            "seed": seed,
+        },
+    }
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +95,16 @@ def scored(engine):
         for shape, colour, background in PROMPTS:
             prompt = D.caption(shape, colour, background)
             image, path = generate(engine, prompt, seed)
-            rows.append(dict(prompt=prompt, seed=seed, want_shape=shape, want_colour=colour, path=path,
-                             **D.score_image(image, shape, colour, background)))
+            rows.append(
+                dict(
+                    prompt=prompt,
+                    seed=seed,
+                    want_shape=shape,
+                    want_colour=colour,
+                    path=path,
+                    **D.score_image(image, shape, colour, background),
+                )
+            )
     return rows
 
 
@@ -77,8 +113,10 @@ def _rate(rows, key) -> float:
 
 
 def _misses(rows, key) -> str:
-    return json.dumps([{k: r[k] for k in ("prompt", "seed", "shape", "colour", "background", "area")}
-                       for r in rows if not r[key]], indent=1)
+    return json.dumps(
+        [{k: r[k] for k in ("prompt", "seed", "shape", "colour", "background", "area")} for r in rows if not r[key]],
+        indent=1,
+    )
 
 
 def test_prompts_cover_every_shape_and_colour():
@@ -114,8 +152,10 @@ def test_background_is_the_prompted_background(scored):
 def test_changing_only_the_prompt_changes_the_output(engine, scored):
     """Same seed and settings; one word of the prompt changes, and the image follows that word."""
     base, _ = generate(engine, "a red circle on a white background", 3)
-    for prompt, shape, colour in (("a blue circle on a white background", "circle", "blue"),
-                                  ("a red triangle on a white background", "triangle", "red")):
+    for prompt, shape, colour in (
+        ("a blue circle on a white background", "circle", "blue"),
+        ("a red triangle on a white background", "triangle", "red"),
+    ):
         image, _ = generate(engine, prompt, 3)
         assert np.abs(image.astype(int) - base.astype(int)).mean() > 5.0, prompt  # measured: 28 and 54
         score = D.score_image(image, shape, colour, "white")
@@ -136,7 +176,7 @@ def test_shipped_folder_is_small_safetensors_with_the_real_clip_tokenizer():
 
     folder = builtin_checkpoint("shapes")
     files = [os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs]
-    assert sum(os.path.getsize(f) for f in files) <= 30 * 2 ** 20
+    assert sum(os.path.getsize(f) for f in files) <= 30 * 2**20
     weights = [f for f in files if f.endswith((".safetensors", ".bin", ".pt", ".ckpt"))]
     assert len(weights) == 3 and all(f.endswith(".safetensors") for f in weights)
     with open(os.path.join(folder, "model_index.json")) as f:
@@ -168,9 +208,17 @@ def test_the_start_frame_carries_the_checkpoints_own_preview_fit_and_it_shows_th
 
     from extensions_built_in.inference_engine.latent_preview import project_rgb
 
-    body = {"model": {"arch": "sd1", "name_or_path": "builtin:shapes", "dtype": "float32"},
-            "sample": {"prompt": "a red square on a blue background", "width": 64, "height": 64,
-                       "num_inference_steps": 20, "guidance_scale": 5, "seed": 3}}
+    body = {
+        "model": {"arch": "sd1", "name_or_path": "builtin:shapes", "dtype": "float32"},
+        "sample": {
+            "prompt": "a red square on a blue background",
+            "width": 64,
+            "height": 64,
+            "num_inference_steps": 20,
+            "guidance_scale": 5,
+            "seed": 3,
+        },
+    }
     frames = list(engine_server.client.generate(body))
     spec = frames[0].header["latent"]
     assert spec["factors_source"] == "checkpoint latent_preview.json"
@@ -179,6 +227,6 @@ def test_the_start_frame_carries_the_checkpoints_own_preview_fit_and_it_shows_th
     result = next(f.header for f in frames if f.type == "result")
     image = np.asarray(Image.open(result["path"]).convert("RGB").resize((8, 8), Image.BOX), dtype=np.float32)
     assert np.abs(preview - image).mean() < 60  # a linear preview, not a decode: the colours, roughly
-    red = (preview[..., 0] > preview[..., 2] + 40)
-    blue = (preview[..., 2] > preview[..., 0] + 40)
+    red = preview[..., 0] > preview[..., 2] + 40
+    blue = preview[..., 2] > preview[..., 0] + 40
     assert red.sum() >= 4 and blue.sum() >= 4  # the red square on the blue background is visible

@@ -111,9 +111,7 @@ def test_yaml_floats_order_and_tags(config_root):
 
 
 def test_name_tag_uses_config_name_by_default(config_root):
-    (config_root / "t.json").write_text(
-        json.dumps({"job": "extension", "config": {"name": "base", "out": "o/[name]"}})
-    )
+    (config_root / "t.json").write_text(json.dumps({"job": "extension", "config": {"name": "base", "out": "o/[name]"}}))
     assert get_config("t")["config"]["out"] == "o/base"
     assert get_config("t", name="other")["config"]["out"] == "o/other"
 
@@ -128,9 +126,7 @@ def test_env_substitution_json_and_yaml(config_root, monkeypatch):
     (config_root / "e.yaml").write_text(
         "job: extension\nconfig:\n  name: e\n  token: ${AITK_TEST_TOKEN}\n  mixed: a-${AITK_TEST_TOKEN}-b\n"
     )
-    (config_root / "j.json").write_text(
-        '{"job": "extension", "config": {"name": "j", "token": "${AITK_TEST_TOKEN}"}}'
-    )
+    (config_root / "j.json").write_text('{"job": "extension", "config": {"name": "j", "token": "${AITK_TEST_TOKEN}"}}')
     assert get_config("e")["config"]["token"] == "s3cret"
     assert get_config("e")["config"]["mixed"] == "a-s3cret-b"
     assert get_config("j")["config"]["token"] == "s3cret"
@@ -202,8 +198,14 @@ def test_prompt_flags_are_parsed_into_settings_and_cut_from_the_text():
 
     text, settings = parse_prompt_flags("a cat on a mat --w 768 --h 512 --seed 3 --n blurry, dark --cfg 4.5 --s 9")
     assert text == "a cat on a mat"
-    assert settings == {"width": 768, "height": 512, "seed": 3, "negative_prompt": "blurry, dark",
-                        "guidance_scale": 4.5, "num_inference_steps": 9}
+    assert settings == {
+        "width": 768,
+        "height": 512,
+        "seed": 3,
+        "negative_prompt": "blurry, dark",
+        "guidance_scale": 4.5,
+        "num_inference_steps": 9,
+    }
     assert parse_prompt_flags("plain text") == ("plain text", {})
     assert parse_prompt_flags("x --unknown 5 --frames 9") == ("x", {"num_frames": 9})
     with pytest.raises(ValueError, match="--w"):

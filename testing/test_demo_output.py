@@ -1,6 +1,7 @@
 """``make demo``'s first lines are the engine's own: no warning from a library that a user cannot act on (torchao's
 native kernels, torch's pytree notice and diffusers' torchao note used to open the demo; toolkit/models/v2/loading.py
 ``QUIET`` drops them where they are logged)."""
+
 import os
 import re
 import subprocess
@@ -21,8 +22,14 @@ def test_the_demo_starts_without_library_warnings(tmp_path):
     path = tmp_path / "demo.yaml"
     path.write_text(yaml.safe_dump(config))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
-    proc = subprocess.Popen([sys.executable, "run.py", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", str(path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     lines, deadline = [], time.monotonic() + 120
     try:
         for line in proc.stdout:  # until the default model has loaded: imports, warm-up and loading are behind

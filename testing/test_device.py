@@ -1,13 +1,16 @@
 """engine.vram_budget_gb: the cap set on CUDA's caching allocator, and the free memory the pool plans with.
 This machine has no GPU: torch.cuda's calls are stood in for by recorders, the arithmetic and the wiring are real."""
+
 import pytest
 
 from toolkit import device as device_module
 from toolkit.device import GIB, budget_fraction, free_within_budget, set_vram_budget, vram_budget
 
 
-@pytest.mark.parametrize("budget,total,fraction", [(24 * GIB, 141 * GIB, 24 / 141), (16 * GIB, 16 * GIB, 1.0),
-                                                   (200 * GIB, 141 * GIB, 1.0), (1, 4, 0.25)])
+@pytest.mark.parametrize(
+    "budget,total,fraction",
+    [(24 * GIB, 141 * GIB, 24 / 141), (16 * GIB, 16 * GIB, 1.0), (200 * GIB, 141 * GIB, 1.0), (1, 4, 0.25)],
+)
 def test_budget_fraction(budget, total, fraction):
     assert budget_fraction(budget, total) == pytest.approx(fraction)
 
@@ -18,12 +21,15 @@ def test_budget_fraction_refuses_nonsense(budget, total):
         budget_fraction(budget, total)
 
 
-@pytest.mark.parametrize("card_free,budget,reserved,free", [
-    (100 * GIB, None, 50 * GIB, 100 * GIB),  # no budget: the card's free memory
-    (100 * GIB, 24 * GIB, 20 * GIB, 4 * GIB),  # the budget binds
-    (3 * GIB, 24 * GIB, 10 * GIB, 3 * GIB),  # a neighbour binds
-    (100 * GIB, 24 * GIB, 30 * GIB, 0),  # over budget already: nothing, never negative
-])
+@pytest.mark.parametrize(
+    "card_free,budget,reserved,free",
+    [
+        (100 * GIB, None, 50 * GIB, 100 * GIB),  # no budget: the card's free memory
+        (100 * GIB, 24 * GIB, 20 * GIB, 4 * GIB),  # the budget binds
+        (3 * GIB, 24 * GIB, 10 * GIB, 3 * GIB),  # a neighbour binds
+        (100 * GIB, 24 * GIB, 30 * GIB, 0),  # over budget already: nothing, never negative
+    ],
+)
 def test_free_within_budget(card_free, budget, reserved, free):
     assert free_within_budget(card_free, budget, reserved) == free
 

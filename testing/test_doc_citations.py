@@ -13,6 +13,7 @@ the folders above it and the repository root; any ``docs/...`` path (globs and `
 every backticked repo path with a code or data extension. Lower-case bare names (``report.md``) and git-ignored
 paths are files that scripts write, not documents, and are left alone.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -28,8 +29,10 @@ TEXT_SUFFIXES = {".py", ".ts", ".tsx", ".mts", ".mjs", ".md", ".yaml", ".yml", "
 SKIPPED = ("docs/bench/", "testing/test_doc_citations.py")
 STRICT_DOCS = ("docs/ARCHITECTURE.md", "docs/PROTOCOL.md")
 
-OUT_OF_REPO = re.compile(r"(?<![\w./-])(ref/[\w./-]+|(?:[\w.-]+/)*(?:DESIGN|PLANNING)\.md\b"
-                         r"|(?:\.\./)+shared\b[\w./-]*)")
+OUT_OF_REPO = re.compile(
+    r"(?<![\w./-])(ref/[\w./-]+|(?:[\w.-]+/)*(?:DESIGN|PLANNING)\.md\b"
+    r"|(?:\.\./)+shared\b[\w./-]*)"
+)
 MD_PATH = re.compile(r"(?<![\w$./-])((?:\.\./)*(?:[\w.-]+/)*[\w-]+\.md)\b")
 DOCS_PATH = re.compile(r"(?<![\w$./-])((?:\.\./)*docs/[\w./*-]*)")
 SECTION = re.compile(r'\bREADME(?:\.md)?\s+\\?"([^"\\]+)\\?"')
@@ -74,8 +77,10 @@ def exists(target: str, citing_file: str, prefix: bool = False) -> bool:
 
 def ignored(target: str, citing_file: str) -> bool:
     """A path git ignores is an output the code writes (``testing/.engine_test_outputs/report.md``)."""
-    return any(subprocess.run(["git", "check-ignore", "-q", "--no-index", p], cwd=ROOT).returncode == 0
-               for p in resolved(target, citing_file))
+    return any(
+        subprocess.run(["git", "check-ignore", "-q", "--no-index", p], cwd=ROOT).returncode == 0
+        for p in resolved(target, citing_file)
+    )
 
 
 @lru_cache(maxsize=None)
@@ -105,7 +110,7 @@ def broken_citations(rel_path: str, text: str) -> list[str]:
                 cited[m.group(1)] = False
         for m in DOCS_PATH.finditer(line):
             target = m.group(1).rstrip(".")
-            cited[target] = line[m.end():].startswith("…")
+            cited[target] = line[m.end() :].startswith("…")
         if strict:
             for m in BACKTICKED.finditer(line):
                 if REPO_FILE.match(m.group(1)):
@@ -121,8 +126,13 @@ def broken_citations(rel_path: str, text: str) -> list[str]:
 
 def owned_text_files() -> list[str]:
     files, _ = tracked()
-    return sorted(f for f in files if not f.startswith(SKIPPED) and "node_modules/" not in f
-                  and (Path(f).suffix in TEXT_SUFFIXES or Path(f).name == "Makefile" or f.startswith(".ci/")))
+    return sorted(
+        f
+        for f in files
+        if not f.startswith(SKIPPED)
+        and "node_modules/" not in f
+        and (Path(f).suffix in TEXT_SUFFIXES or Path(f).name == "Makefile" or f.startswith(".ci/"))
+    )
 
 
 def test_every_cited_document_exists_in_the_repository():
@@ -135,15 +145,18 @@ def test_every_cited_document_exists_in_the_repository():
 
 
 def test_the_checker_catches_bad_citations():
-    text = ("See docs/NOPE.md and ref/anchors.md; not DESIGN.md either, nor ../shared/notes.\n"
-            "Fine: docs/BENCHMARKS.md, README \"Frames\", README.md, testing/.engine_test_outputs/report.md.\n"
-            'Broken: README "No such section".\n')
+    text = (
+        "See docs/NOPE.md and ref/anchors.md; not DESIGN.md either, nor ../shared/notes.\n"
+        'Fine: docs/BENCHMARKS.md, README "Frames", README.md, testing/.engine_test_outputs/report.md.\n'
+        'Broken: README "No such section".\n'
+    )
     problems = broken_citations("toolkit/example.py", text)
     assert any("toolkit/example.py:1: docs/NOPE.md" in p for p in problems), problems
     assert any("toolkit/example.py:1: ref/anchors.md" in p for p in problems), problems
     assert any(":1: DESIGN.md" in p for p in problems) and any(":1: ../shared/notes" in p for p in problems)
-    assert [p for p in problems if ":3:" in p] == ['toolkit/example.py:3: README "No such section" (no such heading '
-                                                   "in README.md)"]
+    assert [p for p in problems if ":3:" in p] == [
+        'toolkit/example.py:3: README "No such section" (no such heading in README.md)'
+    ]
     assert not [p for p in problems if ":2:" in p], problems
     assert broken_citations("docs/ARCHITECTURE.md", "`toolkit/models/v2/nope.py`")
     assert not broken_citations("docs/ARCHITECTURE.md", "`toolkit/models/archs/<family>.py`")

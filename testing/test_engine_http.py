@@ -1,4 +1,5 @@
 """The engine's HTTP contract: auth, hostile input, uploads, disconnects, the FIFO queue. Real server, real HTTP."""
+
 import io
 import os
 import threading
@@ -7,13 +8,21 @@ import time
 import httpx
 import pytest
 
-from toolkit.models.registry import ARCHS, get_model_class
-
 from extensions_built_in.inference_engine.protocol import FrameDecoder
 from testing.test_inference_engine import body_for
+from toolkit.models.registry import ARCHS, get_model_class
 
-ROUTES = [("GET", "/models"), ("POST", "/generate"), ("POST", "/cancel/abc"), ("GET", "/queue"), ("POST", "/unload"),
-          ("POST", "/assets"), ("GET", "/outputs"), ("GET", "/outputs/x.png"), ("GET", "/openapi.json")]
+ROUTES = [
+    ("GET", "/models"),
+    ("POST", "/generate"),
+    ("POST", "/cancel/abc"),
+    ("GET", "/queue"),
+    ("POST", "/unload"),
+    ("POST", "/assets"),
+    ("GET", "/outputs"),
+    ("GET", "/outputs/x.png"),
+    ("GET", "/openapi.json"),
+]
 
 
 @pytest.fixture()
@@ -42,7 +51,9 @@ def engine_idle(engine_server):
 
 # ---------------------------------------------------------------------------------------------- auth
 @pytest.mark.parametrize("method,path", ROUTES)
-@pytest.mark.parametrize("header", [None, "Bearer wrong", "Basic dGVzdA==", "Bearer test-token-but-longer", "bearer test-token"])
+@pytest.mark.parametrize(
+    "header", [None, "Bearer wrong", "Basic dGVzdA==", "Bearer test-token-but-longer", "bearer test-token"]
+)
 def test_every_route_but_health_needs_the_token(http, method, path, header):
     headers = {"Authorization": header} if header else {}
     r = http.request(method, path, headers=headers)
@@ -102,7 +113,12 @@ def hostile_bodies():
         ("absolute ctrl path outside roots", with_sample(ctrl_img="/etc/hostname"), ["sample", "ctrl_img"], None),
         # found by the schema fuzz: os.path.realpath raised ValueError and the engine answered 500
         ("NUL byte in ctrl path", with_sample(ctrl_img="a\x00b.png"), ["sample", "ctrl_img"], "not a usable path"),
-        ("NUL byte in lora path", with_model(lora_path="x\x00.safetensors"), ["model", "lora_path"], "not a usable path"),
+        (
+            "NUL byte in lora path",
+            with_model(lora_path="x\x00.safetensors"),
+            ["model", "lora_path"],
+            "not a usable path",
+        ),
         ("bad stream mode", {**good, "stream": {"latents": "jpeg"}}, ["stream", "latents"], None),
         ("seed too big", with_sample(seed=2**40), ["sample", "seed"], None),
         ("bad dtype", with_model(dtype="int3"), ["model", "dtype"], None),
@@ -114,7 +130,7 @@ def test_hostile_generate_bodies_get_422_naming_the_field(http, engine_server, n
     r = http.post("/generate", json=body, headers=auth(engine_server))
     assert r.status_code == 422, r.text
     detail = r.json()["detail"]
-    assert any(d["loc"][1:len(loc) + 1] == loc for d in detail), detail
+    assert any(d["loc"][1 : len(loc) + 1] == loc for d in detail), detail
     if mentions:
         assert mentions in str(detail)
 
@@ -131,7 +147,9 @@ def test_edit_and_i2v_archs_without_their_control_image_get_422_naming_it(http, 
 
 
 def test_malformed_json_is_422_and_the_next_request_works(http, engine_server):
-    r = http.post("/generate", content=b"{not json", headers={**auth(engine_server), "content-type": "application/json"})
+    r = http.post(
+        "/generate", content=b"{not json", headers={**auth(engine_server), "content-type": "application/json"}
+    )
     assert r.status_code == 422
     out = engine_server.client.generate_wait(body_for("sd1"))
     assert out["http_status"] == 200 and "result" in out
@@ -167,11 +185,14 @@ def test_upload_a_png_and_use_it_as_a_control_image(http, engine_server):
     assert out["http_status"] == 200  # sd1 ignores control images, but the reference resolves
 
 
-@pytest.mark.parametrize("payload,status", [
-    (b"this is not an image at all", 422),
-    (png_bytes()[:40], 422),  # truncated PNG
-    (b"GIF89a" + b"\x00" * 100, 422),
-])
+@pytest.mark.parametrize(
+    "payload,status",
+    [
+        (b"this is not an image at all", 422),
+        (png_bytes()[:40], 422),  # truncated PNG
+        (b"GIF89a" + b"\x00" * 100, 422),
+    ],
+)
 def test_non_images_are_rejected(http, engine_server, payload, status):
     r = http.post("/assets", files={"file": ("x.png", payload, "image/png")}, headers=auth(engine_server))
     assert r.status_code == status, r.text
@@ -188,9 +209,9 @@ def test_oversize_upload_is_413(http, engine_server):
 
 def chunked_form(payload: bytes):
     """A multipart body sent chunked, without Content-Length, as the UI's streaming proxy forwards uploads."""
-    yield b"--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\n\r\n"
+    yield b'--x\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\n'
     for i in range(0, len(payload), 1 << 20):
-        yield payload[i:i + (1 << 20)]
+        yield payload[i : i + (1 << 20)]
     yield b"\r\n--x--\r\n"
 
 

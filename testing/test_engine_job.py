@@ -1,4 +1,5 @@
 """The engine as a real job: ``python run.py`` subprocess, a real sqlite Job row, stop from the DB or a signal."""
+
 import json
 import os
 import signal
@@ -39,16 +40,34 @@ def engine_job(tmp_path):
     db = str(tmp_path / "aitk_db.db")
     create_schema(db)
     folder = tmp_path / "engine_job"
-    config = {"job": "extension", "config": {"name": "engine_job", "process": [{
-        "type": "InferenceEngine", "sqlite_db_path": db, "device": "cpu",
-        "engine": {"job_folder": str(folder),
-                   "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"}}}]}}
+    config = {
+        "job": "extension",
+        "config": {
+            "name": "engine_job",
+            "process": [
+                {
+                    "type": "InferenceEngine",
+                    "sqlite_db_path": db,
+                    "device": "cpu",
+                    "engine": {
+                        "job_folder": str(folder),
+                        "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"},
+                    },
+                }
+            ],
+        },
+    }
     job_id = insert_job(db, "engine_job", config, job_type="inference", status="running")
     folder.mkdir()
     (folder / ".job_config.json").write_text(json.dumps(config))
     log = open(folder / "log.txt", "w")
-    proc = subprocess.Popen([sys.executable, "run.py", str(folder / ".job_config.json")], cwd=ROOT, stdout=log,
-                            stderr=subprocess.STDOUT, env={**os.environ, "AITK_JOB_ID": job_id, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", str(folder / ".job_config.json")],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "AITK_JOB_ID": job_id, "PYTHONUNBUFFERED": "1"},
+    )
     engine_json = folder / "engine.json"
     try:
         wait_for(lambda: engine_json.exists() or proc.poll() is not None, 90, "engine.json")
@@ -94,13 +113,20 @@ def test_engine_json_is_private_and_the_row_shows_idle(engine_job):
 
 
 def test_warm_up_imports_the_model_code_a_first_request_would(tmp_path):
-    code = ("import sys, time; from extensions_built_in.inference_engine.engine import Engine;"
-            "e = Engine('cpu', sys.argv[1], sys.argv[2]);"
-            "assert 'diffusers.models.modeling_utils' not in sys.modules;"
-            "e.warm_up(); assert 'diffusers.models.modeling_utils' in sys.modules"
-            " and 'transformers.modeling_utils' in sys.modules and e.health()['warm_up_s'] > 0")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "o"), str(tmp_path / "a")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    code = (
+        "import sys, time; from extensions_built_in.inference_engine.engine import Engine;"
+        "e = Engine('cpu', sys.argv[1], sys.argv[2]);"
+        "assert 'diffusers.models.modeling_utils' not in sys.modules;"
+        "e.warm_up(); assert 'diffusers.models.modeling_utils' in sys.modules"
+        " and 'transformers.modeling_utils' in sys.modules and e.health()['warm_up_s'] > 0"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "o"), str(tmp_path / "a")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
 
 

@@ -79,8 +79,7 @@ def ext_dir(tmp_path, monkeypatch):
 
 @pytest.fixture
 def mixed_dir(ext_dir):
-    write_package(ext_dir, "good", {"__init__.py": GOOD_INIT.format(uid="GoodOne"),
-                                    "process.py": GOOD_PROCESS})
+    write_package(ext_dir, "good", {"__init__.py": GOOD_INIT.format(uid="GoodOne"), "process.py": GOOD_PROCESS})
     write_package(ext_dir, "broken_import", {"__init__.py": "import aitk_no_such_module_xyz\n"})
     write_package(ext_dir, "broken_syntax", {"__init__.py": "def oops(:\n    pass\n"})
     write_package(ext_dir, "bad_process", {"__init__.py": BAD_PROCESS_INIT})
@@ -140,11 +139,16 @@ def test_folder_named_like_an_existing_module_is_reported(tmp_path, monkeypatch)
 
 
 def test_extension_job_runs_the_discovered_process(mixed_dir):
-    job = ExtensionJob({
-        "job": "extension",
-        "config": {"name": "j", "device": "cpu:1",
-                   "process": [{"type": "GoodOne", "value": 7}, {"type": "GoodOne", "value": 8}]},
-    })
+    job = ExtensionJob(
+        {
+            "job": "extension",
+            "config": {
+                "name": "j",
+                "device": "cpu:1",
+                "process": [{"type": "GoodOne", "value": 7}, {"type": "GoodOne", "value": 8}],
+            },
+        }
+    )
     process_class = type(job.process[0])
     process_class.ran.clear()
     job.run()

@@ -5,6 +5,7 @@ as the real repos do: Wan 2.1 and Wan 2.2 5B ship the same UMT5-XXL, Qwen-Image 
 Qwen2.5-VL and VAE. Z-Image has no second family here with the same encoder class, so its swap is between two
 fine-tunes that share extras (AI Toolkit's extras_name_or_path), the way a user switches Z-Image checkpoints.
 """
+
 import pytest
 
 from testing.engine_harness import EngineHarness
@@ -39,8 +40,12 @@ def test_qwen_image_and_qwen_image_edit_share_text_encoder_and_vae(harness):
         out = harness.client.generate_wait(body)
         assert out["http_status"] == 200, out
         post = harness.client.health()
-        shared_rows.append(({e["key"] for e in pre["pool"]} & {e["key"] for e in post["pool"]},
-                            post["counters"]["hits"] - pre["counters"]["hits"]))
+        shared_rows.append(
+            (
+                {e["key"] for e in pre["pool"]} & {e["key"] for e in post["pool"]},
+                post["counters"]["hits"] - pre["counters"]["hits"],
+            )
+        )
     for shared, hits in shared_rows[1:]:
         assert {"text_encoder", "vae"} <= subfolders(shared), shared
         assert hits >= 3  # text encoder, tokenizer, vae

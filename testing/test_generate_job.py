@@ -1,4 +1,5 @@
 """``python run.py config/examples/generate_tiny*.yaml`` as a user runs it: real subprocess, real files."""
+
 import json
 import os
 import subprocess
@@ -7,7 +8,7 @@ import sys
 import pytest
 
 from toolkit.config import get_config
-from toolkit.media import probe
+from toolkit.media_probe import probe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -19,8 +20,7 @@ def run_example(name: str, tmp_path) -> list[dict]:
         process["output_folder"] = str(tmp_path / "out")
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
-    proc = subprocess.run([sys.executable, "run.py", str(path)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run([sys.executable, "run.py", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     files = sorted(p for p in (tmp_path / "out").iterdir() if p.is_file())
     assert not any((tmp_path / "out" / ".tmp").iterdir()), "temp files left behind"
@@ -53,9 +53,20 @@ def test_generate_tiny_ace_step_writes_wav_and_mp3(tmp_path):
 
 
 def test_generate_job_reports_a_bad_arch_and_exits_non_zero(tmp_path):
-    config = {"job": "generate", "config": {"name": "bad", "process": [{
-        "type": "to_folder", "output_folder": str(tmp_path), "model": {"arch": "nope", "name_or_path": "tiny:nope"},
-        "generate": {"prompts": ["x"]}}]}}
+    config = {
+        "job": "generate",
+        "config": {
+            "name": "bad",
+            "process": [
+                {
+                    "type": "to_folder",
+                    "output_folder": str(tmp_path),
+                    "model": {"arch": "nope", "name_or_path": "tiny:nope"},
+                    "generate": {"prompts": ["x"]},
+                }
+            ],
+        },
+    }
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(config))
     proc = subprocess.run([sys.executable, "run.py", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -74,6 +85,7 @@ def test_prompt_flags_in_a_generate_config_override_that_prompt_only(tmp_path):
     proc = subprocess.run([sys.executable, "run.py", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "seed 7:" in proc.stdout
-    sizes = sorted((i["width"], i["height"]) for i in
-                   (probe(str(p)) for p in (tmp_path / "out").iterdir() if p.is_file()))
+    sizes = sorted(
+        (i["width"], i["height"]) for i in (probe(str(p)) for p in (tmp_path / "out").iterdir() if p.is_file())
+    )
     assert sizes == [(64, 64), (96, 48)]

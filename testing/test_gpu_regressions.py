@@ -1,6 +1,6 @@
 """CPU-side regression tests for bugs the GPU run found (docs/BENCHMARKS.md)."""
-import torch
 
+import torch
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import get_model_class
@@ -48,8 +48,9 @@ def test_the_step_hook_reads_no_tensor_values_back(tiny_cache, tmp_path):
 
     def run(hook):
         model.sample_step_hook = hook
-        gen = GenerateImageConfig(prompt="a cat", width=64, height=64, num_inference_steps=4, seed=1,
-                                  output_folder=str(tmp_path))
+        gen = GenerateImageConfig(
+            prompt="a cat", width=64, height=64, num_inference_steps=4, seed=1, output_folder=str(tmp_path)
+        )
         counts["n"] = 0
         torch.Tensor.__float__ = counting
         try:
@@ -151,8 +152,11 @@ def test_nan_latents_are_reported_before_a_blank_file_is_saved(engine_server):
     healthy = [f.header for f in engine_server.client.generate(body)]
     assert not any(h.get("message") == NOT_FINITE_WARNING for h in healthy)
     unet = engine_server.engine.holder.parts["unet"]
-    handle = unet.register_forward_hook(lambda module, args, out: (out[0] * float("nan"),) if isinstance(out, tuple)
-                                        else type(out)(sample=out.sample * float("nan")))
+    handle = unet.register_forward_hook(
+        lambda module, args, out: (
+            (out[0] * float("nan"),) if isinstance(out, tuple) else type(out)(sample=out.sample * float("nan"))
+        )
+    )
     try:
         headers = [f.header for f in engine_server.client.generate(body)]
     finally:

@@ -7,6 +7,7 @@
 
 Results (files, report.md) go to testing/.engine_test_outputs/.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,16 +30,23 @@ def body_for(arch: str, steps: int = 3, seed: int = 7, **sample) -> dict:
     from toolkit.models.registry import get_model_class
 
     cls = get_model_class(arch)
-    return {"model": {"arch": arch, "name_or_path": f"tiny:{arch}", "dtype": "float32"},
-            "sample": {"prompt": "a red circle on a blue background", "num_inference_steps": steps, "seed": seed,
-                       **cls.tiny_sample, **sample}}
+    return {
+        "model": {"arch": arch, "name_or_path": f"tiny:{arch}", "dtype": "float32"},
+        "sample": {
+            "prompt": "a red circle on a blue background",
+            "num_inference_steps": steps,
+            "seed": seed,
+            **cls.tiny_sample,
+            **sample,
+        },
+    }
 
 
 def check_arch(client, arch: str) -> dict:
     """One generation, asserting the stream contract; returns a report row (raises AssertionError on a FAIL)."""
     import numpy as np
 
-    from toolkit.media import probe
+    from toolkit.media_probe import probe
     from toolkit.models.registry import get_model_class
 
     body = body_for(arch)
@@ -69,9 +77,17 @@ def check_arch(client, arch: str) -> dict:
     assert result["kind"] == kind == start["output"]["kind"] and result["ext"] in MEDIA_EXTS[kind]
     assert os.path.isfile(result["path"]) and os.path.getsize(result["path"]) > 1024
     assert result["path"].endswith("." + result["ext"]) and probe(result["path"])["kind"] == kind
-    return {"arch": arch, "status": "PASS", "seconds": round(elapsed, 2), "kind": kind, "ext": result["ext"],
-            "latent_shape": start["latent"]["shape"], "latent_frames": len(latents), "path": result["path"],
-            "timings": result["timings"]}
+    return {
+        "arch": arch,
+        "status": "PASS",
+        "seconds": round(elapsed, 2),
+        "kind": kind,
+        "ext": result["ext"],
+        "latent_shape": start["latent"]["shape"],
+        "latent_frames": len(latents),
+        "path": result["path"],
+        "timings": result["timings"],
+    }
 
 
 def upload_test_image(client, seed: int = 0, size=(64, 64)) -> dict:
@@ -125,8 +141,15 @@ def swap_sequence(client, archs: list[str]) -> list[dict]:
         kept = {e["key"] for e in before["pool"]} & {e["key"] for e in after["pool"]}
         stale = [e["key"] for e in after["pool"] if not e["in_use"]]
         assert not stale, f"after {arch}: components of an earlier model stayed resident: {stale}"
-        rows.append({"arch": arch, **delta, "shared": sorted(kept), "resident": len(after["pool"]),
-                     "resident_mb": round(after["resident_bytes"] / 2**20, 2)})
+        rows.append(
+            {
+                "arch": arch,
+                **delta,
+                "shared": sorted(kept),
+                "resident": len(after["pool"]),
+                "resident_mb": round(after["resident_bytes"] / 2**20, 2),
+            }
+        )
     before = client.health()["counters"]
     client.generate_wait(body_for(archs[-1], seed=8))
     after = client.health()["counters"]
@@ -232,8 +255,10 @@ def run_swap(archs: list[str]) -> int:
         harness.close()
     for row in rows:
         shared = ", ".join(k.split("|")[1].rsplit("/", 1)[-1] for k in row["shared"]) or "-"
-        print(f"{row['arch']:16} hits {row['hits']:2}  misses {row['misses']:2}  evictions {row['evictions']:2}  "
-              f"resident {row['resident']:2} ({row['resident_mb']} MB)  shared: {shared}")
+        print(
+            f"{row['arch']:16} hits {row['hits']:2}  misses {row['misses']:2}  evictions {row['evictions']:2}  "
+            f"resident {row['resident']:2} ({row['resident_mb']} MB)  shared: {shared}"
+        )
     print("PASS")
     return 0
 
@@ -246,10 +271,14 @@ def run_all() -> int:
         out = OUTPUTS / f"{arch}.json"
         out.unlink(missing_ok=True)
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, __file__, "--arch", arch, "--json", str(out)], capture_output=True,
-                              text=True, cwd=ROOT)
-        row = json.loads(out.read_text()) if out.exists() else {
-            "arch": arch, "status": "FAIL", "error": (proc.stderr or proc.stdout)[-1500:]}
+        proc = subprocess.run(
+            [sys.executable, __file__, "--arch", arch, "--json", str(out)], capture_output=True, text=True, cwd=ROOT
+        )
+        row = (
+            json.loads(out.read_text())
+            if out.exists()
+            else {"arch": arch, "status": "FAIL", "error": (proc.stderr or proc.stdout)[-1500:]}
+        )
         row["process_s"] = round(time.monotonic() - t0, 1)
         rows.append(row)
         print(f"{row['status']:4}  {arch:24} {row['process_s']:6.1f}s  {row.get('error', '')[:120]}", flush=True)
@@ -260,13 +289,20 @@ def run_all() -> int:
 
 
 def write_report(rows: list[dict]) -> None:
-    lines = ["# Engine test report", "", f"{time.strftime('%Y-%m-%d %H:%M:%S')}, every arch through the HTTP stream "
-             "(tiny checkpoints, CPU).", "", "| arch | result | process s | stream s | output | latent shape | latent frames |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Engine test report",
+        "",
+        f"{time.strftime('%Y-%m-%d %H:%M:%S')}, every arch through the HTTP stream (tiny checkpoints, CPU).",
+        "",
+        "| arch | result | process s | stream s | output | latent shape | latent frames |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if r["status"] == "PASS":
-            lines.append(f"| {r['arch']} | PASS | {r['process_s']} | {r['seconds']} | {r['kind']} .{r['ext']} | "
-                         f"{r['latent_shape']} | {r['latent_frames']} |")
+            lines.append(
+                f"| {r['arch']} | PASS | {r['process_s']} | {r['seconds']} | {r['kind']} .{r['ext']} | "
+                f"{r['latent_shape']} | {r['latent_frames']} |"
+            )
         else:
             lines.append(f"| {r['arch']} | **FAIL** | {r['process_s']} | | | | {r.get('error', '')[:200]} |")
     (OUTPUTS / "report.md").write_text("\n".join(lines) + "\n")

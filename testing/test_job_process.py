@@ -130,8 +130,12 @@ def run_env(ext_dir, job_id=None, **extra):
 
 def run_tool(args, env, timeout=20):
     return subprocess.run(
-        [sys.executable, "run.py", *args], cwd=TOOLKIT_ROOT, env=env,
-        capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "run.py", *args],
+        cwd=TOOLKIT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -142,8 +146,12 @@ def start_tool():
 
     def start(args, env):
         proc = subprocess.Popen(
-            [sys.executable, "run.py", *args], cwd=TOOLKIT_ROOT, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "run.py", *args],
+            cwd=TOOLKIT_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         started.append(proc)
         return proc
@@ -191,8 +199,7 @@ def finish(proc, timeout=5.0):
 
 
 def make_process(entry):
-    job = BaseJob({"job": "extension", "config": {"name": "job1", "process": [entry]},
-                   "meta": {"owner": "me"}})
+    job = BaseJob({"job": "extension", "config": {"name": "job1", "process": [entry]}, "meta": {"owner": "me"}})
     return BaseProcess(0, job, entry)
 
 
@@ -253,8 +260,7 @@ def test_update_whitelists_columns(db):
         status.update(pid=1)
     status.update(step=4, total_steps=10, speed_string="1.00 iter/sec", info="i")
     got = row(db, status.job_id)
-    assert (got["step"], got["total_steps"], got["speed_string"], got["info"]) == (
-        4, 10, "1.00 iter/sec", "i")
+    assert (got["step"], got["total_steps"], got["speed_string"], got["info"]) == (4, 10, "1.00 iter/sec", "i")
 
 
 def test_flags_and_missing_row(db):
@@ -326,8 +332,16 @@ def test_create_schema_and_insert_job_match_prisma_storage(tmp_path):
         conn.execute("INSERT INTO Queue (gpu_ids) VALUES ('0')")
         with pytest.raises(sqlite3.IntegrityError):
             conn.execute("INSERT INTO Queue (gpu_ids) VALUES ('0')")
-    assert {"Job_name_key", "Job_status_idx", "Job_gpu_ids_idx", "Job_job_type_idx",
-            "Job_job_ref_idx", "Queue_gpu_ids_key", "Queue_gpu_ids_idx", "Settings_key_key"} <= indexes
+    assert {
+        "Job_name_key",
+        "Job_status_idx",
+        "Job_gpu_ids_idx",
+        "Job_job_type_idx",
+        "Job_job_ref_idx",
+        "Queue_gpu_ids_key",
+        "Queue_gpu_ids_idx",
+        "Settings_key_key",
+    } <= indexes
 
 
 # -- real run.py subprocesses ----------------------------------------------------------
@@ -385,8 +399,7 @@ def test_exception_marks_error_and_exits_non_zero(tmp_path, db, ext_dir):
     job_id = insert_job(db, "stepper", config, status="running")
     result = run_tool([path], run_env(ext_dir, job_id))
     assert result.returncode == 1
-    assert (row(db, job_id)["status"], row(db, job_id)["info"]) == (
-        "error", "stepper exploded at the end")
+    assert (row(db, job_id)["status"], row(db, job_id)["info"]) == ("error", "stepper exploded at the end")
     assert "Error running job: stepper exploded at the end" in result.stdout
     assert "RuntimeError: stepper exploded at the end" in result.stderr
 
@@ -430,8 +443,7 @@ def test_bad_config_exits_1_and_recover_continues(tmp_path, db, ext_dir):
 
 def test_unknown_process_type_names_the_choices(tmp_path, db, ext_dir):
     path = tmp_path / "unknown.json"
-    path.write_text(json.dumps({"job": "extension",
-                                "config": {"name": "u", "process": [{"type": "Nope"}]}}))
+    path.write_text(json.dumps({"job": "extension", "config": {"name": "u", "process": [{"type": "Nope"}]}}))
     result = run_tool([str(path)], run_env(ext_dir))
     assert result.returncode == 1
     assert 'Unknown process type "Nope"' in result.stderr and "TestStepper" in result.stderr

@@ -1,4 +1,5 @@
 """LoRA as unmerged PEFT adapters on a pooled denoiser: on, off and switch match a fresh model in that state."""
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -60,8 +61,11 @@ def test_lora_on_off_and_switch_match_fresh_models_without_reloading_the_unet(tm
     assert np.abs(on_a - base).max() > 10  # the LoRA does something
     assert np.abs(on_a - on_b).max() > 10
     assert np.abs(half_a - on_a).max() > 1
-    for name, image, body in (("fresh_a", on_a, with_lora(loras["a"])), ("fresh_b", on_b, with_lora(loras["b"])),
-                              ("fresh_base", off, with_lora())):
+    for name, image, body in (
+        ("fresh_a", on_a, with_lora(loras["a"])),
+        ("fresh_b", on_b, with_lora(loras["b"])),
+        ("fresh_base", off, with_lora()),
+    ):
         reference = fresh(tmp_path, body, name)
         assert np.abs(image - reference).max() <= 2, name
 

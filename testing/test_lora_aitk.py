@@ -1,8 +1,9 @@
 """LoRAs as AI Toolkit saves them, per family it trains (its ``save_weights`` and each model's
 ``convert_lora_weights_before_save``; docs/LORA_FORMATS.md): ``transformer.`` + diffusers names for Flux, SD3 and
 Lumina 2, ``diffusion_model.`` + diffusers names for Z-Image, Qwen-Image, HiDream and LTX-2's attention layers,
-``diffusion_model.`` + Wan-AI's own names for Wan, Black Forest Labs' names for Chroma and FLUX.2. Each must sample exactly
-as the same LoRA in diffusers' ``transformer.`` PEFT layout."""
+``diffusion_model.`` + Wan-AI's own names for Wan, Black Forest Labs' names for Chroma and FLUX.2. Each must sample
+exactly as the same LoRA in diffusers' ``transformer.`` PEFT layout."""
+
 import os
 
 import numpy as np
@@ -10,7 +11,12 @@ import pytest
 
 from testing.engine_harness import EngineHarness
 from testing.original_layouts import (
-    BFL_LORA_DOUBLE, BFL_LORA_SINGLE, FLUX2_LORA_DOUBLE, FLUX2_LORA_SINGLE, bfl_lora, wan_original_name,
+    BFL_LORA_DOUBLE,
+    BFL_LORA_SINGLE,
+    FLUX2_LORA_DOUBLE,
+    FLUX2_LORA_SINGLE,
+    bfl_lora,
+    wan_original_name,
 )
 from testing.test_inference_engine import body_for
 
@@ -64,8 +70,9 @@ def lora_files(tmp_path_factory, tiny_cache):
 
 @pytest.fixture(scope="module")
 def engine(lora_files, tmp_path_factory):
-    h = EngineHarness(tmp_path_factory.mktemp("aitk_lora_engine"),
-                      lora_roots=[os.path.dirname(next(iter(lora_files.values())))])
+    h = EngineHarness(
+        tmp_path_factory.mktemp("aitk_lora_engine"), lora_roots=[os.path.dirname(next(iter(lora_files.values())))]
+    )
     yield h
     h.close()
 
@@ -116,14 +123,18 @@ def test_wan22_a14b_split_files_go_to_their_experts(tmp_path, tiny_cache):
 STEPS_BOTH_EXPERTS = 12
 
 
-CHROMA_TARGETS = (r".*(transformer_blocks|single_transformer_blocks)\.\d+\.(attn\.(to_q|to_k|to_v|add_q_proj|add_k_proj|"
-                  r"add_v_proj|to_out\.0|to_add_out)|proj_mlp|proj_out|ff\.net\.0\.proj|ff\.net\.2|ff_context\.net\.0\.proj|"
-                  r"ff_context\.net\.2)")
+CHROMA_TARGETS = (
+    r".*(transformer_blocks|single_transformer_blocks)\.\d+\.(attn\.(to_q|to_k|to_v|add_q_proj|add_k_proj|"
+    r"add_v_proj|to_out\.0|to_add_out)|proj_mlp|proj_out|ff\.net\.0\.proj|ff\.net\.2|ff_context\.net\.0\.proj|"
+    r"ff_context\.net\.2)"
+)
 
 
-FLUX2_TARGETS = (r".*(transformer_blocks\.\d+\.(attn\.(to_q|to_k|to_v|add_q_proj|add_k_proj|add_v_proj|to_out\.0|"
-                 r"to_add_out)|ff\.linear_in|ff\.linear_out|ff_context\.linear_in|ff_context\.linear_out)|"
-                 r"single_transformer_blocks\.\d+\.attn\.(to_qkv_mlp_proj|to_out))")
+FLUX2_TARGETS = (
+    r".*(transformer_blocks\.\d+\.(attn\.(to_q|to_k|to_v|add_q_proj|add_k_proj|add_v_proj|to_out\.0|"
+    r"to_add_out)|ff\.linear_in|ff\.linear_out|ff_context\.linear_in|ff_context\.linear_out)|"
+    r"single_transformer_blocks\.\d+\.attn\.(to_qkv_mlp_proj|to_out))"
+)
 BFL_FAMILIES = {  # arch -> (PEFT targets, the BFL tables AI Toolkit's names follow)
     "chroma": (CHROMA_TARGETS, BFL_LORA_DOUBLE, BFL_LORA_SINGLE),
     "flux2": (FLUX2_TARGETS, FLUX2_LORA_DOUBLE, FLUX2_LORA_SINGLE),
@@ -142,7 +153,8 @@ def bfl_family_lora(arch: str) -> dict:
 
     targets, double, single = BFL_FAMILIES[arch]
     model = import_class(get_model_class(arch).components["transformer"].cls).from_pretrained(
-        tiny_checkpoint(arch), subfolder="transformer")
+        tiny_checkpoint(arch), subfolder="transformer"
+    )
     model.add_adapter(LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=targets))
     torch.manual_seed(5)
     state = {k: torch.randn_like(v) * 0.3 for k, v in get_peft_model_state_dict(model).items()}
@@ -161,8 +173,10 @@ def test_loras_in_black_forest_labs_names_sample_as_their_diffusers_layout(tmp_p
     from safetensors.torch import save_file
 
     state = bfl_family_lora(arch)
-    files = {"diffusers": {f"transformer.{k}": v for k, v in state.items()},
-             "aitk": bfl_lora(state, *BFL_FAMILIES[arch][1:])}
+    files = {
+        "diffusers": {f"transformer.{k}": v for k, v in state.items()},
+        "aitk": bfl_lora(state, *BFL_FAMILIES[arch][1:]),
+    }
     assert any(".img_attn.qkv." in k for k in files["aitk"]) and any(".linear1." in k for k in files["aitk"])
     for name, tensors in files.items():
         save_file(tensors, str(tmp_path / f"{arch}_{name}.safetensors"))

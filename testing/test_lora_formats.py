@@ -3,6 +3,7 @@
 / ``alpha``, which is also what AI Toolkit writes for SD 1.5), must change the image exactly as the PEFT original
 does; for SDXL, AI Toolkit's kohya keys over Stability's LDM block names do the same. A LoRA for another family is
 refused by name, several LoRAs apply at once, and a refused request leaves the engine serving."""
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -23,8 +24,11 @@ def peft_lora(seed: int, arch: str = "sd1") -> dict:
     from toolkit.models.tiny import tiny_checkpoint
 
     unet = UNet2DConditionModel.from_pretrained(tiny_checkpoint(arch), subfolder="unet")
-    unet.add_adapter(LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False,
-                                target_modules=["to_q", "to_k", "to_v", "to_out.0"]))
+    unet.add_adapter(
+        LoraConfig(
+            r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=["to_q", "to_k", "to_v", "to_out.0"]
+        )
+    )
     torch.manual_seed(seed)
     with torch.no_grad():
         for name, p in unet.named_parameters():
@@ -56,7 +60,6 @@ FORMATS = {
 
 def flux_lora() -> dict:
     """A LoRA for the tiny Flux transformer (diffusers layout): the wrong family for SD 1.5."""
-    import torch
     from diffusers import FluxTransformer2DModel
     from peft import LoraConfig, get_peft_model_state_dict
 
@@ -116,10 +119,12 @@ def test_each_layout_changes_the_image_exactly_as_the_peft_original(engine, lora
 def test_several_loras_apply_together_each_with_its_multiplier(engine, lora_files):
     one = image(generate(engine, lora_path=lora_files["diffusers1"]))
     two = image(generate(engine, lora_path=lora_files["diffusers2"], lora_multiplier=0.7))
-    both = image(generate(engine, loras=[{"path": lora_files["diffusers1"]},
-                                         {"path": lora_files["kohya2"], "multiplier": 0.7}]))
-    swapped = image(generate(engine, lora_path=lora_files["kohya2"], lora_multiplier=0.7,
-                             loras=[{"path": lora_files["peft1"]}]))
+    both = image(
+        generate(engine, loras=[{"path": lora_files["diffusers1"]}, {"path": lora_files["kohya2"], "multiplier": 0.7}])
+    )
+    swapped = image(
+        generate(engine, lora_path=lora_files["kohya2"], lora_multiplier=0.7, loras=[{"path": lora_files["peft1"]}])
+    )
     assert np.abs(both - one).max() > 10 and np.abs(both - two).max() > 10
     # The same two deltas listed the other way round: equal up to float summation order over the steps.
     assert np.abs(both - swapped).max() <= 3 and np.abs(both - swapped).mean() < 1
@@ -155,12 +160,19 @@ def test_sdxl_ai_toolkit_layout_over_ldm_block_names_samples_as_the_peft_origina
     assert np.abs(latents["aitk"] - latents["diffusers"]).max() <= 1e-3
 
 
-@pytest.mark.parametrize("name,words", [("flux", ["none of its", "layers match sd1", "another model family"]),
-                                        ("broken", ["not a readable safetensors file"])])
+@pytest.mark.parametrize(
+    "name,words",
+    [
+        ("flux", ["none of its", "layers match sd1", "another model family"]),
+        ("broken", ["not a readable safetensors file"]),
+    ],
+)
 def test_a_lora_the_family_cannot_take_is_refused_by_name_and_the_engine_serves_on(engine, lora_files, name, words):
     out = generate(engine, lora_path=lora_files[name])
     assert out["http_status"] == 422 and out["error"]["code"] == "bad_request", out
-    assert all(w in out["error"]["message"] for w in words) and lora_files[name].rsplit("/", 1)[1] in \
-        out["error"]["message"], out["error"]
+    assert (
+        all(w in out["error"]["message"] for w in words)
+        and lora_files[name].rsplit("/", 1)[1] in out["error"]["message"]
+    ), out["error"]
     clean = image(generate(engine))
     assert np.array_equal(clean, image(generate(engine, lora_path=lora_files["diffusers1"], lora_multiplier=0.0)))

@@ -10,7 +10,7 @@ import pytest
 import soundfile as sf
 from PIL import Image
 
-from toolkit import media
+from toolkit import media, media_probe
 
 
 def _image(w=64, h=48):
@@ -36,16 +36,24 @@ def _listdir(path):
 
 # ----------------------------------------------------------------------------- import hygiene
 
+
 def test_import_pulls_in_no_media_library():
-    code = ("import sys, toolkit.media; "
-            "bad = [m for m in ('PIL', 'av', 'soundfile', 'numpy', 'torch') if m in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = (
+        "import sys, toolkit.media; "
+        "bad = [m for m in ('PIL', 'av', 'soundfile', 'numpy', 'torch') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
 # ----------------------------------------------------------------------------- images
+
 
 @pytest.mark.parametrize("ext,fmt", [("png", "PNG"), ("jpg", "JPEG"), ("jpeg", "JPEG"), ("webp", "WEBP")])
 def test_image_round_trip(tmp_path, ext, fmt):
@@ -57,7 +65,7 @@ def test_image_round_trip(tmp_path, ext, fmt):
     assert set(meta) == set(media.META_KEYS)
     with Image.open(path) as img:
         assert img.format == fmt and img.size == (65, 33)
-    assert media.probe(path) == meta
+    assert media_probe.probe(path) == meta
 
 
 def test_png_is_lossless_and_pil_rgba_becomes_rgb_jpeg(tmp_path):
@@ -69,17 +77,21 @@ def test_png_is_lossless_and_pil_rgba_becomes_rgb_jpeg(tmp_path):
     assert Image.open(tmp_path / "b.jpg").mode == "RGB"
 
 
-@pytest.mark.parametrize("bad,msg", [
-    (np.zeros((8, 8, 3), np.float32), "uint8"),
-    (np.zeros((8, 8, 5), np.uint8), "shape"),
-    (np.zeros((2, 8, 8, 3, 1), np.uint8), "shape"),
-])
+@pytest.mark.parametrize(
+    "bad,msg",
+    [
+        (np.zeros((8, 8, 3), np.float32), "uint8"),
+        (np.zeros((8, 8, 5), np.uint8), "shape"),
+        (np.zeros((2, 8, 8, 3, 1), np.uint8), "shape"),
+    ],
+)
 def test_image_bad_arrays(tmp_path, bad, msg):
     with pytest.raises(ValueError, match=msg):
         media.save_image(bad, tmp_path / "a.png")
 
 
 # ----------------------------------------------------------------------------- video
+
 
 @pytest.mark.parametrize("w,h", [(64, 48), (65, 33)])
 def test_mp4_decodes_with_pyav(tmp_path, w, h):
@@ -96,13 +108,18 @@ def test_mp4_decodes_with_pyav(tmp_path, w, h):
         decoded = [f.to_ndarray(format="rgb24") for f in c.decode(video=0)]
         assert not c.streams.audio
     assert len(decoded) == 9
-    assert media.audio_stream_duration(path) is None
+    assert media_probe.audio_stream_duration(path) is None
     # content survives: the frame is close to the (padded) source, not garbage
     src = np.pad(_frames(9, w, h)[4], ((0, h % 2), (0, w % 2), (0, 0)), mode="edge")
     assert np.abs(decoded[4].astype(int) - src).mean() < 12
-    probed = media.probe(path)
-    assert {k: probed[k] for k in ("kind", "width", "height", "frames", "has_audio")} == \
-        {"kind": "video", "width": ew, "height": eh, "frames": 9, "has_audio": False}
+    probed = media_probe.probe(path)
+    assert {k: probed[k] for k in ("kind", "width", "height", "frames", "has_audio")} == {
+        "kind": "video",
+        "width": ew,
+        "height": eh,
+        "frames": 9,
+        "has_audio": False,
+    }
     assert probed["fps"] == pytest.approx(24)
 
 
@@ -110,7 +127,7 @@ def test_mp4_from_pil_list_and_fractional_fps(tmp_path):
     frames = [Image.fromarray(f) for f in _frames(5)]
     meta = media.save_video(frames, tmp_path / "v.mp4", fps=30000 / 1001)
     assert meta["frames"] == 5 and meta["fps"] == pytest.approx(29.97, abs=0.01)
-    assert media.probe(tmp_path / "v.mp4")["fps"] == pytest.approx(29.97, abs=0.01)
+    assert media_probe.probe(tmp_path / "v.mp4")["fps"] == pytest.approx(29.97, abs=0.01)
 
 
 def test_mp4_with_audio(tmp_path):
@@ -126,14 +143,15 @@ def test_mp4_with_audio(tmp_path):
         assert a.codec_context.channels == 2
         assert sum(1 for _ in c.decode(video=0)) == 9
     # AAC works in 1024-sample frames; the stream duration is still trimmed to the input
-    assert media.audio_stream_duration(path) == pytest.approx(9 / 24, abs=0.03)
-    probed = media.probe(path)
+    assert media_probe.audio_stream_duration(path) == pytest.approx(9 / 24, abs=0.03)
+    probed = media_probe.probe(path)
     assert probed["has_audio"] is True and probed["sample_rate"] == rate
 
 
 def test_mp4_mono_audio_1d(tmp_path):
-    meta = media.save_video(_frames(3), tmp_path / "m.mp4", fps=8,
-                            audio=_tone(0.375, 16000, channels=0), sample_rate=16000)
+    meta = media.save_video(
+        _frames(3), tmp_path / "m.mp4", fps=8, audio=_tone(0.375, 16000, channels=0), sample_rate=16000
+    )
     assert meta["has_audio"]
     with av.open(str(tmp_path / "m.mp4")) as c:
         assert c.streams.audio[0].codec_context.channels == 1
@@ -152,10 +170,14 @@ def test_animated_webp(tmp_path):
             img.seek(i)
             img.load()
             durations.append(img.info["duration"])
-    assert durations == [1000 // 16] * 7 == media._webp_frame_durations(path)
-    probed = media.probe(path)
-    assert {k: probed[k] for k in ("kind", "frames", "width", "height")} == \
-        {"kind": "video", "frames": 7, "width": 65, "height": 33}
+    assert durations == [1000 // 16] * 7 == media_probe._webp_frame_durations(path)
+    probed = media_probe.probe(path)
+    assert {k: probed[k] for k in ("kind", "frames", "width", "height")} == {
+        "kind": "video",
+        "frames": 7,
+        "width": 65,
+        "height": 33,
+    }
     assert probed["fps"] == pytest.approx(meta["fps"])
     assert probed["duration_s"] == pytest.approx(meta["duration_s"])
 
@@ -172,13 +194,13 @@ def test_video_errors(tmp_path):
     with pytest.raises(ValueError, match="fps"):
         media.save_video(_frames(2), tmp_path / "v.mp4", fps=0)
     with pytest.raises(ValueError, match="only be muxed into .mp4"):
-        media.save_video(_frames(2), tmp_path / "v.webp", fps=8, audio=_tone(0.1, 8000),
-                         sample_rate=8000)
+        media.save_video(_frames(2), tmp_path / "v.webp", fps=8, audio=_tone(0.1, 8000), sample_rate=8000)
     with pytest.raises(ValueError, match="video"):
         media.save_video(_frames(2), tmp_path / "v.png", fps=8)
 
 
 # ----------------------------------------------------------------------------- audio
+
 
 @pytest.mark.parametrize("ext", ["wav", "flac"])
 def test_lossless_audio_exact_duration(tmp_path, ext):
@@ -190,7 +212,7 @@ def test_lossless_audio_exact_duration(tmp_path, ext):
     data, sr = sf.read(str(tmp_path / f"a.{ext}"), dtype="float32", always_2d=True)
     assert sr == rate and data.shape == (24000, 2)
     assert np.abs(data.T - tone).max() < 1e-3  # PCM_16 quantisation only
-    assert media.probe(tmp_path / f"a.{ext}") == meta
+    assert media_probe.probe(tmp_path / f"a.{ext}") == meta
 
 
 @pytest.mark.parametrize("channels", [0, 1, 2])
@@ -204,7 +226,7 @@ def test_mp3_duration(tmp_path, channels):
     meta = media.save_audio(tone, path, rate)
     expected = tone.shape[-1] / rate
     assert meta["duration_s"] == pytest.approx(expected)
-    probed = media.probe(path)
+    probed = media_probe.probe(path)
     assert probed["kind"] == "audio" and probed["sample_rate"] == rate
     assert probed["duration_s"] == pytest.approx(expected, abs=0.03)
     with av.open(str(path)) as c:
@@ -212,12 +234,15 @@ def test_mp3_duration(tmp_path, channels):
         assert c.streams.audio[0].codec_context.channels == max(channels, 1)
 
 
-@pytest.mark.parametrize("bad,msg", [
-    (np.zeros(100, np.int16), "float"),
-    (np.zeros((2, 2, 10), np.float32), "shape"),
-    (np.zeros((1000, 2), np.float32), "channels"),
-    (np.zeros((2, 0), np.float32), "no samples"),
-])
+@pytest.mark.parametrize(
+    "bad,msg",
+    [
+        (np.zeros(100, np.int16), "float"),
+        (np.zeros((2, 2, 10), np.float32), "shape"),
+        (np.zeros((1000, 2), np.float32), "channels"),
+        (np.zeros((2, 0), np.float32), "no samples"),
+    ],
+)
 def test_audio_bad_arrays(tmp_path, bad, msg):
     with pytest.raises(ValueError, match=msg):
         media.save_audio(bad, tmp_path / "a.wav", 16000)
@@ -232,13 +257,18 @@ def test_audio_clipped_not_wrapped(tmp_path):
 
 # ----------------------------------------------------------------------------- extensions
 
-@pytest.mark.parametrize("call", [
-    lambda p: media.save_image(_image(), p),
-    lambda p: media.save_video(_frames(2), p, fps=8),
-    lambda p: media.save_audio(_tone(0.1, 8000), p, 8000),
-    lambda p: media.save_media(_image(), p),
-    lambda p: media.probe(p),
-], ids=["save_image", "save_video", "save_audio", "save_media", "probe"])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: media.save_image(_image(), p),
+        lambda p: media.save_video(_frames(2), p, fps=8),
+        lambda p: media.save_audio(_tone(0.1, 8000), p, 8000),
+        lambda p: media.save_media(_image(), p),
+        lambda p: media_probe.probe(p),
+    ],
+    ids=["save_image", "save_video", "save_audio", "save_media", "probe"],
+)
 def test_unknown_extension(tmp_path, call):
     path = tmp_path / "a.gif"
     with pytest.raises(ValueError, match=r"supported.*png.*mp4.*wav"):
@@ -248,6 +278,7 @@ def test_unknown_extension(tmp_path, call):
 
 # ----------------------------------------------------------------------------- save_media
 
+
 def _check_thumb(folder, name):
     thumb = folder / ".thumbs" / f"{name}.jpg"
     with Image.open(thumb) as img:
@@ -255,15 +286,18 @@ def _check_thumb(folder, name):
         return np.asarray(img.convert("RGB"))
 
 
-@pytest.mark.parametrize("name,make,kw,kind", [
-    ("s.png", lambda: _image(120, 60), {}, "image"),
-    ("s.jpg", lambda: Image.fromarray(_image(40, 90)), {}, "image"),
-    ("v.mp4", lambda: _frames(9, 65, 33), {"fps": 24}, "video"),
-    ("v.webp", lambda: list(_frames(4)), {"fps": 8}, "video"),
-    ("a.wav", lambda: _tone(0.3, 16000), {"sample_rate": 16000}, "audio"),
-    ("a.flac", lambda: _tone(0.3, 16000, 0), {"sample_rate": 16000}, "audio"),
-    ("a.mp3", lambda: _tone(0.3, 22050), {"sample_rate": 22050}, "audio"),
-])
+@pytest.mark.parametrize(
+    "name,make,kw,kind",
+    [
+        ("s.png", lambda: _image(120, 60), {}, "image"),
+        ("s.jpg", lambda: Image.fromarray(_image(40, 90)), {}, "image"),
+        ("v.mp4", lambda: _frames(9, 65, 33), {"fps": 24}, "video"),
+        ("v.webp", lambda: list(_frames(4)), {"fps": 8}, "video"),
+        ("a.wav", lambda: _tone(0.3, 16000), {"sample_rate": 16000}, "audio"),
+        ("a.flac", lambda: _tone(0.3, 16000, 0), {"sample_rate": 16000}, "audio"),
+        ("a.mp3", lambda: _tone(0.3, 22050), {"sample_rate": 22050}, "audio"),
+    ],
+)
 def test_save_media_atomic(tmp_path, name, make, kw, kind):
     folder = tmp_path / "out" / "nested"  # created on demand
     meta = media.save_media(make(), folder / name, **kw)
@@ -273,13 +307,12 @@ def test_save_media_atomic(tmp_path, name, make, kw, kind):
     assert _listdir(folder / ".tmp") == []
     thumb = _check_thumb(folder, name)
     assert thumb.std() > 5  # not a blank tile
-    assert media.probe(folder / name)["kind"] == kind
+    assert media_probe.probe(folder / name)["kind"] == kind
 
 
 def test_save_media_mp4_with_audio(tmp_path):
-    meta = media.save_media(_frames(9), tmp_path / "av.mp4", fps=24,
-                            audio=_tone(9 / 24, 48000), sample_rate=48000)
-    assert meta["has_audio"] and media.probe(tmp_path / "av.mp4")["sample_rate"] == 48000
+    meta = media.save_media(_frames(9), tmp_path / "av.mp4", fps=24, audio=_tone(9 / 24, 48000), sample_rate=48000)
+    assert meta["has_audio"] and media_probe.probe(tmp_path / "av.mp4")["sample_rate"] == 48000
     _check_thumb(tmp_path, "av.mp4")
 
 
@@ -334,17 +367,20 @@ def test_save_media_kind_mismatch(tmp_path):
 
 def test_results_are_saved_by_the_kind_the_family_made_never_guessed(tmp_path, monkeypatch):
     from toolkit.config_modules import GenerateImageConfig
-    from toolkit.models.base_model import GeneratedMedia, save_generated
+    from toolkit.media import GeneratedMedia, save_generated
 
     def no_guessing(_):
         raise AssertionError("the media kind was guessed")
 
     monkeypatch.setattr(media, "_media_kind", no_guessing)
-    made = {"png": GeneratedMedia("image", image=_image()), "mp4": GeneratedMedia("video", frames=_frames(5), fps=8),
-            "wav": GeneratedMedia("audio", audio=_tone(0.25, 16000), sample_rate=16000)}
+    made = {
+        "png": GeneratedMedia("image", image=_image()),
+        "mp4": GeneratedMedia("video", frames=_frames(5), fps=8),
+        "wav": GeneratedMedia("audio", audio=_tone(0.25, 16000), sample_rate=16000),
+    }
     for ext, result in made.items():
         gen = GenerateImageConfig(prompt="p", output_folder=str(tmp_path), output_ext=ext, seed=1)
         meta = save_generated(result, gen)
-        assert media.probe(meta["path"])["kind"] == result.kind
+        assert media_probe.probe(meta["path"])["kind"] == result.kind
     with pytest.raises(ValueError, match="not image, video or audio"):
         media.save_media(_image(), tmp_path / "x.png", kind="picture")

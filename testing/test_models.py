@@ -1,4 +1,5 @@
 """The model layer on real tiny checkpoints: loading through from_pretrained, the step hook, cancel, replay."""
+
 import copy
 import inspect
 
@@ -7,7 +8,7 @@ import pytest
 import torch
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.media import probe
+from toolkit.media_probe import probe
 from toolkit.models.registry import ARCHS, get_model_class
 from toolkit.sample_step_hook import GenerationCancelled, step_hook
 
@@ -16,11 +17,37 @@ STEPS = 3
 # The families the product ships, written out: every test parametrized over ARCHS would go quietly green if
 # one vanished from the registry, so its disappearance (or an unreviewed addition) fails here.
 FAMILIES = {
-    "image": ["auraflow", "chroma", "cogview4", "flux", "flux2", "flux2_klein_4b", "flux2_klein_9b", "flux_kontext",
-              "hidream", "lumina2", "pixart_sigma", "qwen_image", "qwen_image_edit", "qwen_image_edit_plus", "sd1",
-              "sd3", "sdxl", "zimage"],
-    "video": ["hunyuan_video", "hunyuan_video15", "ltx", "ltx2", "wan21", "wan21_i2v", "wan22_14b", "wan22_14b_i2v",
-              "wan22_5b"],
+    "image": [
+        "auraflow",
+        "chroma",
+        "cogview4",
+        "flux",
+        "flux2",
+        "flux2_klein_4b",
+        "flux2_klein_9b",
+        "flux_kontext",
+        "hidream",
+        "lumina2",
+        "pixart_sigma",
+        "qwen_image",
+        "qwen_image_edit",
+        "qwen_image_edit_plus",
+        "sd1",
+        "sd3",
+        "sdxl",
+        "zimage",
+    ],
+    "video": [
+        "hunyuan_video",
+        "hunyuan_video15",
+        "ltx",
+        "ltx2",
+        "wan21",
+        "wan21_i2v",
+        "wan22_14b",
+        "wan22_14b_i2v",
+        "wan22_5b",
+    ],
     "audio": ["ace_step_15", "stable_audio"],
 }
 
@@ -53,8 +80,14 @@ def control_image_file(folder, index: int) -> str:
 
 
 def gen_config(model, folder, seed=11, **overrides) -> GenerateImageConfig:
-    kw = dict(model.tiny_sample, prompt="a red circle on a blue background", num_inference_steps=STEPS,
-              guidance_scale=4.0, seed=seed, output_folder=str(folder))
+    kw = dict(
+        model.tiny_sample,
+        prompt="a red circle on a blue background",
+        num_inference_steps=STEPS,
+        guidance_scale=4.0,
+        seed=seed,
+        output_folder=str(folder),
+    )
     for i in range(model.control_images):
         kw["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = control_image_file(folder.parent / "controls", i)
     kw.update(overrides)

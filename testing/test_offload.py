@@ -1,6 +1,7 @@
 """low_vram's moves through host copies (toolkit/models/offload.py). No GPU here: "the device" is the CPU too (a
 move there is still a copy, so where a module's tensors are tells host from device), and host copies are
 ordinary tensors instead of pinned ones."""
+
 import pytest
 import torch
 
@@ -116,8 +117,9 @@ def test_low_vram_with_quantize_keeps_quantized_components_on_the_gpu(monkeypatc
     from toolkit.models.archs.sd1 import SD1Model
 
     seen = {}
-    monkeypatch.setattr(base_model, "load_component",
-                        lambda cls, source, subfolder, **kw: seen.setdefault(subfolder, kw) and None)
+    monkeypatch.setattr(
+        base_model, "load_component", lambda cls, source, subfolder, **kw: seen.setdefault(subfolder, kw) and None
+    )
     cfg = ModelConfig(name_or_path="tiny:sd1", low_vram=True, quantize=True, qtype="int8", quantize_te=False)
     model = SD1Model("cuda:0", cfg)
     model.plan = model.options_plan()
@@ -135,8 +137,9 @@ def test_quantized_models_are_not_offloaded(tiny_cache):
 
     with active_pool(ComponentPool()):
         plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
-        quantized = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16",
-                                   device="cpu", qtype="int8")
+        quantized = load_component(
+            "diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu", qtype="int8"
+        )
     assert _plain(plain) and not _plain(quantized)
 
 
@@ -183,13 +186,14 @@ def test_an_8_bit_model_streams_block_by_block_with_the_same_output():
         def __init__(self):
             super().__init__()
             self.embed = torch.nn.Linear(32, 64)
-            self.blocks = torch.nn.ModuleList(torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU())
-                                              for _ in range(4))
+            self.blocks = torch.nn.ModuleList(
+                torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU()) for _ in range(4)
+            )
             self.head = torch.nn.Linear(64, 16)
 
         def forward(self, x):
             x = self.embed(x)
-            for i, block in enumerate(self.blocks):
+            for block in self.blocks:
                 x = block(x)
                 seen.append(sorted(j for j, b in enumerate(self.blocks) if not _on_host(b)))
             return self.head(x)
@@ -223,8 +227,16 @@ def test_the_load_funnel_streams_an_8_bit_denoiser_and_it_runs_as_the_resident_o
     from toolkit.models.v2.loading import load_component
 
     def load(offload):
-        return load_component("diffusers.FluxTransformer2DModel", "tiny:flux", "transformer", dtype="bfloat16",
-                              device="cpu", qtype="int8", offload=offload, onload_device="cpu")
+        return load_component(
+            "diffusers.FluxTransformer2DModel",
+            "tiny:flux",
+            "transformer",
+            dtype="bfloat16",
+            device="cpu",
+            qtype="int8",
+            offload=offload,
+            onload_device="cpu",
+        )
 
     resident, streamed = load(None), load("blocks")
     assert resident is not streamed  # the offload is part of the pool's identity
@@ -232,11 +244,16 @@ def test_the_load_funnel_streams_an_8_bit_denoiser_and_it_runs_as_the_resident_o
     assert len(stream.blocks) == len(streamed.transformer_blocks) + len(streamed.single_transformer_blocks)
     torch.manual_seed(0)
     cfg = resident.config
-    inputs = dict(hidden_states=torch.randn(1, 16, cfg.in_channels, dtype=torch.bfloat16),
-                  encoder_hidden_states=torch.randn(1, 8, cfg.joint_attention_dim, dtype=torch.bfloat16),
-                  pooled_projections=torch.randn(1, cfg.pooled_projection_dim, dtype=torch.bfloat16),
-                  timestep=torch.tensor([0.5]), img_ids=torch.zeros(16, 3), txt_ids=torch.zeros(8, 3),
-                  guidance=torch.tensor([3.5]) if cfg.guidance_embeds else None, return_dict=False)
+    inputs = dict(
+        hidden_states=torch.randn(1, 16, cfg.in_channels, dtype=torch.bfloat16),
+        encoder_hidden_states=torch.randn(1, 8, cfg.joint_attention_dim, dtype=torch.bfloat16),
+        pooled_projections=torch.randn(1, cfg.pooled_projection_dim, dtype=torch.bfloat16),
+        timestep=torch.tensor([0.5]),
+        img_ids=torch.zeros(16, 3),
+        txt_ids=torch.zeros(8, 3),
+        guidance=torch.tensor([3.5]) if cfg.guidance_embeds else None,
+        return_dict=False,
+    )
     with torch.inference_mode():
         assert torch.equal(streamed(**inputs)[0], resident(**inputs)[0])
 

@@ -3,6 +3,7 @@ read and then silently ignored. The ``sample`` and ``stream`` keys of a request 
 HTTP on tiny checkpoints; the engine's config keys through a real ``run.py`` job; the client CLI's flags
 through its own ``main``. Options covered elsewhere say where (``lora_path``: test_lora.py; ``-r/-n/-l``:
 test_job_process.py; ``extras_name_or_path``: test_pool.py)."""
+
 import hashlib
 import json
 import os
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from testing.test_inference_engine import body_for, upload_test_image
-from toolkit.media import probe
+from toolkit.media_probe import probe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,12 +47,15 @@ def sd1(**sample) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- sample keys
-@pytest.mark.parametrize("key,a,b", [
-    ("prompt", "a red circle", "a green square"),
-    ("negative_prompt", "", "blurry, dark"),
-    ("guidance_scale", 1.5, 9.0),
-    ("seed", 1, 2),
-])
+@pytest.mark.parametrize(
+    "key,a,b",
+    [
+        ("prompt", "a red circle", "a green square"),
+        ("negative_prompt", "", "blurry, dark"),
+        ("guidance_scale", 1.5, 9.0),
+        ("seed", 1, 2),
+    ],
+)
 def test_sample_keys_that_steer_sampling_change_the_image(engine_server, key, a, b):
     """Same request but for one key: different pixels. The same value twice: the same bytes."""
     _, first = run(engine_server, sd1(**{key: a}))
@@ -63,7 +67,9 @@ def test_sample_keys_that_steer_sampling_change_the_image(engine_server, key, a,
 
 def test_width_and_height_set_the_canvas_and_the_latent(engine_server):
     frames, result = run(engine_server, sd1(width=96, height=64))
-    assert (result["width"], result["height"]) == (96, 64) == tuple(probe(result["path"])[k] for k in ("width", "height"))
+    assert (
+        (result["width"], result["height"]) == (96, 64) == tuple(probe(result["path"])[k] for k in ("width", "height"))
+    )
     assert frames[0].header["latent"]["shape"] == [1, 4, 8, 12]
 
 
@@ -118,8 +124,9 @@ def test_every_control_image_slot_reaches_the_pipeline(engine_server, monkeypatc
     assets = [upload_test_image(client, seed=s) for s in range(3)]
     seen = []
     real = QwenImageEditPlusModel.pipeline_kwargs
-    monkeypatch.setattr(QwenImageEditPlusModel, "pipeline_kwargs",
-                        lambda self, gen: seen.append(real(self, gen)) or seen[-1])
+    monkeypatch.setattr(
+        QwenImageEditPlusModel, "pipeline_kwargs", lambda self, gen: seen.append(real(self, gen)) or seen[-1]
+    )
     for first in ("ctrl_img", "ctrl_img_1"):
         refs = {first: assets[0]["id"], "ctrl_img_2": assets[1]["id"], "ctrl_img_3": assets[2]["id"]}
         frames, _ = run(engine_server, body_for("qwen_image_edit_plus", steps=1, **refs))
@@ -207,13 +214,32 @@ def start_engine_job(tmp_path, engine: dict, env: Optional[dict] = None, **proce
     (process, job folder)."""
     db = tmp_path / "aitk.db"
     job_folder = tmp_path / "jobs" / "opts"
-    config = {"job": "extension", "config": {"name": "opts", "process": [{
-        "type": "InferenceEngine", "device": "cpu", "sqlite_db_path": str(db),
-        "training_folder": str(tmp_path / "training"), "engine": engine, **process}]}}
+    config = {
+        "job": "extension",
+        "config": {
+            "name": "opts",
+            "process": [
+                {
+                    "type": "InferenceEngine",
+                    "device": "cpu",
+                    "sqlite_db_path": str(db),
+                    "training_folder": str(tmp_path / "training"),
+                    "engine": engine,
+                    **process,
+                }
+            ],
+        },
+    }
     path = tmp_path / "engine.json.yaml"
     path.write_text(json.dumps(config))
-    proc = subprocess.Popen([sys.executable, "run.py", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", str(path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     return proc, job_folder
 
 
@@ -241,11 +267,25 @@ def test_engine_config_keys_take_effect(tmp_path):
 
     job_folder, outputs, assets, loras = (tmp_path / n for n in ("job", "outs", "uploads", "loras"))
     loras.mkdir()
-    proc, _ = start_engine_job(tmp_path, {
-        "job_folder": str(job_folder), "output_folder": str(outputs), "assets_folder": str(assets),
-        "lora_roots": [str(loras)], "model_roots": [str(tmp_path / "models")], "warm_up": False, "keep_resident_gb": 1, "idle_unload_seconds": 10,
-        "max_queue": 3, "assets_max_gb": 0.5, "assets_max_age_hours": 2, "vram_budget_gb": 22,
-        "memory": "off", "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"}})
+    proc, _ = start_engine_job(
+        tmp_path,
+        {
+            "job_folder": str(job_folder),
+            "output_folder": str(outputs),
+            "assets_folder": str(assets),
+            "lora_roots": [str(loras)],
+            "model_roots": [str(tmp_path / "models")],
+            "warm_up": False,
+            "keep_resident_gb": 1,
+            "idle_unload_seconds": 10,
+            "max_queue": 3,
+            "assets_max_gb": 0.5,
+            "assets_max_age_hours": 2,
+            "vram_budget_gb": 22,
+            "memory": "off",
+            "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"},
+        },
+    )
     try:
         wait_for_file(job_folder / "engine.json", proc)  # engine.job_folder
         with EngineClient.from_engine_json(str(job_folder / "engine.json"), generation_timeout_s=120) as client:
@@ -254,7 +294,9 @@ def test_engine_config_keys_take_effect(tmp_path):
             assert health["max_queue"] == 3  # enforced: test_request_queue.py, test_engine_http.py
             assert health["vram_budget"] == {"requested_gb": 22, "bytes": None}  # CUDA only: test_device.py
             assert health["memory"]["mode"] == "off"  # the planner itself: test_memory_plan.py
-            assert client._json("GET", "/checkpoints")["roots"] == [str(tmp_path / "models")]  # listing: test_lora_catalog
+            assert client._json("GET", "/checkpoints")["roots"] == [
+                str(tmp_path / "models")
+            ]  # listing: test_lora_catalog
             assert (health["assets"]["max_bytes"], health["assets"]["max_age_s"]) == (2**29, 7200)  # test_security
             deadline = time.monotonic() + 60
             while client.health()["active"] is None:  # default_model loads at start, before any request
@@ -266,13 +308,24 @@ def test_engine_config_keys_take_effect(tmp_path):
             out = client.generate_wait(body_for("sd1", steps=2))
             assert out["http_status"] == 200 and os.path.dirname(out["result"]["path"]) == str(outputs)
             assert client.health()["counters"]["holder_reuses"] == 1  # the default model served it
-            out = client.generate_wait(body_for("sd1", steps=2) | {"model": {
-                "arch": "sd1", "name_or_path": "tiny:sd1/b", "extras_name_or_path": "tiny:sd1", "dtype": "float32"}})
+            out = client.generate_wait(
+                body_for("sd1", steps=2)
+                | {
+                    "model": {
+                        "arch": "sd1",
+                        "name_or_path": "tiny:sd1/b",
+                        "extras_name_or_path": "tiny:sd1",
+                        "dtype": "float32",
+                    }
+                }
+            )
             assert out["http_status"] == 200
             unets = [e for e in client.health()["pool"] if e["subfolder"] == "unet"]
             assert len(unets) == 2  # keep_resident_gb: the idle first UNet stays warm
-            refused = client.generate_wait(body_for("sd1") | {"model": {
-                "arch": "sd1", "name_or_path": "tiny:sd1", "lora_path": str(tmp_path / "x.safetensors")}})
+            refused = client.generate_wait(
+                body_for("sd1")
+                | {"model": {"arch": "sd1", "name_or_path": "tiny:sd1", "lora_path": str(tmp_path / "x.safetensors")}}
+            )
             assert refused["http_status"] == 422 and str(loras) in json.dumps(refused)  # engine.lora_roots
             deadline = time.monotonic() + 30
             while client.health()["pool"]:  # idle_unload_seconds: 10 (2 let a slow CI machine unload the default
@@ -340,11 +393,35 @@ def test_cli_generate_uploads_the_control_image_saves_latents_and_the_file(engin
     control = tmp_path / "control.png"
     Image.new("RGB", (64, 64), (10, 200, 30)).save(control)
     out = tmp_path / "out"
-    code = main(["--url", engine_server.url, "--token", engine_server.TOKEN, "generate", "--arch", "flux_kontext",
-                 "--model", "tiny:flux_kontext", "--prompt", "x", "--width", "64", "--height", "64", "--steps", "3",
-                 "--ctrl-img", str(control), "--save-latents", "--out", str(out)])
+    code = main(
+        [
+            "--url",
+            engine_server.url,
+            "--token",
+            engine_server.TOKEN,
+            "generate",
+            "--arch",
+            "flux_kontext",
+            "--model",
+            "tiny:flux_kontext",
+            "--prompt",
+            "x",
+            "--width",
+            "64",
+            "--height",
+            "64",
+            "--steps",
+            "3",
+            "--ctrl-img",
+            str(control),
+            "--save-latents",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     names = sorted(os.listdir(out))
-    assert len([n for n in names if "_latent_" in n]) >= 1 and any(n.endswith(".png") and "_latent_" not in n
-                                                                  for n in names)
+    assert len([n for n in names if "_latent_" in n]) >= 1 and any(
+        n.endswith(".png") and "_latent_" not in n for n in names
+    )
     assert len(os.listdir(engine_server.engine.assets_folder)) >= 1

@@ -1,6 +1,7 @@
 """Plans in 8 bits (toolkit/memory_plan.py, toolkit/models/base_model.py): which 8-bit type each component gets,
 ``engine.memory_qtype``, and the 8-bit placements that leave the GPU (visiting, streaming), down to the arguments
 the load funnel receives. The moves themselves are tested in testing/test_offload.py."""
+
 import pytest
 
 from testing.test_memory_plan import PLENTY_OF_RAM, QWEN_IMAGE, WAN22_14B, flux_work, gib
@@ -12,8 +13,11 @@ from toolkit.models.v2.pool import ComponentPool
 def test_flux2_dev_streams_both_in_8_bits_where_bf16_copies_would_not_fit_in_ram():
     """FLUX.2-dev: in 8 bits its transformer (34 GiB) and Mistral encoder (25 GiB) each exceed a 24 GiB card, and
     their bf16 host copies (104 GiB) exceed 64 GiB of RAM; streamed in 8 bits they need 59 GiB of it."""
-    parts = [Part("transformer", "denoiser", gib(60.0), gib(0.5)), Part("text_encoder", "encoder", gib(44.6), gib(1.3)),
-             Part("vae", "decoder", gib(0.16))]
+    parts = [
+        Part("transformer", "denoiser", gib(60.0), gib(0.5)),
+        Part("text_encoder", "encoder", gib(44.6), gib(1.3)),
+        Part("vae", "decoder", gib(0.16)),
+    ]
     plan = plan_memory("flux2", parts, gib(23.27), flux_work(), gib(64), budget=gib(24), qtype="float8dq")
     assert plan.placements == {"transformer": "quantized_stream", "text_encoder": "quantized_stream", "vae": "gpu"}
     assert plan.summary().startswith("transformer float8dq stream to the GPU as they run; text_encoder float8 stream")
@@ -50,16 +54,18 @@ def test_an_8_bit_visitor_is_quantized_on_the_host_and_moved_by_the_offload_hook
     seen = {}
     monkeypatch.setattr(base_model, "load_component", lambda cls, src, sub, **kw: seen.setdefault(sub, kw))
     model = Wan2214bModel("cuda", ModelConfig(name_or_path="tiny:wan22_14b", arch="wan22_14b"))
-    model.plan = plan_memory("wan22_14b", WAN22_14B, gib(24), Workload(gib(4.2), gib(4.9), gib(1.2)),
-                             PLENTY_OF_RAM, qtype="float8dq")
+    model.plan = plan_memory(
+        "wan22_14b", WAN22_14B, gib(24), Workload(gib(4.2), gib(4.9), gib(1.2)), PLENTY_OF_RAM, qtype="float8dq"
+    )
     assert model.plan.summary().startswith("transformer, transformer_2 float8dq visit the GPU")
     for role in ("transformer", "transformer_2"):
         model.load_component(role, model.components[role])
         assert seen[role]["qtype"] == "float8dq" and seen[role]["device"] == "cpu"
     from toolkit.memory_plan import host_bytes
 
-    assert host_bytes(model.plan.parts, model.plan.placements) == sum(
-        int(gib(26.6) * 0.53) for _ in range(2)) + gib(10.6)  # 8-bit host copies, and the encoder's bf16 one
+    assert host_bytes(model.plan.parts, model.plan.placements) == sum(int(gib(26.6) * 0.53) for _ in range(2)) + gib(
+        10.6
+    )  # 8-bit host copies, and the encoder's bf16 one
 
 
 def test_float8dq_is_torchaos_per_row_dynamic_float8_through_each_librarys_config():
@@ -88,8 +94,9 @@ def test_engine_memory_qtype_chooses_what_the_plan_quantizes_with(setting, expec
     assert MemoryPlanner("cuda", "auto", ComponentPool(), None).qtype == "float8dq"
 
 
-@pytest.mark.parametrize("setting,message", [("float4", "engine.memory_qtype must be one of"),
-                                             ("float8dq", "float8 tensor cores")])
+@pytest.mark.parametrize(
+    "setting,message", [("float4", "engine.memory_qtype must be one of"), ("float8dq", "float8 tensor cores")]
+)
 def test_a_memory_qtype_this_gpu_cannot_run_stops_the_engine_with_its_name(setting, message, monkeypatch):
     from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
     from toolkit.models.v2 import loading

@@ -1,4 +1,5 @@
 """The component pool through the real engine and HTTP: sharing, release, keep-warm, idle unload, OOM retry."""
+
 import gc
 import time
 import weakref
@@ -7,7 +8,6 @@ import pytest
 
 from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for
-
 
 
 def sd1(main="tiny:sd1", extras="tiny:sd1", seed=7, steps=3):

@@ -1,14 +1,19 @@
-"""Pooled modules are never mutated in ways that change their identity: one test per rule (README "Memory: the component pool")."""
+"""Pooled modules are never mutated in ways that change their identity: one test per rule
+(README "Memory: the component pool")."""
+
 import hashlib
 
 import pytest
 import torch
 
+from testing import test_lora
 from testing.engine_harness import EngineHarness
-from testing.test_lora import loras, with_lora  # noqa: F401  (loras is a fixture)
 from testing.test_pool import run, sd1
 from toolkit.models.v2.loading import load_component
 from toolkit.models.v2.pool import ComponentPool, active_pool
+
+loras = test_lora.loras  # the module-scoped fixture: two small LoRA files
+with_lora = test_lora.with_lora
 
 
 def base_weights_digest(module) -> str:
@@ -54,8 +59,15 @@ def test_offload_policy_is_part_of_identity_and_hooks_go_with_eviction(tiny_cach
     pool = ComponentPool()
     with active_pool(pool):
         plain = load_component("diffusers.AutoencoderKL", "tiny:sd1", "vae", dtype="float32", device="cpu")
-        offloaded = load_component("diffusers.AutoencoderKL", "tiny:sd1", "vae", dtype="float32", device="cpu",
-                                   offload="group:1", onload_device="cpu")
+        offloaded = load_component(
+            "diffusers.AutoencoderKL",
+            "tiny:sd1",
+            "vae",
+            dtype="float32",
+            device="cpu",
+            offload="group:1",
+            onload_device="cpu",
+        )
     assert plain is not offloaded and len(pool.entries) == 2
     assert not any(hasattr(m, "_diffusers_hook") for m in plain.modules())
     [key] = [k for k in pool.entries if k.offload]
@@ -143,8 +155,9 @@ def test_quantization_is_part_of_identity_and_never_touches_the_plain_copy(tiny_
     pool = ComponentPool()
     with active_pool(pool):
         plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
-        quantized = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16",
-                                   device="cpu", qtype="int8")
+        quantized = load_component(
+            "diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu", qtype="int8"
+        )
     assert quantized is not plain and pool.counters == {**pool.counters, "hits": 0, "misses": 2}
     to_q = lambda m: m.down_blocks[0].attentions[0].transformer_blocks[0].attn1.to_q.weight  # noqa: E731
     assert type(to_q(plain)).__name__ == "Parameter" and "Int8" in type(to_q(quantized)).__name__

@@ -2,6 +2,7 @@
 free, park or keep, in which order, within which budgets. Modules are stand-ins with a known byte size, and
 parking (pinned host memory, CUDA only) is replaced by a recorder: the decisions are what is tested here;
 test_pool.py and test_pool_safety.py run the same pool under the real engine."""
+
 import pytest
 import torch
 
@@ -134,8 +135,11 @@ def test_evict_drops_and_counts_and_ignores_unknown_keys():
 def test_evict_parks_cuda_components_in_ram_within_the_budget(parks):
     pool = ComponentPool(keep_in_ram_gb=150 / GB)
     load(pool, "a", device="cuda:0"), load(pool, "b", device="cuda:0"), load(pool, "c", device="cpu")
-    assert pool.evict([key("a", "cuda:0"), key("b", "cuda:0"), key("c")]) == [key("a", "cuda:0"),
-                                                                              key("b", "cuda:0"), key("c")]
+    assert pool.evict([key("a", "cuda:0"), key("b", "cuda:0"), key("c")]) == [
+        key("a", "cuda:0"),
+        key("b", "cuda:0"),
+        key("c"),
+    ]
     assert parks == [("park", "a")]  # b would overflow the budget; c is not on a GPU
     assert list(pool.entries) == [key("a", "cuda:0")] and pool.entries[key("a", "cuda:0")].tier == "ram"
     assert (pool.counters["parked"], pool.counters["evictions"]) == (1, 2)
@@ -152,10 +156,17 @@ def test_a_parked_entry_is_dropped_when_parking_is_not_allowed(parks):
     assert not pool.entries
 
 
-@pytest.mark.parametrize("device,budget,size,expected", [
-    ("cuda:0", 1, 100, True), ("cpu", 1, 100, False), ("cuda:0", 0, 100, False), ("cuda:0", 1, 0, False),
-    ("cuda:0", 100 / GB, 100, True), ("cuda:0", 99 / GB, 100, False),
-])
+@pytest.mark.parametrize(
+    "device,budget,size,expected",
+    [
+        ("cuda:0", 1, 100, True),
+        ("cpu", 1, 100, False),
+        ("cuda:0", 0, 100, False),
+        ("cuda:0", 1, 0, False),
+        ("cuda:0", 100 / GB, 100, True),
+        ("cuda:0", 99 / GB, 100, False),
+    ],
+)
 def test_what_may_be_parked(device, budget, size, expected):
     pool = ComponentPool(keep_in_ram_gb=budget)
     load(pool, "a", n=size, device=device)

@@ -58,8 +58,17 @@ def _stream(request_id: str = "r1") -> tuple[bytes, list[Frame]]:
         enc.frame("progress", step=1, total=2, eta_s=0.5, it_s=2.0),
         enc.latent(1, _latent_array(), "BCHW"),
         enc.frame("progress", step=2, total=2, eta_s=0.0, it_s=2.0),
-        enc.frame("result", path="o/r1.png", url="/api/files/o/r1.png", kind="image", ext="png", width=64, height=64,
-                  bytes=10, timings={"sample_s": 1.0}),
+        enc.frame(
+            "result",
+            path="o/r1.png",
+            url="/api/files/o/r1.png",
+            kind="image",
+            ext="png",
+            width=64,
+            height=64,
+            bytes=10,
+            timings={"sample_s": 1.0},
+        ),
         enc.frame("end", ok=True),
     ]
     frames = [read_frames(d)[0] for d in datas]
@@ -115,8 +124,7 @@ def test_exact_byte_layout_with_payload_and_utf8():
     enc.frame("end", ok=False)  # seq 0
     data = enc.latent(7, np.array([[[1.0, -2.0]]]), "BLC")
     header = (
-        '{"type":"latent","request_id":"é","seq":1,"t":2000,'
-        '"step":7,"shape":[1,1,2],"dtype":"float16","layout":"BLC"}'
+        '{"type":"latent","request_id":"é","seq":1,"t":2000,"step":7,"shape":[1,1,2],"dtype":"float16","layout":"BLC"}'
     )
     raw = header.encode("utf-8")
     payload = bytes.fromhex("003c") + bytes.fromhex("00c0")  # 1.0 and -2.0 as little-endian float16
@@ -146,8 +154,16 @@ def test_latent_payload_round_trips_float16_exactly():
         arr = rng.standard_normal(shape).astype(np.float16)
         arr.flat[:3] = [np.float16(65504), np.float16(-0.0), np.float16(2**-24)]
         frame = read_frames(FrameEncoder("r").latent(3, arr, layout))[0]
-        assert frame.header | {"t": 0} == {"type": "latent", "request_id": "r", "seq": 0, "t": 0, "step": 3,
-                                           "shape": list(shape), "dtype": "float16", "layout": layout}
+        assert frame.header | {"t": 0} == {
+            "type": "latent",
+            "request_id": "r",
+            "seq": 0,
+            "t": 0,
+            "step": 3,
+            "shape": list(shape),
+            "dtype": "float16",
+            "layout": layout,
+        }
         out = frame.array()
         assert out.dtype == np.float16 and out.shape == shape
         assert out.tobytes() == arr.tobytes()  # bit-exact, including -0.0 and the subnormal

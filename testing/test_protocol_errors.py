@@ -1,6 +1,7 @@
 """The frame protocol's edges and its messages: limits at their exact boundary, shape rules, truncation and
 offsets after the decoder compacts its buffer, every error's wording, and the frames CLI's exact output. These
 are what the mutation run (docs/TESTING.md) found unguarded by test_protocol.py."""
+
 import json
 import subprocess
 import sys
@@ -28,8 +29,16 @@ def test_a_header_of_exactly_the_limit_is_encoded_and_one_byte_more_is_not():
 def test_latent_shapes_must_be_non_negative_integers(shape, ok):
     from extensions_built_in.inference_engine import protocol as p
 
-    header = {"type": "latent", "request_id": "r", "seq": 0, "t": 0, "step": 1, "shape": shape,
-              "dtype": "float16", "layout": "BCHW"}
+    header = {
+        "type": "latent",
+        "request_id": "r",
+        "seq": 0,
+        "t": 0,
+        "step": 1,
+        "shape": shape,
+        "dtype": "float16",
+        "layout": "BCHW",
+    }
     if ok:
         assert p.read_frames(p.encode_frame(header))[0].header["shape"] == shape
     else:
@@ -64,7 +73,7 @@ def test_error_offsets_stay_right_after_the_buffer_is_compacted():
     bad = b"\x05\x00\x00\x00notjs" + b"\x00" * 8
     decoder = FrameDecoder()
     for i in range(0, len(frames), 1000):
-        decoder.feed(frames[i:i + 1000])
+        decoder.feed(frames[i : i + 1000])
     with pytest.raises(ProtocolError, match=rf"at byte offset {len(frames) + 4}\)"):
         decoder.feed(bad)
 
@@ -73,8 +82,11 @@ def test_the_protocol_cli_prints_a_line_per_frame_and_says_how_to_use_it(tmp_pat
     from extensions_built_in.inference_engine.protocol import FrameEncoder, main
 
     enc = FrameEncoder("r")
-    data = (enc.frame("status", stage="queued", message="waiting")
-            + enc.latent(1, np.zeros((1, 2, 2, 2)), "BCHW") + enc.frame("end", ok=True))
+    data = (
+        enc.frame("status", stage="queued", message="waiting")
+        + enc.latent(1, np.zeros((1, 2, 2, 2)), "BCHW")
+        + enc.frame("end", ok=True)
+    )
     (tmp_path / "frames.bin").write_bytes(data)
     assert main([str(tmp_path / "frames.bin")]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -93,9 +105,11 @@ def test_the_protocol_cli_output_exactly(tmp_path, capsys, monkeypatch):
     from extensions_built_in.inference_engine.protocol import FrameEncoder, main
 
     enc = FrameEncoder("r", clock=lambda: 0)
-    data = (enc.frame("start", config={"x": 1}, output={"kind": "image"}, latent={"layout": "BCHW"})
-            + enc.frame("status", stage="queued", message="café " + "x" * 200)
-            + enc.frame("end", ok=True))
+    data = (
+        enc.frame("start", config={"x": 1}, output={"kind": "image"}, latent={"layout": "BCHW"})
+        + enc.frame("status", stage="queued", message="café " + "x" * 200)
+        + enc.frame("end", ok=True)
+    )
     (tmp_path / "f.bin").write_bytes(data)
     status = json.dumps({"stage": "queued", "message": "café " + "x" * 200}, ensure_ascii=False)[:160]
     expected = ['   0 start    {"output": {"kind": "image"}}', f"   1 status   {status}", '   2 end      {"ok": true}']
@@ -116,15 +130,26 @@ def test_protocol_errors_name_what_is_wrong():
     env = {"request_id": "r", "seq": 0, "t": 0}
     cases = [
         (lambda: p.encode_frame({"type": "result", **env}), "missing field(s) path, url, kind, ext, bytes, timings"),
-        (lambda: p.encode_frame({"type": "status", **env, "stage": "x", "message": ""}),
-         "expected one of queued, loading, encoding, sampling, decoding, saving"),
+        (
+            lambda: p.encode_frame({"type": "status", **env, "stage": "x", "message": ""}),
+            "expected one of queued, loading, encoding, sampling, decoding, saving",
+        ),
         (lambda: p.FrameEncoder("r").frame("status", seq=1, t=2), "seq, t are set by FrameEncoder"),
         (lambda: p.FrameEncoder("r").latent(1, np.zeros((1, 1)), "XY"), "expected one of BCHW, BCFHW, BLC"),
-        (lambda: p.Frame("latent", {"type": "latent", **env, "dtype": "float32", "shape": [1]}, b"").array(),
-         "latent dtype 'float32' is not 'float16'"),
-        (lambda: p.Frame("latent", {"type": "latent", **env, "seq": 7, "dtype": "float16", "shape": [2]}, b"").array(),
-         "latent frame seq 7: payload is 0 bytes"),
-        (lambda: p.encode_frame({"type": "nope", **env}), "expected one of start, status, progress, latent, result, error, end"),
+        (
+            lambda: p.Frame("latent", {"type": "latent", **env, "dtype": "float32", "shape": [1]}, b"").array(),
+            "latent dtype 'float32' is not 'float16'",
+        ),
+        (
+            lambda: p.Frame(
+                "latent", {"type": "latent", **env, "seq": 7, "dtype": "float16", "shape": [2]}, b""
+            ).array(),
+            "latent frame seq 7: payload is 0 bytes",
+        ),
+        (
+            lambda: p.encode_frame({"type": "nope", **env}),
+            "expected one of start, status, progress, latent, result, error, end",
+        ),
         (lambda: p.read_frames(b"\x0b\x00\x00\x00" + b'{"a": NaN}' + b" "), "NaN is not JSON"),
     ]
     for call, message in cases:

@@ -1,6 +1,7 @@
 """The real-size configs the GPU sweep builds (testing/bench/real_configs): every family has one, each
 component's parameter count matches its model card, and at real widths (one layer per stack) the whole
 pipeline runs on a CPU, so the configs agree with each other before any GPU time is spent on them."""
+
 import shutil
 
 import pytest
@@ -9,7 +10,7 @@ from testing.bench.real_build import build_real, parameter_counts, weighted_comp
 from testing.bench.real_configs import PARAMS, REAL, SHALLOW_SAMPLE
 from testing.test_models import FAMILIES, gen_config
 from toolkit.config_modules import ModelConfig
-from toolkit.media import probe
+from toolkit.media_probe import probe
 from toolkit.models.registry import get_model_class
 
 ALL = sorted(a for archs in FAMILIES.values() for a in archs)
@@ -25,8 +26,11 @@ def test_every_family_has_a_real_config_and_a_published_size_for_each_weighted_c
 @pytest.mark.parametrize("arch", sorted(PARAMS))
 def test_parameter_counts_match_the_model_cards(arch, tiny_cache):
     counts = parameter_counts(arch)
-    wrong = {role: (round(counts[role] / 1e9, 3), billions) for role, billions in PARAMS[arch].items()
-             if abs(counts[role] / 1e9 - billions) > TOLERANCE * billions}
+    wrong = {
+        role: (round(counts[role] / 1e9, 3), billions)
+        for role, billions in PARAMS[arch].items()
+        if abs(counts[role] / 1e9 - billions) > TOLERANCE * billions
+    }
     assert not wrong, f"{arch}: built vs published (billions): {wrong}"
 
 
@@ -37,8 +41,9 @@ def test_real_widths_at_one_layer_generate_on_cpu(arch, tmp_path, tiny_cache):
         build_real(arch, str(folder), "cpu", __import__("torch").float32, depth=1)
         model = get_model_class(arch)("cpu", ModelConfig(name_or_path=str(folder), arch=arch, dtype="float32"))
         model.load_model()
-        gen = gen_config(model, tmp_path / "out", num_inference_steps=2,
-                         extra_kwargs=dict(SHALLOW_SAMPLE.get(arch, {})))
+        gen = gen_config(
+            model, tmp_path / "out", num_inference_steps=2, extra_kwargs=dict(SHALLOW_SAMPLE.get(arch, {}))
+        )
         [result] = model.generate_images([gen])
         assert probe(result["path"])["kind"] == model.modality
     finally:

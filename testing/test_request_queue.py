@@ -1,4 +1,5 @@
 """RequestQueue on its own, no HTTP: FIFO order, places in line as the line moves, cancel, the cap."""
+
 import random
 import threading
 from dataclasses import dataclass

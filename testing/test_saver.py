@@ -1,10 +1,9 @@
 """Results are saved on their own thread: in order, bounded, and never holding up the next request."""
+
 import threading
 import time
 
-import pytest
-
-from extensions_built_in.inference_engine import engine as engine_module
+from extensions_built_in.inference_engine import outputs as outputs_module
 from extensions_built_in.inference_engine.saver import ResultSaver
 from testing.test_inference_engine import body_for
 
@@ -38,7 +37,7 @@ def test_submit_blocks_while_the_queue_is_full():
 
 
 def test_a_slow_save_does_not_hold_up_the_next_request(engine_server, monkeypatch):
-    real, slow_once = engine_module.save_generated, {"left": 1}
+    real, slow_once = outputs_module.save_generated, {"left": 1}
 
     def slow_save(media, gen, *args):
         if slow_once["left"]:
@@ -47,7 +46,7 @@ def test_a_slow_save_does_not_hold_up_the_next_request(engine_server, monkeypatc
         return real(media, gen, *args)
 
     engine_server.client.generate_wait(body_for("sd1", steps=2))  # resident
-    monkeypatch.setattr(engine_module, "save_generated", slow_save)
+    monkeypatch.setattr(outputs_module, "save_generated", slow_save)
     events = []
 
     def run(name, seed):
@@ -75,7 +74,7 @@ def test_a_failed_save_is_an_error_frame_and_the_next_request_works(engine_serve
     def full_disk(media, gen, *args):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(engine_module, "save_generated", full_disk)
+    monkeypatch.setattr(outputs_module, "save_generated", full_disk)
     frames = list(engine_server.client.generate(body_for("sd1", steps=2)))
     errors = [f.header for f in frames if f.type == "error"]
     assert errors and errors[0]["code"] == "internal" and "No space left on device" in errors[0]["message"]
@@ -88,7 +87,7 @@ def test_stopping_the_engine_while_a_result_is_saved_still_delivers_it(tmp_path,
     """The job's stop path (shutdown, then drain the saver): a result already sampled is not lost."""
     from testing.engine_harness import EngineHarness
 
-    real = engine_module.save_generated
+    real = outputs_module.save_generated
     saving = threading.Event()
 
     def slow_save(media, gen, *args):
@@ -96,7 +95,7 @@ def test_stopping_the_engine_while_a_result_is_saved_still_delivers_it(tmp_path,
         time.sleep(1.0)
         return real(media, gen, *args)
 
-    monkeypatch.setattr(engine_module, "save_generated", slow_save)
+    monkeypatch.setattr(outputs_module, "save_generated", slow_save)
     harness = EngineHarness(tmp_path)
     frames = []
     try:

@@ -1,6 +1,7 @@
 """The security review's attacks on the engine, one test each, written as the attack: each is refused with a
 clear 4xx or error frame, and the engine serves the next request. (Prompt flags and the queue flood are in
 test_engine_http.py; the UI's are in ui/.)"""
+
 import json
 import os
 import struct
@@ -11,7 +12,6 @@ import zlib
 import httpx
 import pytest
 
-from extensions_built_in.inference_engine import engine as engine_module
 from extensions_built_in.inference_engine.assets import AssetError, AssetQuotaFull, AssetStore
 from testing.test_engine_http import auth, png_bytes
 from testing.test_inference_engine import body_for
@@ -48,10 +48,13 @@ def test_a_giant_chunked_body_is_413_while_it_is_read(http, engine_server):
     assert serves(engine_server)
 
 
-@pytest.mark.parametrize("extras,why", [
-    ({f"k{i}": 1 for i in range(100)}, "unknown model keys"),
-    ({"junk": "x" * 100_000}, "bytes as JSON"),
-])
+@pytest.mark.parametrize(
+    "extras,why",
+    [
+        ({f"k{i}": 1 for i in range(100)}, "unknown model keys"),
+        ({"junk": "x" * 100_000}, "bytes as JSON"),
+    ],
+)
 def test_extra_model_keys_are_bounded(http, engine_server, extras, why):
     body = body_for("sd1")
     body["model"].update(extras)
@@ -66,9 +69,9 @@ def png_claiming(width: int, height: int) -> bytes:
     anything that trusts the header, without building a 500 MB image here."""
     data = bytearray(png_bytes((8, 8)))
     ihdr = 8 + 8  # signature, then the IHDR chunk's length and type
-    data[ihdr:ihdr + 8] = struct.pack(">II", width, height)
-    crc = zlib.crc32(bytes(data[ihdr - 4:ihdr + 13]))
-    data[ihdr + 13:ihdr + 17] = struct.pack(">I", crc)
+    data[ihdr : ihdr + 8] = struct.pack(">II", width, height)
+    crc = zlib.crc32(bytes(data[ihdr - 4 : ihdr + 13]))
+    data[ihdr + 13 : ihdr + 17] = struct.pack(">I", crc)
     return bytes(data)
 
 
@@ -165,10 +168,12 @@ def test_listing_during_writes_never_fails_and_never_shows_temp_files(http, engi
 
 
 def test_a_failed_sidecar_leaves_no_orphan_result_and_the_next_request_works(engine_server, monkeypatch):
-    def disk_full(self, req, result):
+    from extensions_built_in.inference_engine.outputs import Outputs
+
+    def disk_full(self, path, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(engine_module.Engine, "_write_sidecar", disk_full)
+    monkeypatch.setattr(Outputs, "write_sidecar", disk_full)
     frames = list(engine_server.client.generate(body_for("sd1", steps=2, seed=77)))
     errors = [f.header for f in frames if f.type == "error"]
     assert errors and errors[0]["code"] == "internal" and "No space left" in errors[0]["message"]
@@ -182,7 +187,7 @@ def test_a_failed_sidecar_leaves_no_orphan_result_and_the_next_request_works(eng
 
 
 def test_unload_while_a_generation_runs_is_409_at_once(http, engine_server):
-    from testing.test_engine_http import open_stream, wait_until, engine_idle
+    from testing.test_engine_http import engine_idle, open_stream, wait_until
 
     client, response, frames = open_stream(engine_server, body_for("sd1", steps=500))
     request_id = next(f for f in frames if f.type == "progress").request_id

@@ -2,6 +2,7 @@
 and ComfyUI's Wan files, Tongyi's Z-Image file) load through diffusers' converters and sample exactly as the same
 weights in a diffusers folder. The files are written from the tiny checkpoints by
 ``testing/original_layouts.py``; the first test proves those writers are the converters' exact inverses."""
+
 import numpy as np
 import pytest
 
@@ -11,10 +12,16 @@ from testing.test_inference_engine import body_for
 
 # arch -> (denoiser subfolder, writer, diffusers converter, the converter's model class)
 LAYOUTS = {
-    "sd1": ("unet", lambda s: ldm_unet_original(s, unet_config("sd1")["layers_per_block"]),
-            "convert_ldm_unet_checkpoint"),
-    "sdxl": ("unet", lambda s: ldm_unet_original(s, unet_config("sdxl")["layers_per_block"]),
-             "convert_ldm_unet_checkpoint"),
+    "sd1": (
+        "unet",
+        lambda s: ldm_unet_original(s, unet_config("sd1")["layers_per_block"]),
+        "convert_ldm_unet_checkpoint",
+    ),
+    "sdxl": (
+        "unet",
+        lambda s: ldm_unet_original(s, unet_config("sdxl")["layers_per_block"]),
+        "convert_ldm_unet_checkpoint",
+    ),
     "wan21": ("transformer", wan_original, "convert_wan_transformer_to_diffusers"),
     "zimage": ("transformer", z_image_original, "convert_z_image_transformer_checkpoint_to_diffusers"),
 }
@@ -148,8 +155,9 @@ def test_a_flux_file_in_black_forest_labs_layout_samples_as_its_diffusers_folder
     assert "double_blocks.0.img_attn.qkv.weight" in original and "single_blocks.0.linear1.weight" in original
     diffusers_state = load_file(f"{folder}/transformer/diffusion_pytorch_model.safetensors")
     back = converters.convert_flux_transformer_checkpoint_to_diffusers(original)
-    assert sorted(back) == sorted(diffusers_state) and all(np.array_equal(
-        back[k].float().numpy(), diffusers_state[k].float().numpy()) for k in diffusers_state)
+    assert sorted(back) == sorted(diffusers_state) and all(
+        np.array_equal(back[k].float().numpy(), diffusers_state[k].float().numpy()) for k in diffusers_state
+    )
     del back, diffusers_state
 
     def flux_body(name_or_path):

@@ -1,4 +1,5 @@
 """FrameStream: the buffer between the generating thread and the HTTP response."""
+
 import asyncio
 import threading
 
@@ -132,6 +133,7 @@ def test_next_chunk_returns_exactly_the_buffered_frames_or_nothing_after_the_tim
         chunk = await s.next_chunk(1)
         assert chunk == expected
         assert [f.header["message"] for f in read_frames(chunk)] == ["a", "b"]
+
         def two_at_once():
             with s.held():  # one wake-up for both: they come back as one chunk
                 s.emit("status", stage="queued", message="c")
@@ -150,6 +152,7 @@ def test_next_chunk_returns_exactly_the_buffered_frames_or_nothing_after_the_tim
 def test_next_chunk_rechecks_after_clearing_its_wakeup():
     """A frame that lands between the first look and clearing the wake-up (its notify then cleared) is found
     by the second look instead of waiting for the timeout."""
+
     async def main():
         s = FrameStream("r", asyncio.get_running_loop())
         real_take, looks = s.take, []

@@ -1,5 +1,6 @@
 """Each family's working set (``WorkingSet`` in its arch file) against what it used at real size on the H200:
 the stage peaks of every full-card run kept in docs/bench (testing/bench/family_sweep.py writes them)."""
+
 import json
 from pathlib import Path
 
@@ -39,7 +40,8 @@ def test_each_familys_working_set_covers_what_it_used_at_real_size_without_hoard
     model_class = get_model_class(arch)
     size = {k: sample[k] for k in ("width", "height", "num_frames") if k in sample}
     work = model_class("cuda", ModelConfig(name_or_path="x", arch=arch)).workload(
-        GenerateImageConfig(prompt="p", **size))
+        GenerateImageConfig(prompt="p", **size)
+    )
     # Runs kept from before the `sampling` status moved to the first step counted that step as encoding: the
     # encoding peak is covered by either estimate, and only the encoders' own estimate may not hoard.
     covers = {"encoding": max(work.encode, work.denoise), "sampling": work.denoise, "decoding": work.decode}

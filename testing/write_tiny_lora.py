@@ -4,6 +4,7 @@ into a job folder under the training folder, as a finished training run would.
 
     python testing/write_tiny_lora.py <path.safetensors> [--step 250] [--seed 1]
 """
+
 import argparse
 import json
 import os
@@ -23,8 +24,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     os.makedirs(os.path.dirname(os.path.abspath(args.path)), exist_ok=True)
-    metadata = {"training_info": json.dumps({"step": args.step, "epoch": 1}), "ss_base_model_version": "sd_1.5",
-                "ss_output_name": os.path.basename(os.path.dirname(os.path.abspath(args.path)))}
+    metadata = {
+        "training_info": json.dumps({"step": args.step, "epoch": 1}),
+        "ss_base_model_version": "sd_1.5",
+        "ss_output_name": os.path.basename(os.path.dirname(os.path.abspath(args.path))),
+    }
     save_file(kohya(peft_lora(args.seed)), args.path, metadata=metadata)
 
 

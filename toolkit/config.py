@@ -74,9 +74,7 @@ def replace_env_vars_in_string(text: str, source: str = "<string>") -> str:
         var = match.group(1)
         value = os.environ.get(var)
         if value is None:
-            raise ValueError(
-                f"Environment variable {var} is not set (referenced as ${{{var}}} in {source})"
-            )
+            raise ValueError(f"Environment variable {var} is not set (referenced as ${{{var}}} in {source})")
         return value
 
     return _ENV_VAR.sub(lookup, text)
@@ -87,8 +85,7 @@ def load_config_file(path: str) -> OrderedDict:
     ext = os.path.splitext(path)[1].lower()
     if ext not in POSSIBLE_EXTENSIONS:
         raise ValueError(
-            f"Config file {path} has unsupported extension {ext!r}; "
-            f"use one of {', '.join(POSSIBLE_EXTENSIONS)}"
+            f"Config file {path} has unsupported extension {ext!r}; use one of {', '.join(POSSIBLE_EXTENSIONS)}"
         )
     with open(path, "r", encoding="utf-8") as f:
         text = replace_env_vars_in_string(f.read(), path)
@@ -117,9 +114,7 @@ def preprocess_config(config: Mapping, name: Optional[str] = None) -> OrderedDic
     return json.loads(text, object_pairs_hook=OrderedDict)
 
 
-def get_config(
-    config_file_path_or_dict: Union[str, os.PathLike, Mapping], name: Optional[str] = None
-) -> OrderedDict:
+def get_config(config_file_path_or_dict: Union[str, os.PathLike, Mapping], name: Optional[str] = None) -> OrderedDict:
     """Load a config from a name, path or dict, ready for `get_job`."""
     if isinstance(config_file_path_or_dict, Mapping):
         return preprocess_config(config_file_path_or_dict, name)

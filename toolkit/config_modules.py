@@ -4,6 +4,7 @@ Users move configs between AI Toolkit and this toolkit, so every key keeps its u
 only the fields the inference side uses are modelled, and unknown keys are kept in ``extra`` rather than
 rejected (an AI Toolkit training config carries many that do not concern generation).
 """
+
 from __future__ import annotations
 
 import random
@@ -55,8 +56,12 @@ class ModelConfig:
         self.extras_name_or_path = self.extras_name_or_path or self.name_or_path
         if self.quantize_te is None:
             self.quantize_te = self.quantize
-        self.loras = [{"path": e["path"], "multiplier": float(e.get("multiplier", 1.0))} if isinstance(e, dict)
-                      else {"path": str(e), "multiplier": 1.0} for e in self.loras or []]
+        self.loras = [
+            {"path": e["path"], "multiplier": float(e.get("multiplier", 1.0))}
+            if isinstance(e, dict)
+            else {"path": str(e), "multiplier": 1.0}
+            for e in self.loras or []
+        ]
         if self.layer_offloading:
             # AI Toolkit's layer offloading cannot run optimum-quanto types; it maps them to torchao's.
             self.qtype = "float8" if self.qtype == "qfloat8" else self.qtype
@@ -89,13 +94,25 @@ class ModelConfig:
 
 # Flags of AI Toolkit's inline prompt syntax: "a cat --w 512 --h 768 --seed 3 --n blurry".
 _PROMPT_FLAGS = {
-    "p2": ("prompt_2", str), "n": ("negative_prompt", str), "n2": ("negative_prompt_2", str),
-    "w": ("width", int), "h": ("height", int), "seed": ("seed", int), "d": ("seed", int),
-    "cfg": ("guidance_scale", float), "l": ("guidance_scale", float), "s": ("num_inference_steps", int),
-    "steps": ("num_inference_steps", int), "m": ("network_multiplier", float),
-    "network_multiplier": ("network_multiplier", float), "gr": ("guidance_rescale", float),
-    "frames": ("num_frames", int), "num_frames": ("num_frames", int), "fps": ("fps", int),
-    "ctrl_img": ("ctrl_img", str), "ctrl_idx": ("ctrl_idx", int),
+    "p2": ("prompt_2", str),
+    "n": ("negative_prompt", str),
+    "n2": ("negative_prompt_2", str),
+    "w": ("width", int),
+    "h": ("height", int),
+    "seed": ("seed", int),
+    "d": ("seed", int),
+    "cfg": ("guidance_scale", float),
+    "l": ("guidance_scale", float),
+    "s": ("num_inference_steps", int),
+    "steps": ("num_inference_steps", int),
+    "m": ("network_multiplier", float),
+    "network_multiplier": ("network_multiplier", float),
+    "gr": ("guidance_rescale", float),
+    "frames": ("num_frames", int),
+    "num_frames": ("num_frames", int),
+    "fps": ("fps", int),
+    "ctrl_img": ("ctrl_img", str),
+    "ctrl_idx": ("ctrl_idx", int),
 }
 
 

@@ -24,8 +24,13 @@ def vram_stats() -> dict | None:
     if not torch.cuda.is_available():
         return None
     free, total = torch.cuda.mem_get_info()
-    return {"used": total - free, "total": total, "allocated": torch.cuda.memory_allocated(),
-            "peak_allocated": max(_request_peak, torch.cuda.max_memory_allocated()), "budget": vram_budget("cuda")}
+    return {
+        "used": total - free,
+        "total": total,
+        "allocated": torch.cuda.memory_allocated(),
+        "peak_allocated": max(_request_peak, torch.cuda.max_memory_allocated()),
+        "budget": vram_budget("cuda"),
+    }
 
 
 _request_peak = 0  # the request's peak so far, folded in from each stage's (take_stage_peak resets CUDA's)
@@ -86,8 +91,9 @@ def set_vram_budget(device: str, gb: float) -> int | None:
     key = _cuda_key(device)
     index = int(key.split(":")[1])
     budget = int(gb * GIB)
-    torch.cuda.set_per_process_memory_fraction(budget_fraction(budget, torch.cuda.get_device_properties(index).total_memory),
-                                               index)
+    torch.cuda.set_per_process_memory_fraction(
+        budget_fraction(budget, torch.cuda.get_device_properties(index).total_memory), index
+    )
     _budgets[key] = budget
     return budget
 

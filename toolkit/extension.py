@@ -49,8 +49,7 @@ _failures: List[ExtensionFailure] = []
 
 def extension_dirs() -> List[str]:
     """The folders searched, built-in ones first."""
-    dirs = [os.path.join(paths.TOOLKIT_ROOT, "extensions"),
-            os.path.join(paths.TOOLKIT_ROOT, "extensions_built_in")]
+    dirs = [os.path.join(paths.TOOLKIT_ROOT, "extensions"), os.path.join(paths.TOOLKIT_ROOT, "extensions_built_in")]
     extra = os.environ.get(EXTENSION_DIRS_ENV, "")
     dirs += [os.path.abspath(d) for d in extra.split(os.pathsep) if d.strip()]
     return dirs

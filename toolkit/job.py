@@ -20,9 +20,7 @@ def get_job(config_path: Union[str, Mapping], name: Optional[str] = None):
     config = get_config(config_path, name)
     job_type = config.get("job")
     if not job_type:
-        raise ValueError(
-            f'config file error. Missing "job" key (known job types: {", ".join(JOB_TYPES)})'
-        )
+        raise ValueError(f'config file error. Missing "job" key (known job types: {", ".join(JOB_TYPES)})')
     if job_type not in JOB_TYPES:
         raise ValueError(f"Unknown job type {job_type!r}; known job types: {', '.join(JOB_TYPES)}")
     module_name, class_name = JOB_TYPES[job_type].split(":")

@@ -9,7 +9,7 @@ No media library (PIL, av, soundfile, numpy) is imported at module import time: 
 machine lacks some of them and callers that only need e.g. images must still import this
 module. Torch is never used; callers hand over numpy arrays or PIL images.
 
-Every save returns, and ``probe`` reads back, a dict with the keys in ``META_KEYS``; keys
+Every save returns, and ``toolkit.media_probe.probe`` reads back, a dict with the keys in ``META_KEYS``; keys
 that do not apply are None (``frames`` counts video frames only, ``has_audio`` is set for
 video only, ``thumbnail`` only by ``save_media``). ``save_media`` tells the kind from the
 data: float arrays are audio, uint8 (F,H,W,C) arrays / frame lists / animated PIL images
@@ -20,13 +20,27 @@ Known limits: two ``save_media`` calls writing the same name at the same time sh
 """
 
 import os
+from dataclasses import dataclass
+from typing import Any, Optional
 
 IMAGE_EXTS = ("png", "jpg", "jpeg", "webp")
 VIDEO_EXTS = ("mp4", "webp")
 AUDIO_EXTS = ("wav", "flac", "mp3")
 
-META_KEYS = ("kind", "ext", "path", "bytes", "width", "height", "frames", "fps",
-             "sample_rate", "duration_s", "has_audio", "thumbnail")
+META_KEYS = (
+    "kind",
+    "ext",
+    "path",
+    "bytes",
+    "width",
+    "height",
+    "frames",
+    "fps",
+    "sample_rate",
+    "duration_s",
+    "has_audio",
+    "thumbnail",
+)
 
 THUMB_SIZE = 300
 THUMB_QUALITY = 90
@@ -43,13 +57,15 @@ _MAX_AUDIO_CHANNELS = 16
 
 # ----------------------------------------------------------------------------- helpers
 
+
 def _ext(path):
     """Extension decides the format everywhere, so normalise it once."""
     ext = os.path.splitext(str(path))[1].lower().lstrip(".")
     if ext not in IMAGE_EXTS + VIDEO_EXTS + AUDIO_EXTS:
         raise ValueError(
             f"unsupported extension {ext!r} for {path!r}; supported: images {IMAGE_EXTS}, "
-            f"video {VIDEO_EXTS}, audio {AUDIO_EXTS}")
+            f"video {VIDEO_EXTS}, audio {AUDIO_EXTS}"
+        )
     return ext
 
 
@@ -84,6 +100,7 @@ def _to_pil(image):
         return image
     import numpy as np
     from PIL import Image
+
     arr = np.asarray(image)
     if arr.dtype != np.uint8:
         raise ValueError(f"image array must be uint8, got dtype {arr.dtype}")
@@ -108,16 +125,15 @@ def _frame_list(frames):
     frame halfway through fails mid-write (which the atomic path must survive).
     """
     if _is_pil(frames):
-        raise ValueError("video frames must be a list of images or an (F,H,W,3) array, "
-                         "got a single image")
+        raise ValueError("video frames must be a list of images or an (F,H,W,3) array, got a single image")
     if isinstance(frames, (list, tuple)):
         items = list(frames)
     else:
         import numpy as np
+
         arr = np.asarray(frames)
         if arr.dtype != np.uint8 or arr.ndim != 4 or arr.shape[3] not in (3, 4):
-            raise ValueError("video array must be uint8 with shape (F,H,W,3), got "
-                             f"dtype {arr.dtype} shape {arr.shape}")
+            raise ValueError(f"video array must be uint8 with shape (F,H,W,3), got dtype {arr.dtype} shape {arr.shape}")
         items = list(arr)
     if len(items) < 1:
         raise ValueError("video needs at least 1 frame, got 0")
@@ -133,6 +149,7 @@ def _check_fps(fps):
 def _audio_array(samples):
     """Normalise audio to float32 (channels, samples) in [-1, 1]."""
     import numpy as np
+
     arr = np.asarray(samples)
     if not np.issubdtype(arr.dtype, np.floating):
         raise ValueError(f"audio must be a float array in [-1, 1], got dtype {arr.dtype}")
@@ -141,8 +158,10 @@ def _audio_array(samples):
     if arr.ndim != 2:
         raise ValueError(f"audio must have shape (samples,) or (channels, samples), got {arr.shape}")
     if arr.shape[0] > _MAX_AUDIO_CHANNELS:
-        raise ValueError(f"audio shape {arr.shape} has {arr.shape[0]} channels; expected "
-                         "(channels, samples) - did you pass (samples, channels)?")
+        raise ValueError(
+            f"audio shape {arr.shape} has {arr.shape[0]} channels; expected "
+            "(channels, samples) - did you pass (samples, channels)?"
+        )
     if arr.shape[1] < 1:
         raise ValueError(f"audio has no samples: shape {arr.shape}")
     return np.ascontiguousarray(np.clip(arr, -1.0, 1.0), dtype=np.float32)
@@ -162,6 +181,7 @@ def _layout(channels, ext):
 
 # ----------------------------------------------------------------------------- images
 
+
 def save_image(image, path, quality=95):
     """Save a still; quality applies to jpg/webp (png is lossless and ignores it)."""
     ext = _require_ext(path, IMAGE_EXTS, "an image")
@@ -175,6 +195,7 @@ def save_image(image, path, quality=95):
 
 
 # ----------------------------------------------------------------------------- video
+
 
 def save_video(frames, path, fps, audio=None, sample_rate=None):
     """Save frames as animated WebP or H.264 mp4 (optionally with an AAC track).
@@ -201,15 +222,32 @@ def _save_webp_video(items, path, fps):
         if f.size != size:
             raise ValueError(f"frame {i} is {f.size[0]}x{f.size[1]}, frame 0 is {size[0]}x{size[1]}")
     ms = max(1, int(1000 // fps))
-    pil[0].save(path, format="WEBP", save_all=True, append_images=pil[1:], duration=ms,
-                loop=0, quality=WEBP_VIDEO_QUALITY, lossless=False)
-    return _meta("video", path, width=size[0], height=size[1], frames=len(pil),
-                 fps=1000 / ms, duration_s=len(pil) * ms / 1000, has_audio=False)
+    pil[0].save(
+        path,
+        format="WEBP",
+        save_all=True,
+        append_images=pil[1:],
+        duration=ms,
+        loop=0,
+        quality=WEBP_VIDEO_QUALITY,
+        lossless=False,
+    )
+    return _meta(
+        "video",
+        path,
+        width=size[0],
+        height=size[1],
+        frames=len(pil),
+        fps=1000 / ms,
+        duration_s=len(pil) * ms / 1000,
+        has_audio=False,
+    )
 
 
 def _even_rgb(frame, size):
     """yuv420p needs even sides: pad odd ones by repeating the last row/column."""
     import numpy as np
+
     arr = np.asarray(_rgb(_to_pil(frame)))
     h, w = arr.shape[:2]
     if (w, h) != size:
@@ -220,8 +258,10 @@ def _even_rgb(frame, size):
 
 
 def _save_mp4(items, path, fps, audio, sample_rate):
-    import av
     from fractions import Fraction
+
+    import av
+
     first = _to_pil(items[0])
     size = first.size
     out_w, out_h = size[0] + size[0] % 2, size[1] + size[1] % 2
@@ -244,9 +284,17 @@ def _save_mp4(items, path, fps, audio, sample_rate):
         container.mux(stream.encode())
         if astream is not None:
             _encode_audio(container, astream, pcm, sample_rate)
-    return _meta("video", path, width=out_w, height=out_h, frames=len(items), fps=float(rate),
-                 sample_rate=sample_rate if pcm is not None else None,
-                 duration_s=len(items) / float(rate), has_audio=pcm is not None)
+    return _meta(
+        "video",
+        path,
+        width=out_w,
+        height=out_h,
+        frames=len(items),
+        fps=float(rate),
+        sample_rate=sample_rate if pcm is not None else None,
+        duration_s=len(items) / float(rate),
+        has_audio=pcm is not None,
+    )
 
 
 def _add_audio_stream(container, codec, pcm, sample_rate):
@@ -258,6 +306,7 @@ def _add_audio_stream(container, codec, pcm, sample_rate):
 def _encode_audio(container, stream, pcm, sample_rate):
     """One big planar frame; PyAV re-frames and converts to the codec's sample format."""
     import av
+
     frame = av.AudioFrame.from_ndarray(pcm, format="fltp", layout=stream.layout.name)
     frame.sample_rate = sample_rate
     frame.pts = 0
@@ -266,6 +315,7 @@ def _encode_audio(container, stream, pcm, sample_rate):
 
 
 # ----------------------------------------------------------------------------- audio
+
 
 def save_audio(samples, path, sample_rate):
     """wav (PCM_16) / flac (PCM_16) via soundfile, mp3 via PyAV's libmp3lame.
@@ -283,13 +333,14 @@ def save_audio(samples, path, sample_rate):
         _save_mp3(pcm, path, sample_rate)
     else:
         import soundfile as sf
+
         sf.write(str(path), pcm.T, sample_rate, subtype="PCM_16", format=ext.upper())
-    return _meta("audio", path, sample_rate=sample_rate,
-                 duration_s=pcm.shape[1] / sample_rate)
+    return _meta("audio", path, sample_rate=sample_rate, duration_s=pcm.shape[1] / sample_rate)
 
 
 def _save_mp3(pcm, path, sample_rate):
     import av
+
     with av.open(str(path), mode="w", format="mp3") as container:
         stream = _add_audio_stream(container, "libmp3lame", pcm, sample_rate)
         _encode_audio(container, stream, pcm, sample_rate)
@@ -297,8 +348,10 @@ def _save_mp3(pcm, path, sample_rate):
 
 # ----------------------------------------------------------------------------- thumbnails
 
+
 def _thumb_from_image(image):
     from PIL import Image, ImageOps
+
     return ImageOps.fit(_rgb(_to_pil(image)), (THUMB_SIZE, THUMB_SIZE), Image.LANCZOS)
 
 
@@ -306,6 +359,7 @@ def _thumb_from_audio(samples):
     """A peak-envelope bar chart, so audio files get a recognisable tile in the UI."""
     import numpy as np
     from PIL import Image, ImageDraw
+
     mono = np.abs(_audio_array(samples)).max(axis=0)
     bars, gap = 60, 1
     width = THUMB_SIZE / bars
@@ -332,6 +386,7 @@ def _make_thumbnail(kind, media):
 
 # ----------------------------------------------------------------------------- atomic entry
 
+
 def _media_kind(media):
     """Decide image/video/audio from the data alone; a mismatching extension then errors."""
     if _is_pil(media):
@@ -339,6 +394,7 @@ def _media_kind(media):
     if isinstance(media, (list, tuple)):
         return "video"
     import numpy as np
+
     arr = np.asarray(media)
     if np.issubdtype(arr.dtype, np.floating) and arr.ndim in (1, 2):
         return "audio"
@@ -352,6 +408,7 @@ def _media_kind(media):
 def _pil_frames(image):
     """An animated PIL image (e.g. a loaded GIF/WebP) becomes a plain frame list."""
     from PIL import ImageSequence
+
     return [f.convert("RGB") for f in ImageSequence.Iterator(image)]
 
 
@@ -408,100 +465,29 @@ def save_media(media, path, *, kind=None, fps=None, sample_rate=None, audio=None
     return meta
 
 
-# ----------------------------------------------------------------------------- probe
-
-def probe(path):
-    """Read a written file back; the numbers come from the file, not from the request."""
-    ext = _ext(path)
-    if ext == "mp4":
-        return _probe_mp4(path)
-    if ext in AUDIO_EXTS:
-        return _probe_audio(path, ext)
-    return _probe_pil(path)
+# ----------------------------------------------------------------------------- a family's result
 
 
-def _probe_pil(path):
-    """Animated WebP counts as video; its fps is derived from the per-frame duration."""
-    from PIL import Image
-    with Image.open(path) as img:
-        width, height = img.size
-        n = getattr(img, "n_frames", 1)
-    if n <= 1:
-        return _meta("image", path, width=width, height=height, frames=1)
-    total_ms = sum(_webp_frame_durations(path))
-    fps = n * 1000 / total_ms if total_ms else None
-    return _meta("video", path, width=width, height=height, frames=n, fps=fps,
-                 duration_s=total_ms / 1000, has_audio=False)
+@dataclass
+class GeneratedMedia:
+    """What a family hands back for saving: numpy arrays, never tensors, so media writing stays torch-free."""
+
+    kind: str  # image | video | audio
+    image: Any = None  # H x W x 3 uint8
+    frames: Any = None  # F x H x W x 3 uint8
+    audio: Any = None  # channels x samples float32
+    sample_rate: Optional[int] = None
+    fps: Optional[int] = None
 
 
-def _webp_frame_durations(path):
-    """Frame durations (ms) from the ANMF chunks.
+def save_generated(media: GeneratedMedia, gen, count: int = 0, max_count: int = 0) -> dict:
+    """One family result written where its ``GenerateImageConfig`` (``gen``) says, atomically (``save_media``)."""
 
-    PIL only fills ``info['duration']`` after decoding each frame; reading the 24-bit
-    duration field of the RIFF chunks is exact and costs no decoding.
-    """
-    import struct
-    durations = []
-    with open(path, "rb") as f:
-        f.seek(12)  # "RIFF" <size> "WEBP"
-        while True:
-            head = f.read(8)
-            if len(head) < 8:
-                return durations
-            fourcc, size = head[:4], struct.unpack("<I", head[4:])[0]
-            if fourcc == b"ANMF":
-                payload = f.read(16)
-                durations.append(int.from_bytes(payload[12:15], "little"))
-                f.seek(size + (size & 1) - 16, os.SEEK_CUR)
-            else:
-                f.seek(size + (size & 1), os.SEEK_CUR)
-
-
-def _probe_mp4(path):
-    import av
-    with av.open(str(path)) as container:
-        if not container.streams.video:
-            raise ValueError(f"{path!r} has no video stream")
-        v = container.streams.video[0]
-        width, height = v.codec_context.width, v.codec_context.height
-        fps = float(v.average_rate) if v.average_rate else None
-        frames = v.frames or sum(1 for _ in container.decode(video=0))
-        audio = container.streams.audio[0] if container.streams.audio else None
-        sample_rate = audio.codec_context.sample_rate if audio else None
-    return _meta("video", path, width=width, height=height, frames=frames, fps=fps,
-                 sample_rate=sample_rate, duration_s=frames / fps if fps else None,
-                 has_audio=audio is not None)
-
-
-def _probe_audio(path, ext):
-    if ext == "mp3":
-        rate, samples = _probe_mp3(path)
-    else:
-        import soundfile as sf
-        info = sf.info(str(path))
-        rate, samples = info.samplerate, info.frames
-    return _meta("audio", path, sample_rate=rate, duration_s=samples / rate)
-
-
-def _probe_mp3(path):
-    """Decode to count samples: exact, and FFmpeg honours the LAME gapless tag."""
-    import av
-    with av.open(str(path)) as container:
-        rate = container.streams.audio[0].codec_context.sample_rate
-        samples = sum(f.samples for f in container.decode(audio=0))
-    return rate, samples
-
-
-def audio_stream_duration(path):
-    """Seconds of the first audio track of a container (None if it has none).
-
-    Kept apart from ``probe`` because the video's duration and its audio's may differ.
-    """
-    import av
-    with av.open(str(path)) as container:
-        if not container.streams.audio:
-            return None
-        a = container.streams.audio[0]
-        if a.duration is not None:
-            return float(a.duration * a.time_base)
-        return sum(f.samples for f in container.decode(audio=0)) / a.codec_context.sample_rate
+    path = gen.get_image_path(count, max_count)
+    if media.kind == "image":
+        return save_media(media.image, path, kind="image")
+    if media.kind == "video":
+        return save_media(
+            media.frames, path, kind="video", fps=media.fps or gen.fps, audio=media.audio, sample_rate=media.sample_rate
+        )
+    return save_media(media.audio, path, kind="audio", sample_rate=media.sample_rate)

@@ -19,6 +19,7 @@ corrects by re-planning with a larger reserve when a generation runs out of memo
 
 Torch-free: the engine and the tests call it with plain numbers.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -39,10 +40,22 @@ STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block
 # Relative cost per placement (a denoiser runs every step, an encoder once per request), plus a small cost per
 # GiB moved per request so that, between two plans of one shape, the one moving fewer bytes wins.
 COST = {
-    "denoiser": {"gpu": 0.0, "visit": 1.0, "quantized": 8.0, "quantized_visit": 15.0, "stream": 20.0,
-                 "quantized_stream": 21.0},
-    "encoder": {"gpu": 0.0, "visit": 0.5, "quantized": 2.0, "quantized_visit": 2.8, "stream": 3.0,
-                "quantized_stream": 3.2},
+    "denoiser": {
+        "gpu": 0.0,
+        "visit": 1.0,
+        "quantized": 8.0,
+        "quantized_visit": 15.0,
+        "stream": 20.0,
+        "quantized_stream": 21.0,
+    },
+    "encoder": {
+        "gpu": 0.0,
+        "visit": 0.5,
+        "quantized": 2.0,
+        "quantized_visit": 2.8,
+        "stream": 3.0,
+        "quantized_stream": 3.2,
+    },
     "decoder": {"gpu": 0.0, "visit": 0.2},  # VAEs and vocoders are small; 8-bit would cost quality for nothing
 }
 MOVE_COST_PER_GIB = 0.01
@@ -116,29 +129,44 @@ class Plan:
 
     def describe(self) -> dict:
         sizes = {p.role: p.bytes for p in self.parts}
-        return {"source": self.source, "summary": self.summary(), "vae_tiling": self.vae_tiling, "qtype": self.qtype,
-                "peak_gib": _gib(self.peak), "available_gib": _gib(self.available),
-                "components": {role: {"placement": placement, "gib": _gib(sizes.get(role, 0))}
-                               for role, placement in self.placements.items()}}
+        return {
+            "source": self.source,
+            "summary": self.summary(),
+            "vae_tiling": self.vae_tiling,
+            "qtype": self.qtype,
+            "peak_gib": _gib(self.peak),
+            "available_gib": _gib(self.available),
+            "components": {
+                role: {"placement": placement, "gib": _gib(sizes.get(role, 0))}
+                for role, placement in self.placements.items()
+            },
+        }
 
 
 class PlanDoesNotFit(Exception):
     """No assignment fits: says how much the smallest plan needs, and what it is."""
 
-    def __init__(self, arch: str, smallest: Plan, budget: Optional[int], host_needed: int, host_available: int,
-                 work: int = 0):
+    def __init__(
+        self, arch: str, smallest: Plan, budget: Optional[int], host_needed: int, host_available: int, work: int = 0
+    ):
         self.smallest = smallest
         limit = f"a {_gib(budget)} GiB budget (engine.vram_budget_gb)" if budget else "this GPU"
         host = ""
         if host_needed > host_available:
-            host = f", and {_gib(host_needed)} GiB of host RAM to hold what it offloads ({_gib(host_available)} GiB free)"
+            host = (
+                f", and {_gib(host_needed)} GiB of host RAM to hold what it offloads ({_gib(host_available)} GiB free)"
+            )
         # Video working sets dwarf some models' weights (HunyuanVideo at 1280x720x129: 12 GiB to sample): a user
         # on a small card can often run the model at a smaller size, and should be told so.
-        size = (f" ({_gib(work)} GiB of it for this request's size: fewer pixels or frames need less)"
-                if work * 4 >= smallest.peak and not host else "")
+        size = (
+            f" ({_gib(work)} GiB of it for this request's size: fewer pixels or frames need less)"
+            if work * 4 >= smallest.peak and not host
+            else ""
+        )
         super().__init__(
             f"{arch} does not fit {limit}: {_gib(smallest.available)} GiB is free for it now; its smallest plan "
-            f"({smallest.summary()}) needs {_gib(smallest.peak)} GiB of GPU memory{size}{host}")
+            f"({smallest.summary()}) needs {_gib(smallest.peak)} GiB of GPU memory{size}{host}"
+        )
 
 
 def _gib(n: Optional[int]) -> Optional[float]:
@@ -198,7 +226,9 @@ def plan_cost(parts: tuple, placements: dict, vae_tiling: bool) -> float:
 def candidates(parts: tuple, can_quantize: bool, can_stream: bool):
     choices = []
     for p in parts:
-        allowed = [c for c in COST[p.kind] if (can_quantize or c not in QUANTIZED) and (can_stream or "stream" not in c)]
+        allowed = [
+            c for c in COST[p.kind] if (can_quantize or c not in QUANTIZED) and (can_stream or "stream" not in c)
+        ]
         choices.append(allowed)
     for combo in itertools.product(*choices):
         placements = dict(zip((p.role for p in parts), combo))
@@ -206,8 +236,16 @@ def candidates(parts: tuple, can_quantize: bool, can_stream: bool):
             yield placements, tiling
 
 
-def plan_memory(arch: str, parts: list, available: int, work: Workload, host_available: int,
-                budget: Optional[int] = None, qtype: Optional[str] = "float8", can_stream: bool = True) -> Plan:
+def plan_memory(
+    arch: str,
+    parts: list,
+    available: int,
+    work: Workload,
+    host_available: int,
+    budget: Optional[int] = None,
+    qtype: Optional[str] = "float8",
+    can_stream: bool = True,
+) -> Plan:
     """The cheapest plan that fits ``available`` GPU bytes and ``host_available`` host bytes; ``qtype`` None
     when 8-bit weights are not possible here (no torchao). Raises :class:`PlanDoesNotFit`."""
     parts = tuple(parts)
@@ -224,6 +262,12 @@ def plan_memory(arch: str, parts: list, available: int, work: Workload, host_ava
         if peak <= available and host <= host_available and (best is None or plan.cost < best.cost):
             best = plan
     if best is None:
-        raise PlanDoesNotFit(arch, smallest, budget, smallest_host, host_available,
-                             work=max(work.denoise, work.decode_tiled if smallest.vae_tiling else work.decode))
+        raise PlanDoesNotFit(
+            arch,
+            smallest,
+            budget,
+            smallest_host,
+            host_available,
+            work=max(work.denoise, work.decode_tiled if smallest.vae_tiling else work.decode),
+        )
     return best

@@ -12,6 +12,7 @@ scheduler is the one place that sees every family. Two traps shape this file:
 Without a hook nothing is installed, so plain generation pays nothing; with one, nothing here reads a GPU value
 back (no ``float(tensor)``), so the CPU keeps queueing kernels ahead of the GPU.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -3,6 +3,7 @@
 The engine reports the median in ``result.timings.step_s`` and the GPU suite measures the bare pipeline with
 the same clock, so streaming overhead is compared step for step rather than from noisy whole-call times.
 """
+
 from __future__ import annotations
 
 import statistics

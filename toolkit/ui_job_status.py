@@ -170,10 +170,7 @@ class UIJobStatus:
                 if "database is locked" not in str(exc) or attempt >= self.max_attempts:
                     raise
                 delay = self.base_delay * 2 ** (attempt - 1)
-                print(
-                    f"[AITK] Database locked, retrying in {delay:.2f}s "
-                    f"(attempt {attempt}/{self.max_attempts})"
-                )
+                print(f"[AITK] Database locked, retrying in {delay:.2f}s (attempt {attempt}/{self.max_attempts})")
                 time.sleep(delay)
 
     def _write(self, sql: str, params: tuple) -> None:
@@ -194,9 +191,7 @@ class UIJobStatus:
 
         def operation() -> Tuple[bool, bool]:
             with closing(self._connect()) as conn:
-                row = conn.execute(
-                    'SELECT stop, return_to_queue FROM "Job" WHERE id = ?', (self.job_id,)
-                ).fetchone()
+                row = conn.execute('SELECT stop, return_to_queue FROM "Job" WHERE id = ?', (self.job_id,)).fetchone()
             return (False, False) if row is None else (row[0] == 1, row[1] == 1)
 
         return self._retry(operation)
@@ -215,8 +210,7 @@ class UIJobStatus:
         unknown = set(columns) - set(WRITABLE_COLUMNS)
         if unknown:
             raise ValueError(
-                f"cannot write Job column(s) {', '.join(sorted(unknown))}; "
-                f"writable: {', '.join(WRITABLE_COLUMNS)}"
+                f"cannot write Job column(s) {', '.join(sorted(unknown))}; writable: {', '.join(WRITABLE_COLUMNS)}"
             )
         if not self.enabled or not columns:
             return
@@ -230,8 +224,9 @@ class UIJobStatus:
     def finish(self, status: str, info: str) -> None:
         """The run's last word: its final status, and ``pid`` cleared so nothing signals a reused pid later."""
         if self.enabled:
-            self._write(f'UPDATE "Job" SET "status" = ?, "info" = ?, "pid" = NULL WHERE {OWN_RUN}',
-                        (status, info) + self._run())
+            self._write(
+                f'UPDATE "Job" SET "status" = ?, "info" = ?, "pid" = NULL WHERE {OWN_RUN}', (status, info) + self._run()
+            )
 
     def complete(self, info: str = "Job completed") -> None:
         self.stop_watcher()
@@ -279,9 +274,7 @@ class UIJobStatus:
         if not self.enabled or self._watcher is not None:
             return
         self._watcher_done.clear()
-        self._watcher = threading.Thread(
-            target=self._watch, args=(interval,), name="aitk-stop-watcher", daemon=True
-        )
+        self._watcher = threading.Thread(target=self._watch, args=(interval,), name="aitk-stop-watcher", daemon=True)
         self._watcher.start()
 
     def stop_watcher(self) -> None:

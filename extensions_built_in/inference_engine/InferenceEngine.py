@@ -4,6 +4,7 @@ Stopping is always the same path, whatever asked for it (Job.stop from the UI, S
 KeyboardInterrupt in the main thread, then in-flight streams end with an ``error`` frame, the server stops,
 engine.json is removed, memory is freed, and run.py records ``stopped`` and exits 0.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,12 @@ class InferenceEngine(BaseExtensionProcess):
         self.device_name = self.get_conf("device", getattr(job, "device", None) or "auto")
         training_folder = self.get_conf("training_folder", os.path.join(TOOLKIT_ROOT, "output"))
         self.job_folder = os.path.abspath(self.get_conf("engine.job_folder", os.path.join(training_folder, job.name)))
-        self.output_folder = os.path.abspath(self.get_conf("engine.output_folder", os.path.join(self.job_folder, "outputs")))
-        self.assets_folder = os.path.abspath(self.get_conf("engine.assets_folder", os.path.join(self.job_folder, "assets")))
+        self.output_folder = os.path.abspath(
+            self.get_conf("engine.output_folder", os.path.join(self.job_folder, "outputs"))
+        )
+        self.assets_folder = os.path.abspath(
+            self.get_conf("engine.assets_folder", os.path.join(self.job_folder, "assets"))
+        )
         self.idle_unload_seconds = float(self.get_conf("engine.idle_unload_seconds", 0))
         self.keep_resident_gb = float(self.get_conf("engine.keep_resident_gb", 0))
         self.keep_in_ram_gb = float(self.get_conf("engine.keep_in_ram_gb", 0))
@@ -56,21 +61,34 @@ class InferenceEngine(BaseExtensionProcess):
         self.ui.start_stop_watcher()
         previous_sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
         os.makedirs(self.job_folder, exist_ok=True)
-        engine = Engine(resolve_device(self.device_name), self.output_folder, self.assets_folder,
-                        idle_unload_seconds=self.idle_unload_seconds, keep_resident_gb=self.keep_resident_gb,
-                        keep_in_ram_gb=self.keep_in_ram_gb, max_queue=self.max_queue,
-                        assets_max_gb=self.assets_max_gb, assets_max_age_hours=self.assets_max_age_hours,
-                        vram_budget_gb=self.vram_budget_gb, memory=self.memory, memory_qtype=self.memory_qtype,
-                        lora_roots=self.lora_roots, model_roots=self.model_roots,
-                        on_info=lambda text: self.ui.update(info=text))
+        engine = Engine(
+            resolve_device(self.device_name),
+            self.output_folder,
+            self.assets_folder,
+            idle_unload_seconds=self.idle_unload_seconds,
+            keep_resident_gb=self.keep_resident_gb,
+            keep_in_ram_gb=self.keep_in_ram_gb,
+            max_queue=self.max_queue,
+            assets_max_gb=self.assets_max_gb,
+            assets_max_age_hours=self.assets_max_age_hours,
+            vram_budget_gb=self.vram_budget_gb,
+            memory=self.memory,
+            memory_qtype=self.memory_qtype,
+            lora_roots=self.lora_roots,
+            model_roots=self.model_roots,
+            on_info=lambda text: self.ui.update(info=text),
+        )
         token = secrets.token_urlsafe(32)
         server = EngineServer(engine, token)
         try:
             port = server.start()
             self.write_engine_json(server.host, port, token)
-            print(f"Inference engine listening on http://{server.host}:{port} (device {engine.device})\n"
-                  f"  token and endpoint: {self.engine_json}\n"
-                  f"  outputs: {self.output_folder}", flush=True)
+            print(
+                f"Inference engine listening on http://{server.host}:{port} (device {engine.device})\n"
+                f"  token and endpoint: {self.engine_json}\n"
+                f"  outputs: {self.output_folder}",
+                flush=True,
+            )
             if self.warm_up:
                 engine.warm_up()
             if self.default_model:
@@ -95,8 +113,15 @@ class InferenceEngine(BaseExtensionProcess):
 
     def write_engine_json(self, host: str, port: int, token: str) -> None:
         """0600 from the first byte: the token in it is the only key to the engine."""
-        data = {"host": host, "port": port, "token": token, "pid": os.getpid(), "started_at": time.time(),
-                "url": f"http://{host}:{port}", "output_folder": self.output_folder}
+        data = {
+            "host": host,
+            "port": port,
+            "token": token,
+            "pid": os.getpid(),
+            "started_at": time.time(),
+            "url": f"http://{host}:{port}",
+            "output_folder": self.output_folder,
+        }
         tmp = self.engine_json + ".tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:

@@ -2,6 +2,7 @@
 
 Kept import-light: extension discovery imports every extension package, and nothing here may pull in torch.
 """
+
 from toolkit.extension import Extension
 
 

@@ -9,6 +9,7 @@ folders, nothing else.
 
 No HTTP and no torch here: the server hands over bytes, the engine asks for paths.
 """
+
 from __future__ import annotations
 
 import io
@@ -32,8 +33,13 @@ class AssetQuotaFull(AssetError):
 
 
 class AssetStore:
-    def __init__(self, folder: str, max_bytes: int = 2 * 1024**3, max_age_s: float = 7 * 86400,
-                 in_use: Callable[[], Iterable[str]] = lambda: ()):
+    def __init__(
+        self,
+        folder: str,
+        max_bytes: int = 2 * 1024**3,
+        max_age_s: float = 7 * 86400,
+        in_use: Callable[[], Iterable[str]] = lambda: (),
+    ):
         self.folder = os.path.abspath(folder)
         self.max_bytes, self.max_age_s = max_bytes, max_age_s
         self._in_use = in_use
@@ -70,8 +76,10 @@ class AssetStore:
                 _remove(path)
                 total -= size
         if total + incoming > self.max_bytes:
-            raise AssetQuotaFull("the engine's assets quota is full of images that waiting requests still use; "
-                                 "try again when they have run")
+            raise AssetQuotaFull(
+                "the engine's assets quota is full of images that waiting requests still use; "
+                "try again when they have run"
+            )
 
     def _files(self) -> list[tuple[str, float, int]]:
         found = []
@@ -154,5 +162,16 @@ def paths_named_by(configs: Iterable) -> set:
     return {p for gen in configs for p in getattr(gen, "control_images", []) or []}
 
 
-__all__ = ["AssetError", "AssetQuotaFull", "AssetStore", "FORMATS", "MAX_UPLOAD_BYTES", "MAX_UPLOAD_PIXELS",
-           "is_asset_id", "is_inside", "paths_named_by", "real_path", "verify_image"]
+__all__ = [
+    "AssetError",
+    "AssetQuotaFull",
+    "AssetStore",
+    "FORMATS",
+    "MAX_UPLOAD_BYTES",
+    "MAX_UPLOAD_PIXELS",
+    "is_asset_id",
+    "is_inside",
+    "paths_named_by",
+    "real_path",
+    "verify_image",
+]

@@ -4,6 +4,7 @@ checkpoints under the model roots. AI Toolkit saves a run's LoRAs as
 ``<training folder>/<job>/<job>_<step:09d>.safetensors`` beside the job's ``config.yaml`` and writes
 ``training_info`` and ``ss_base_model_version`` into the file's metadata (docs/LORA_FORMATS.md), so the job,
 the step and the family come from there. Reads headers and YAML only: no torch here."""
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,15 @@ def list_checkpoints(roots: list[str]) -> list[dict]:
     for root in roots:
         for folder, files in _walk(root):
             if "model_index.json" in files:
-                found.append({"path": folder, "name": os.path.basename(folder), "kind": "diffusers",
-                              "pipeline": _pipeline_class(folder), "root": os.path.abspath(root)})
+                found.append(
+                    {
+                        "path": folder,
+                        "name": os.path.basename(folder),
+                        "kind": "diffusers",
+                        "pipeline": _pipeline_class(folder),
+                        "root": os.path.abspath(root),
+                    }
+                )
             for name in files:
                 path = os.path.join(folder, name)
                 if not name.endswith(".safetensors") or _inside_diffusers_folder(folder):
@@ -58,8 +66,15 @@ def list_checkpoints(roots: list[str]) -> list[dict]:
                         continue
                 except (OSError, ValueError):
                     continue
-                found.append({"path": path, "name": name, "kind": "single_file", "bytes": os.path.getsize(path),
-                              "root": os.path.abspath(root)})
+                found.append(
+                    {
+                        "path": path,
+                        "name": name,
+                        "kind": "single_file",
+                        "bytes": os.path.getsize(path),
+                        "root": os.path.abspath(root),
+                    }
+                )
             if len(found) >= MAX_FILES:
                 return sorted(found, key=lambda e: e["path"])
     return sorted(found, key=lambda e: e["path"])
@@ -75,8 +90,9 @@ def _pipeline_class(folder: str) -> Optional[str]:
 
 def _inside_diffusers_folder(folder: str) -> bool:
     parent = os.path.dirname(folder)
-    return os.path.isfile(os.path.join(folder, "model_index.json")) or \
-        os.path.isfile(os.path.join(parent, "model_index.json"))
+    return os.path.isfile(os.path.join(folder, "model_index.json")) or os.path.isfile(
+        os.path.join(parent, "model_index.json")
+    )
 
 
 def _walk(root: str):
@@ -102,9 +118,15 @@ def _describe(path: str, root: str, meta: dict) -> dict:
     job_config = _job_config(folder)
     stat = os.stat(path)
     return {
-        "path": path, "name": os.path.basename(path), "root": os.path.abspath(root), "bytes": stat.st_size,
-        "mtime": stat.st_mtime, "job": _job_name(job_config) or meta.get("ss_output_name"),
-        "step": _step(meta, path), "arch": _arch(job_config), "base_model": meta.get("ss_base_model_version"),
+        "path": path,
+        "name": os.path.basename(path),
+        "root": os.path.abspath(root),
+        "bytes": stat.st_size,
+        "mtime": stat.st_mtime,
+        "job": _job_name(job_config) or meta.get("ss_output_name"),
+        "step": _step(meta, path),
+        "arch": _arch(job_config),
+        "base_model": meta.get("ss_base_model_version"),
     }
 
 

@@ -7,6 +7,7 @@ finds the running engine from its engine.json (``--engine``, or the only one und
 progress bar, and saves the finished file (and, with ``--save-latents``, a PNG preview per latent frame).
 Leaving a ``generate`` loop early closes the connection, which cancels the request on the engine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,9 @@ class EngineClient:
     bounds a whole generation: a stream that keeps beating but never ends is cancelled and raises
     :class:`GenerationTimeout` instead of hanging its caller."""
 
-    def __init__(self, url: str, token: Optional[str] = None, timeout: float = 30.0,
-                 generation_timeout_s: Optional[float] = None):
+    def __init__(
+        self, url: str, token: Optional[str] = None, timeout: float = 30.0, generation_timeout_s: Optional[float] = None
+    ):
         self.url = url.rstrip("/")
         self.generation_timeout_s = generation_timeout_s
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -103,8 +105,9 @@ class EngineClient:
         """``?wait=1``: nothing is sent until the end, so the read waits for the whole generation."""
         limit = timeout_s or self.generation_timeout_s
         try:
-            response = self.http.post("/generate", params={"wait": 1}, json=body,
-                                      timeout=httpx.Timeout(self.http.timeout.connect, read=limit))
+            response = self.http.post(
+                "/generate", params={"wait": 1}, json=body, timeout=httpx.Timeout(self.http.timeout.connect, read=limit)
+            )
         except httpx.ReadTimeout:
             raise GenerationTimeout(f"no answer from /generate?wait=1 within {limit} s") from None
         return response.json() | {"http_status": response.status_code}
@@ -122,8 +125,9 @@ class EngineClient:
                 yield from decoder.feed(chunk)
                 if deadline is not None and time.monotonic() > deadline:
                     self.cancel_quietly(response.headers.get("x-request-id"))
-                    raise GenerationTimeout(f"the stream of request {response.headers.get('x-request-id')} "
-                                            f"did not end within {limit} s")
+                    raise GenerationTimeout(
+                        f"the stream of request {response.headers.get('x-request-id')} did not end within {limit} s"
+                    )
             decoder.close()
 
     def cancel_quietly(self, request_id: Optional[str]) -> None:
@@ -153,14 +157,29 @@ def build_body(args) -> dict:
     if args.dtype:
         model["dtype"] = args.dtype
     sample = {"prompt": args.prompt, "negative_prompt": args.negative, "seed": args.seed}
-    for key, value in (("width", args.width), ("height", args.height), ("num_inference_steps", args.steps),
-                       ("guidance_scale", args.cfg), ("num_frames", args.frames), ("fps", args.fps),
-                       ("duration_s", args.duration), ("output_ext", args.ext), ("lyrics", args.lyrics)):
+    for key, value in (
+        ("width", args.width),
+        ("height", args.height),
+        ("num_inference_steps", args.steps),
+        ("guidance_scale", args.cfg),
+        ("num_frames", args.frames),
+        ("fps", args.fps),
+        ("duration_s", args.duration),
+        ("output_ext", args.ext),
+        ("lyrics", args.lyrics),
+    ):
         if value is not None:
             sample[key] = value
-    return {"model": model, "sample": sample,
-            "stream": {"latents": args.latents, "every_n_steps": args.every, "max_frames": args.max_frames,
-                       "downsample": args.downsample}}
+    return {
+        "model": model,
+        "sample": sample,
+        "stream": {
+            "latents": args.latents,
+            "every_n_steps": args.every,
+            "max_frames": args.max_frames,
+            "downsample": args.downsample,
+        },
+    }
 
 
 def save_latent_png(frame: Frame, spec: dict, folder: str) -> Optional[str]:
@@ -191,8 +210,10 @@ def run_generate(client: EngineClient, args) -> int:
         h = frame.header
         if frame.type == "start":
             spec = h["latent"]
-            print(f"request {frame.request_id}: {h['config']['model']['arch']} seed {h['config']['sample']['seed']}",
-                  file=sys.stderr)
+            print(
+                f"request {frame.request_id}: {h['config']['model']['arch']} seed {h['config']['sample']['seed']}",
+                file=sys.stderr,
+            )
         elif frame.type == "status":
             where = f" (position {h['position']})" if "position" in h else ""
             (bar.set_description(h["stage"]) if bar else print(f"{h['stage']}: {h['message']}{where}", file=sys.stderr))

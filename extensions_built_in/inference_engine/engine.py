@@ -5,6 +5,7 @@ The server thread only calls the quick, torch-free methods (``submit``, ``cancel
 generation at a time, in FIFO order. Frames go to each request's :class:`FrameStream`, so nothing here waits on
 a client.
 """
+
 from __future__ import annotations
 
 import os
@@ -15,60 +16,55 @@ import time
 import traceback
 import uuid
 from collections import deque
-from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
+from extensions_built_in.inference_engine.latent_preview import (
+    LatentSender,
+    checkpoint_preview_factors,
+    preview_shape,
+    shrink_tensor,
+)
 from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
-from extensions_built_in.inference_engine.latent_preview import (LatentSender, checkpoint_preview_factors,
-                                                                  preview_shape, shrink_tensor)
 from extensions_built_in.inference_engine.outputs import Outputs
-from extensions_built_in.inference_engine.request_checks import RequestChecks, StreamOptions
+from extensions_built_in.inference_engine.request import Request
+from extensions_built_in.inference_engine.request_checks import RequestChecks
 from extensions_built_in.inference_engine.request_queue import RequestQueue
 from extensions_built_in.inference_engine.resident import LoadFailed, ResidentModel
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
-from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.device import reset_vram_peak, set_vram_budget, take_stage_peak, vram_stats
 from toolkit.memory_plan import PlanDoesNotFit
-from toolkit.models.base_model import save_generated
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import ARCHS, get_model_class
 from toolkit.models.v2.pool import ComponentPool, free_memory, is_oom
 from toolkit.paths import MODELS_PATH
-from toolkit.step_clock import StepClock
 from toolkit.sample_step_hook import GenerationCancelled
+from toolkit.step_clock import StepClock
 
 INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step would cost more than the step
 
 
-@dataclass
-class Request:
-    id: str
-    model_class: type
-    model: ModelConfig
-    sample: GenerateImageConfig
-    options: StreamOptions
-    stream: FrameStream
-    body: dict
-    cancelled: threading.Event = field(default_factory=threading.Event)
-    stage: str = "queued"
-    message: str = "Waiting in queue"
-    created: float = field(default_factory=time.time)
-    timings: dict = field(default_factory=dict)
-
-    @property
-    def output_kind(self) -> str:
-        return self.model_class.modality
-
-
 class Engine:
-    def __init__(self, device: str, output_folder: str, assets_folder: str, files_url_prefix: str = "/api/files",
-                 idle_unload_seconds: float = 0, keep_resident_gb: float = 0, keep_in_ram_gb: float = 0,
-                 lora_roots: Optional[list[str]] = None, model_roots: Optional[list[str]] = None,
-                 on_info: Optional[Callable[[str], None]] = None,
-                 max_queue: int = 64, assets_max_gb: float = 2.0, assets_max_age_hours: float = 168.0,
-                 vram_budget_gb: float = 0, memory: str = "auto", memory_qtype: str = "auto"):
+    def __init__(
+        self,
+        device: str,
+        output_folder: str,
+        assets_folder: str,
+        files_url_prefix: str = "/api/files",
+        idle_unload_seconds: float = 0,
+        keep_resident_gb: float = 0,
+        keep_in_ram_gb: float = 0,
+        lora_roots: Optional[list[str]] = None,
+        model_roots: Optional[list[str]] = None,
+        on_info: Optional[Callable[[str], None]] = None,
+        max_queue: int = 64,
+        assets_max_gb: float = 2.0,
+        assets_max_age_hours: float = 168.0,
+        vram_budget_gb: float = 0,
+        memory: str = "auto",
+        memory_qtype: str = "auto",
+    ):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
         self.assets_folder = os.path.abspath(assets_folder)
@@ -77,8 +73,12 @@ class Engine:
         self.queue: RequestQueue[Request] = RequestQueue(max_queue)
         # Before anything is allocated: the cap applies to what this process reserves from now on.
         self.vram_budget = {"requested_gb": vram_budget_gb or None, "bytes": set_vram_budget(device, vram_budget_gb)}
-        self.assets = AssetStore(self.assets_folder, int(assets_max_gb * 1024**3), assets_max_age_hours * 3600,
-                                 in_use=self._control_images_in_use)
+        self.assets = AssetStore(
+            self.assets_folder,
+            int(assets_max_gb * 1024**3),
+            assets_max_age_hours * 3600,
+            in_use=self._control_images_in_use,
+        )
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
         self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"], memory_qtype)
@@ -116,21 +116,28 @@ class Engine:
         """Check, then queue. ``BadRequest`` names a field; ``QueueFull`` means come back later (the stream
         is then dropped unread)."""
         model_class, model_config, gen, options = self.checks.resolve(model, sample, stream)
-        req = Request(frames.request_id, model_class, model_config, gen, options, frames,
-                      body={"model": model, "sample": sample, "stream": stream})
+        req = Request(
+            frames.request_id,
+            model_class,
+            model_config,
+            gen,
+            options,
+            frames,
+            body={"model": model, "sample": sample, "stream": stream},
+        )
         gen.output_path = os.path.join(self.output_folder, f"{req.id}.{gen.output_ext}")
-        frames.emit("start", config=self.resolved_config(req), output={"kind": req.output_kind, "ext": gen.output_ext},
-                    latent=self.latent_spec(req), memory=self.memory.predict(model_class, model_config, gen))
+        frames.emit(
+            "start",
+            config=req.resolved_config(),
+            output={"kind": req.output_kind, "ext": gen.output_ext},
+            latent=self.latent_spec(req),
+            memory=self.memory.predict(model_class, model_config, gen),
+        )
         position = self.queue.push(req, retry_after_s=self._retry_after_s())
         self._recent.append(req)
         self.counters["requests"] += 1
         frames.emit("status", stage="queued", message="Waiting in queue", position=position)
         return req
-
-    def resolved_config(self, req: Request) -> dict:
-        sample = {k: v for k, v in asdict(req.sample).items() if k not in ("output_path", "output_folder", "gen_time")}
-        return {"model": req.model.identity() | {"arch": req.model_class.arch}, "sample": sample,
-                "stream": asdict(req.options)}
 
     def latent_spec(self, req: Request) -> dict:
         spec = req.model_class.latent.to_dict()
@@ -177,23 +184,46 @@ class Engine:
         running, pending = self.queue.snapshot()
 
         def row(req: Request, position: int) -> dict:
-            return {"request_id": req.id, "arch": req.model_class.arch, "name_or_path": req.model.name_or_path,
-                    "prompt": req.sample.prompt, "stage": req.stage, "position": position, "created": req.created}
-        return {"running": row(running, 0) if running else None,
-                "pending": [row(r, i + 1) for i, r in enumerate(pending)]}
+            return {
+                "request_id": req.id,
+                "arch": req.model_class.arch,
+                "name_or_path": req.model.name_or_path,
+                "prompt": req.sample.prompt,
+                "stage": req.stage,
+                "position": position,
+                "created": req.created,
+            }
+
+        return {
+            "running": row(running, 0) if running else None,
+            "pending": [row(r, i + 1) for i, r in enumerate(pending)],
+        }
 
     def health(self) -> dict:
         busy, queued = self.running is not None, len(self.queue)
         holder, active = self.holder, None  # read once: the main thread may swap it meanwhile
         if holder is not None:
-            active = {"arch": holder.arch, "name_or_path": holder.model_config.name_or_path,
-                      "config": self.resident.identity}
-        return {"ok": True, "busy": busy, "queue": queued, "active": active, "pool": self.pool.snapshot(),
-                "counters": dict(self.counters) | self.pool.counters,
-                "resident_bytes": self.pool.resident_bytes(), "device": self.device, "vram": vram_stats(),
-                "warm_up_s": self.warm_up_s, "max_queue": self.queue.max_pending, "vram_budget": self.vram_budget,
-                "memory": self.memory.describe(holder.plan if holder is not None else None),
-                "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s}}
+            active = {
+                "arch": holder.arch,
+                "name_or_path": holder.model_config.name_or_path,
+                "config": self.resident.identity,
+            }
+        return {
+            "ok": True,
+            "busy": busy,
+            "queue": queued,
+            "active": active,
+            "pool": self.pool.snapshot(),
+            "counters": dict(self.counters) | self.pool.counters,
+            "resident_bytes": self.pool.resident_bytes(),
+            "device": self.device,
+            "vram": vram_stats(),
+            "warm_up_s": self.warm_up_s,
+            "max_queue": self.queue.max_pending,
+            "vram_budget": self.vram_budget,
+            "memory": self.memory.describe(holder.plan if holder is not None else None),
+            "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s},
+        }
 
     def run_on_main(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:
         """Run ``fn`` on the main thread between generations (model state is only touched there).
@@ -264,7 +294,7 @@ class Engine:
             media = self._load_and_generate(req, started)
             req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
             self._on_status(req, "Saving", "saving")
-            self.saver.submit(lambda: self._save(req, media, started))
+            self.saver.submit(lambda: self.outputs.save_result(req, media, started))
             # Freed only now, after sampling: parking in RAM or freeing never delays the request that caused
             # it (its file is written meanwhile), and the pre-load eviction makes room earlier when tight.
             self.pool.release_unused()
@@ -295,25 +325,39 @@ class Engine:
         for attempt in (1, 2):
             plan = self.memory.plan(req.model_class, req.model, req.sample)
             if plan is not None:
-                req.stream.emit("status", stage="loading", message=f"Memory plan: {plan.summary()}",
-                                memory=plan.describe())
+                req.stream.emit(
+                    "status", stage="loading", message=f"Memory plan: {plan.summary()}", memory=plan.describe()
+                )
             try:
-                holder = self.resident.for_request(req.model_class, req.model, plan, lambda message:
-                                                   req.stream.emit("status", stage="loading", message=message))
+                holder = self.resident.for_request(
+                    req.model_class,
+                    req.model,
+                    plan,
+                    lambda message: req.stream.emit("status", stage="loading", message=message),
+                )
                 req.timings["load_s"] = round(time.monotonic() - started, 4)
                 return self._generate(holder, req)
             except Exception as e:
-                if attempt == 2 or plan is None or not is_oom(e) or not self.memory.widen_after_oom(req.model_class.arch):
+                if (
+                    attempt == 2
+                    or plan is None
+                    or not is_oom(e)
+                    or not self.memory.widen_after_oom(req.model_class.arch)
+                ):
                     raise
                 where = self.memory.oom_snapshot(req.stage)
                 self.resident.drop()
                 # What the failed plan loaded is no longer this request's: the next plan's loads may evict it.
                 self.pool.begin_request()
                 self._free_after_oom(e)
-                req.stream.emit("status", stage="loading", oom=where,
-                                message=f"Out of memory while {where['stage']} with this plan ({plan.summary()}; "
-                                f"{where['allocated_gib']} GiB allocated): planning again with twice the "
-                                "working-set reserve")
+                req.stream.emit(
+                    "status",
+                    stage="loading",
+                    oom=where,
+                    message=f"Out of memory while {where['stage']} with this plan ({plan.summary()}; "
+                    f"{where['allocated_gib']} GiB allocated): planning again with twice the "
+                    "working-set reserve",
+                )
 
     def _generate(self, holder, req: Request):
         state = {"t0": time.monotonic(), "clock": StepClock(self.device), "hook_s": []}
@@ -375,41 +419,20 @@ class Engine:
         done = step.step + 1
         elapsed = time.monotonic() - state["t0"]
         it_s = done / elapsed if elapsed > 0 else 0.0
-        req.stream.emit("progress", step=done, total=step.num_steps, eta_s=round((step.num_steps - done) / it_s, 3)
-                        if it_s else None, it_s=round(it_s, 4))
+        req.stream.emit(
+            "progress",
+            step=done,
+            total=step.num_steps,
+            eta_s=round((step.num_steps - done) / it_s, 3) if it_s else None,
+            it_s=round(it_s, 4),
+        )
         opts = req.options
         if opts.latents != "none" and (step.step % opts.every_n_steps == 0 or done == step.num_steps):
-            tensor = shrink_tensor(step.latents(opts.latents), req.model_class.latent.layout, opts.max_frames,
-                                   opts.downsample)
+            tensor = shrink_tensor(
+                step.latents(opts.latents), req.model_class.latent.layout, opts.max_frames, opts.downsample
+            )
             self.latents.send(req.stream, done, tensor, req.model_class.latent.layout)
         self._set_info(f"Generating {done}/{step.num_steps}")
-
-    def _save(self, req: Request, media, started: float) -> None:
-        """On the saver thread: the file, its thumbnail and sidecar, then the result frame and the end."""
-        result = None
-        try:
-            t_save = time.monotonic()
-            result = save_generated(media, req.sample)
-            req.timings["save_s"] = round(time.monotonic() - t_save, 4)
-            req.timings["total_s"] = round(time.monotonic() - started, 4)
-            self._write_sidecar(req, result)
-        except Exception as e:  # a full disk, a codec refusing the frames: the request fails, the engine serves on
-            if result is not None:  # the file made it, its sidecar did not: no half result stays behind
-                self.outputs.remove(result["path"])
-            req.stream.finish(False, "internal", f"Saving the result failed: {type(e).__name__}: {e}"[:2000])
-            return
-        req.stream.emit("result", path=result["path"], url=self.file_url(result["path"]), kind=result["kind"],
-                        ext=result["ext"], width=result.get("width"), height=result.get("height"),
-                        frames=result.get("frames"), fps=result.get("fps"), sample_rate=result.get("sample_rate"),
-                        duration_s=result.get("duration_s"), bytes=result["bytes"], timings=req.timings,
-                        seed=req.sample.seed)
-        req.stream.finish(True)
-
-    def _write_sidecar(self, req: Request, result: dict) -> None:
-        self.outputs.write_sidecar(result["path"], {
-            "request_id": req.id, "created": req.created, "config": self.resolved_config(req), "request": req.body,
-            "seed": req.sample.seed, "timings": req.timings,
-            "result": {k: v for k, v in result.items() if k != "path"} | {"url": self.file_url(result["path"])}})
 
     def _free_after_oom(self, error: BaseException) -> None:
         """Out of memory: free what the failed attempt allocated before anything else runs. Its traceback keeps
@@ -420,8 +443,11 @@ class Engine:
         free_memory()
 
     def _maybe_idle_unload(self) -> None:
-        if (self.idle_unload_seconds and self.pool.entries
-                and time.monotonic() - self._idle_since > self.idle_unload_seconds):
+        if (
+            self.idle_unload_seconds
+            and self.pool.entries
+            and time.monotonic() - self._idle_since > self.idle_unload_seconds
+        ):
             self.unload()
 
     def unload(self, keys: Optional[list[str]] = None) -> dict:
@@ -437,25 +463,13 @@ class Engine:
         return self.unload(None)
 
     def warm_up(self) -> None:
-        """Pay a fresh process's first-use costs before a user waits on them: diffusers' and transformers'
-        shared model and pipeline code (~3 s of imports on the build box) and the CUDA context. On the H200 the
-        first SDXL UNet load in a fresh engine took 10 s, against 1.3 s in a warm process. Requests that arrive
-        meanwhile wait in the queue as usual."""
-        import importlib
-
-        from toolkit.models.v2.loading import quiet_library_logs
+        """Pay a fresh process's first-use costs before a user waits on them (``warm_up_process``); requests
+        that arrive meanwhile wait in the queue as usual."""
+        from toolkit.models.v2.loading import warm_up_process
 
         self._set_info("Warming up", force=True)
         started = time.monotonic()
-        quiet_library_logs()
-        for name in ("diffusers.models.modeling_utils", "diffusers.pipelines.pipeline_utils",
-                     "transformers.modeling_utils"):
-            importlib.import_module(name)
-        if str(self.device).startswith("cuda"):
-            import torch
-
-            torch.zeros(1, device=self.device).add_(1)
-            torch.cuda.synchronize(self.device)
+        warm_up_process(self.device)
         self.warm_up_s = round(time.monotonic() - started, 3)
 
     def load_default(self, model: dict) -> None:

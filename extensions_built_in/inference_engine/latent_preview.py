@@ -6,6 +6,7 @@ with the start frame's factors. ``stream.max_frames`` and ``stream.downsample`` 
 30-step Wan run at full latent size is hundreds of MB). ``project_rgb`` is the projection clients implement;
 the UI's TypeScript projector is tested against it.
 """
+
 from __future__ import annotations
 
 import math
@@ -151,4 +152,8 @@ def checkpoint_preview_factors(name_or_path: str, channels: int) -> dict:
     factors = (data or {}).get("rgb_factors")
     if not factors or len(factors) != channels or any(len(row) != 3 for row in factors):
         return {}
-    return {"rgb_factors": factors, "rgb_bias": data.get("rgb_bias"), "factors_source": "checkpoint latent_preview.json"}
+    return {
+        "rgb_factors": factors,
+        "rgb_bias": data.get("rgb_bias"),
+        "factors_source": "checkpoint latent_preview.json",
+    }

@@ -10,6 +10,7 @@ planned and run once more.
 The ``start`` frame carries a prediction made on the server thread from the last snapshot of free memory (only
 for local checkpoints: reading a hub id's sizes could mean downloading it there).
 """
+
 from __future__ import annotations
 
 import os
@@ -63,8 +64,10 @@ class MemoryPlanner:
 
     # ------------------------------------------------------------------ main thread
     def refresh(self) -> tuple[int, int]:
-        self.snapshot = (plannable_bytes(self.device, self.pool.device_bytes(self.device)),
-                         host_available_bytes(self.pool.host_bytes()))
+        self.snapshot = (
+            plannable_bytes(self.device, self.pool.device_bytes(self.device)),
+            host_available_bytes(self.pool.host_bytes()),
+        )
         return self.snapshot
 
     def plan(self, model_class, model_config, gen) -> Optional[Plan]:
@@ -110,8 +113,15 @@ class MemoryPlanner:
         key = (model_class.arch, model_config.name_or_path, model_config.extras_name_or_path, holder.dtype)
         if key not in self._sizes:
             self._sizes[key] = holder.memory_parts()
-        return plan_memory(model_class.arch, self._sizes[key], available, work, host, budget=self.budget,
-                           qtype=self.qtype_for(model_class))
+        return plan_memory(
+            model_class.arch,
+            self._sizes[key],
+            available,
+            work,
+            host,
+            budget=self.budget,
+            qtype=self.qtype_for(model_class),
+        )
 
     def qtype_for(self, model_class) -> Optional[str]:
         """The engine's 8-bit type, or float8 weights only for a family whose step float8 activations slow."""
@@ -126,27 +136,40 @@ class MemoryPlanner:
         from toolkit.device import vram_stats
 
         allocated = (vram_stats() or {}).get("allocated", 0)
-        on_gpu = {e.key.subfolder or e.key.cls.rsplit(".", 1)[-1]: round(e.bytes / GIB, 2)
-                  for e in self.pool.entries.values() if e.tier == "device" and e.key.device == self.device}
+        on_gpu = {
+            e.key.subfolder or e.key.cls.rsplit(".", 1)[-1]: round(e.bytes / GIB, 2)
+            for e in self.pool.entries.values()
+            if e.tier == "device" and e.key.device == self.device
+        }
         return {"stage": stage, "allocated_gib": round(allocated / GIB, 2), "pool_gib": on_gpu}
 
     @staticmethod
     def oom_message(where: dict, error: BaseException) -> str:
         """The ``oom`` error frame's message: where it struck and what sat on the GPU, then torch's own line."""
         on_gpu = ", ".join(f"{name} {gib} GiB" for name, gib in where["pool_gib"].items()) or "none of the pool's"
-        return (f"Out of memory while {where['stage']} ({where['allocated_gib']} GiB allocated; components on the "
-                f"GPU: {on_gpu}): {str(error).splitlines()[0] if str(error) else type(error).__name__}")[:600]
+        return (
+            f"Out of memory while {where['stage']} ({where['allocated_gib']} GiB allocated; components on the "
+            f"GPU: {on_gpu}): {str(error).splitlines()[0] if str(error) else type(error).__name__}"
+        )[:600]
 
     def describe(self, plan: Optional[Plan]) -> dict:
-        return {"mode": self.mode, "qtype": self.qtype, "reserve_scale": dict(self.reserve_scale),
-                "plan": plan.describe() if plan is not None else None}
+        return {
+            "mode": self.mode,
+            "qtype": self.qtype,
+            "reserve_scale": dict(self.reserve_scale),
+            "plan": plan.describe() if plan is not None else None,
+        }
 
 
 def _scaled(work: Workload, scale: float) -> Workload:
     if scale == 1.0:
         return work
-    return replace(work, denoise=int(work.denoise * scale), decode=int(work.decode * scale),
-                   decode_tiled=int(work.decode_tiled * scale))
+    return replace(
+        work,
+        denoise=int(work.denoise * scale),
+        decode=int(work.decode * scale),
+        decode_tiled=int(work.decode_tiled * scale),
+    )
 
 
 def _local(model_config) -> bool:
@@ -158,5 +181,5 @@ def _readable(path: str) -> bool:
     if path.startswith("tiny:"):
         from toolkit.models.tiny import RECIPE_VERSION, cache_root
 
-        return os.path.isdir(os.path.join(cache_root(), f"v{RECIPE_VERSION}", path[len("tiny:"):].replace("/", "__")))
+        return os.path.isdir(os.path.join(cache_root(), f"v{RECIPE_VERSION}", path[len("tiny:") :].replace("/", "__")))
     return path.startswith("builtin:") or os.path.exists(path)

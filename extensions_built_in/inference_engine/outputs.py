@@ -1,15 +1,20 @@
-"""The engine's output folder: the URL of a result, the listing clients read, sidecars, and removing a result.
+"""The engine's output folder: writing a result (file, sidecar, result frame), its URL, the listing clients read,
+and removing a result.
 
 A listing runs while the saver thread writes: temp files and sidecars in the making are never listed, and a
 file that goes away between listing and reading (a temp file renamed into place) is skipped, not an error.
-No torch and no HTTP here.
+No torch and no HTTP here: frames go to the request's stream.
 """
+
 from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Optional
 from urllib.parse import quote
+
+from toolkit.media import save_generated
 
 
 class Outputs:
@@ -33,8 +38,16 @@ class Outputs:
             except OSError:
                 continue
             if os.path.isfile(path):
-                entries.append({"name": name, "path": path, "url": self.url(path), "bytes": st.st_size,
-                                "mtime": st.st_mtime, "meta": read_json(sidecar_of(path))})
+                entries.append(
+                    {
+                        "name": name,
+                        "path": path,
+                        "url": self.url(path),
+                        "bytes": st.st_size,
+                        "mtime": st.st_mtime,
+                        "meta": read_json(sidecar_of(path)),
+                    }
+                )
         entries.sort(key=lambda e: e["mtime"], reverse=True)
         return entries[:limit]
 
@@ -60,6 +73,53 @@ class Outputs:
                 os.remove(path)
             except FileNotFoundError:
                 pass
+
+    def save_result(self, req, media, started: float) -> None:
+        """On the saver thread: the file, its thumbnail and sidecar, then the result frame and the end. A full disk
+        or a codec refusing the frames fails this request only, and leaves no half result behind."""
+        result = None
+        try:
+            t_save = time.monotonic()
+            result = save_generated(media, req.sample)
+            req.timings["save_s"] = round(time.monotonic() - t_save, 4)
+            req.timings["total_s"] = round(time.monotonic() - started, 4)
+            self._write_result_sidecar(req, result)
+        except Exception as e:  # a full disk, a codec refusing the frames: the request fails, the engine serves on
+            if result is not None:  # the file made it, its sidecar did not: no half result stays behind
+                self.remove(result["path"])
+            req.stream.finish(False, "internal", f"Saving the result failed: {type(e).__name__}: {e}"[:2000])
+            return
+        req.stream.emit(
+            "result",
+            path=result["path"],
+            url=self.url(result["path"]),
+            kind=result["kind"],
+            ext=result["ext"],
+            width=result.get("width"),
+            height=result.get("height"),
+            frames=result.get("frames"),
+            fps=result.get("fps"),
+            sample_rate=result.get("sample_rate"),
+            duration_s=result.get("duration_s"),
+            bytes=result["bytes"],
+            timings=req.timings,
+            seed=req.sample.seed,
+        )
+        req.stream.finish(True)
+
+    def _write_result_sidecar(self, req, result: dict) -> None:
+        self.write_sidecar(
+            result["path"],
+            {
+                "request_id": req.id,
+                "created": req.created,
+                "config": req.resolved_config(),
+                "request": req.body,
+                "seed": req.sample.seed,
+                "timings": req.timings,
+                "result": {k: v for k, v in result.items() if k != "path"} | {"url": self.url(result["path"])},
+            },
+        )
 
 
 def sidecar_of(result_path: str) -> str:

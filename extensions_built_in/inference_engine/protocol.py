@@ -50,8 +50,14 @@ FRAME_TYPES = ("start", "status", "progress", "latent", "result", "error", "end"
 STAGES = ("queued", "loading", "encoding", "sampling", "decoding", "saving")
 ERROR_CODES = ("bad_request", "cancelled", "oom", "load_failed", "too_large", "internal")
 # The HTTP status ``POST /generate?wait=1`` answers an error frame with (a streamed response is already 200).
-ERROR_HTTP_STATUS = {"bad_request": 422, "cancelled": 409, "oom": 507, "load_failed": 424, "too_large": 507,
-                     "internal": 500}
+ERROR_HTTP_STATUS = {
+    "bad_request": 422,
+    "cancelled": 409,
+    "oom": 507,
+    "load_failed": 424,
+    "too_large": 507,
+    "internal": 500,
+}
 assert tuple(ERROR_HTTP_STATUS) == ERROR_CODES
 LAYOUTS = ("BCHW", "BCFHW", "BLC")
 LATENT_DTYPE = "float16"

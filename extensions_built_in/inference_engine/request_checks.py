@@ -5,6 +5,7 @@ Paths from a request are resolved before they are checked (links followed): a Lo
 a control image only as an uploaded asset or a file in the engine's own folders. No torch is needed: sizes are
 snapped by the family class without weights.
 """
+
 from __future__ import annotations
 
 import os
@@ -52,8 +53,10 @@ class RequestChecks:
         sample = {k: v for k, v in sample.items() if v is not None}
         merged = {**model_class.defaults, **sample}
         if merged.get("output_ext") not in model_class.output_exts:
-            raise BadRequest(("body", "sample", "output_ext"),
-                             f"{model_class.arch} writes {', '.join(model_class.output_exts)}, not {merged.get('output_ext')!r}")
+            raise BadRequest(
+                ("body", "sample", "output_ext"),
+                f"{model_class.arch} writes {', '.join(model_class.output_exts)}, not {merged.get('output_ext')!r}",
+            )
         for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3"):
             if merged.get(key):
                 merged[key] = self.resolve_image_ref(merged[key], ("body", "sample", key))
@@ -62,9 +65,11 @@ class RequestChecks:
         except (TypeError, ValueError) as e:
             raise BadRequest(("body", "sample"), str(e)) from None
         if len(gen.control_images) < model_class.control_images:
-            raise BadRequest(("body", "sample", "ctrl_img"),
-                             f"{model_class.arch} needs {model_class.control_images} control image(s): upload one to "
-                             f"/assets and pass its id as ctrl_img")
+            raise BadRequest(
+                ("body", "sample", "ctrl_img"),
+                f"{model_class.arch} needs {model_class.control_images} control image(s): upload one to "
+                f"/assets and pass its id as ctrl_img",
+            )
         model_class("cpu", model_config).prepare_gen_config(gen)  # snapping needs no weights
         return model_class, model_config, gen, StreamOptions(**stream)
 

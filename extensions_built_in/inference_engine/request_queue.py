@@ -8,6 +8,7 @@ heartbeat made ``GET /queue`` take 3 s.
 
 Neither torch nor HTTP here. Items need an ``id``.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -60,14 +61,16 @@ class RequestQueue(Generic[T]):
             ticket = self._tickets.pop(item_id, None)
             if ticket is None:
                 return None
+            removed = None
             for i, (t, item) in enumerate(self._line):  # a cancel is rare; heartbeats never come here
                 if t == ticket:
+                    removed = item
                     del self._line[i]
                     break
             if self._line and ticket > self._line[0][0]:
                 bisect.insort(self._cancelled, ticket)
             self._prune()
-            return item
+            return removed
 
     def position(self, item_id: str) -> Optional[int]:
         """1-based place in line; None once it runs or left."""
@@ -130,4 +133,4 @@ class RequestQueue(Generic[T]):
         if not self._line:
             self._cancelled.clear()
             return
-        del self._cancelled[:bisect.bisect_right(self._cancelled, self._line[0][0])]
+        del self._cancelled[: bisect.bisect_right(self._cancelled, self._line[0][0])]

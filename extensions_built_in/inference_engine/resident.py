@@ -4,6 +4,7 @@ A request whose model config and memory plan match the resident holder's reuses 
 build). Otherwise a new holder is built; its component loads hit or miss the pool, so only what differs is
 loaded. Main thread only: the server thread reads ``holder`` once per ``/health`` and never mutates it.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Optional
@@ -20,8 +21,13 @@ class LoadFailed(RuntimeError):
 
 
 class ResidentModel:
-    def __init__(self, device: str, pool: ComponentPool, status_hook: Callable[[str, Optional[str]], None],
-                 counters: Optional[dict] = None):
+    def __init__(
+        self,
+        device: str,
+        pool: ComponentPool,
+        status_hook: Callable[[str, Optional[str]], None],
+        counters: Optional[dict] = None,
+    ):
         self.device, self.pool, self._status_hook = device, pool, status_hook
         self.holder = None
         self.identity: Optional[dict] = None
@@ -61,8 +67,11 @@ class ResidentModel:
         if plan is None:
             return
         used = self.pool.used
-        own = sum(e.bytes for k, e in self.pool.entries.items()
-                  if k in used and e.tier == "device" and k.device == self.device)
+        own = sum(
+            e.bytes
+            for k, e in self.pool.entries.items()
+            if k in used and e.tier == "device" and k.device == self.device
+        )
         self.pool.evict_for(plan.peak - own, self.device, protect=used)
 
     def build(self, model_class, model_config: ModelConfig, plan=None):
@@ -77,8 +86,9 @@ class ResidentModel:
         except Exception as e:
             if is_oom(e):
                 raise
-            raise LoadFailed(f"Loading {model_class.arch} from {model_config.name_or_path!r} failed: "
-                             f"{type(e).__name__}: {e}") from e
+            raise LoadFailed(
+                f"Loading {model_class.arch} from {model_config.name_or_path!r} failed: {type(e).__name__}: {e}"
+            ) from e
         return holder
 
     def load_default(self, model: dict, planner) -> None:
@@ -111,5 +121,8 @@ class ResidentModel:
 
 def holder_identity(model_config: ModelConfig, plan) -> dict:
     """What makes a resident holder reusable: its config, and where its plan put each component."""
-    return model_config.identity() | {"memory_plan": None if plan is None else {
-        "placements": plan.placements, "vae_tiling": plan.vae_tiling, "qtype": plan.qtype}}
+    return model_config.identity() | {
+        "memory_plan": None
+        if plan is None
+        else {"placements": plan.placements, "vae_tiling": plan.vae_tiling, "qtype": plan.qtype}
+    }

@@ -7,6 +7,7 @@ bounded: when saving falls behind, the main thread waits instead of piling decod
 
 Neither torch nor HTTP here: the engine hands over closures that write the file and emit the result frame.
 """
+
 from __future__ import annotations
 
 import queue

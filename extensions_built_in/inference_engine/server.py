@@ -4,6 +4,7 @@ uvicorn runs this on a thread bound to 127.0.0.1 with an ephemeral port; the gen
 waits on it. Every route but ``/health`` needs ``Authorization: Bearer <token>`` (the per-launch token in
 engine.json). Bad input becomes a 4xx whose JSON names the field, in FastAPI's own ``detail`` shape.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -19,10 +20,10 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
-from extensions_built_in.inference_engine.engine import Engine, EngineBusy
 from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
-from extensions_built_in.inference_engine.request_checks import BadRequest
+from extensions_built_in.inference_engine.engine import Engine, EngineBusy
 from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS, MEDIA_TYPE
+from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.request_queue import QueueFull
 from extensions_built_in.inference_engine.stream import FrameStream
 
@@ -47,8 +48,11 @@ class ModelBody(BaseModel):
     arch: str = Field("sd1", max_length=64, description="family, optionally with a tag: 'zimage:turbo'")
     name_or_path: str = Field(..., min_length=1, max_length=1024, description="hub id, local folder, or tiny:<arch>")
     extras_name_or_path: Optional[str] = Field(None, max_length=1024)
-    variant: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9_]{1,32}$", description="weight files: 'fp16' reads "
-                                   "*.fp16.safetensors where a folder has them")
+    variant: Optional[str] = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_]{1,32}$",
+        description="weight files: 'fp16' reads *.fp16.safetensors where a folder has them",
+    )
     dtype: Literal["float16", "fp16", "bfloat16", "bf16", "float32", "fp32"] = "float16"
     quantize: bool = False
     qtype: str = Field("qfloat8", max_length=64)
@@ -60,8 +64,9 @@ class ModelBody(BaseModel):
     layer_offloading_text_encoder_percent: float = Field(1.0, ge=0, le=1)
     lora_path: Optional[str] = Field(None, max_length=1024)
     lora_multiplier: float = Field(1.0, ge=-10, le=10)
-    loras: list[LoraBody] = Field(default_factory=list, max_length=MAX_LORAS,
-                                  description="several LoRAs at once, applied after lora_path")
+    loras: list[LoraBody] = Field(
+        default_factory=list, max_length=MAX_LORAS, description="several LoRAs at once, applied after lora_path"
+    )
 
     @model_validator(mode="after")
     def bounded_extras(self):
@@ -125,9 +130,14 @@ def bad_request(loc, message: str, status: int = 422) -> JSONResponse:
 def create_app(engine: Engine, token: str) -> FastAPI:
     # No /docs or /redoc page: a browser cannot send the bearer token, so the page would 401 on its own schema.
     # The schema itself is served (with the token) for scripts and API tools.
-    app = FastAPI(title="AI Toolkit inference engine", version="1", docs_url=None, redoc_url=None,
-                  description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
-                              "(engine.json). POST /generate streams binary frames (README \"Frames\").")
+    app = FastAPI(
+        title="AI Toolkit inference engine",
+        version="1",
+        docs_url=None,
+        redoc_url=None,
+        description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
+        '(engine.json). POST /generate streams binary frames (README "Frames").',
+    )
     expected = f"Bearer {token}".encode()
     app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets",))
 
@@ -136,8 +146,9 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         if request.url.path != "/health":
             given = request.headers.get("authorization", "").encode()
             if not hmac.compare_digest(given, expected):
-                return JSONResponse({"detail": "missing or wrong bearer token"}, status_code=401,
-                                    headers={"WWW-Authenticate": "Bearer"})
+                return JSONResponse(
+                    {"detail": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                )
         return await call_next(request)
 
     @app.get("/health")
@@ -152,17 +163,23 @@ def create_app(engine: Engine, token: str) -> FastAPI:
     async def generate(body: GenerateBody, request: Request, wait: bool = Query(False)):
         stream = FrameStream(engine.new_request_id(), asyncio.get_running_loop())
         try:
-            req = engine.submit(body.model.model_dump(exclude_none=True), body.sample.model_dump(exclude_none=True),
-                                body.stream.model_dump(), stream)
+            req = engine.submit(
+                body.model.model_dump(exclude_none=True),
+                body.sample.model_dump(exclude_none=True),
+                body.stream.model_dump(),
+                stream,
+            )
         except BadRequest as e:
             return bad_request(e.loc, str(e))
         except QueueFull as e:
             return JSONResponse({"detail": str(e)}, status_code=429, headers={"Retry-After": str(e.retry_after_s)})
         if wait:
             return await wait_for_outcome(engine, req, request)
-        return StreamingResponse(stream_frames(engine, req, request), media_type=MEDIA_TYPE,
-                                 headers={"X-Request-Id": req.id, "Cache-Control": "no-cache, no-transform",
-                                          "X-Accel-Buffering": "no"})
+        return StreamingResponse(
+            stream_frames(engine, req, request),
+            media_type=MEDIA_TYPE,
+            headers={"X-Request-Id": req.id, "Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"},
+        )
 
     @app.post("/cancel/{request_id}")
     async def cancel(request_id: str):
@@ -200,8 +217,10 @@ def create_app(engine: Engine, token: str) -> FastAPI:
     @app.get("/checkpoints")
     async def checkpoints():
         """Diffusers folders and single-file checkpoints under the engine's model roots, for the model picker."""
-        return {"roots": engine.model_roots,
-                "checkpoints": await asyncio.to_thread(list_checkpoints, engine.model_roots)}
+        return {
+            "roots": engine.model_roots,
+            "checkpoints": await asyncio.to_thread(list_checkpoints, engine.model_roots),
+        }
 
     @app.get("/outputs")
     async def outputs(limit: int = Query(100, ge=1, le=10000)):
@@ -278,7 +297,9 @@ async def wait_for_outcome(engine: Engine, req, request: Request) -> JSONRespons
             chunk = await req.stream.next_chunk(timeout=0.5)
             for frame in read_frames(chunk) if chunk else ():
                 if frame.type in ("result", "error"):
-                    outcome[frame.type] = {k: v for k, v in frame.header.items() if k not in ("type", "request_id", "seq", "t")}
+                    outcome[frame.type] = {
+                        k: v for k, v in frame.header.items() if k not in ("type", "request_id", "seq", "t")
+                    }
             if await request.is_disconnected():
                 engine.cancel(req.id)
                 return JSONResponse(outcome, status_code=499)
@@ -350,8 +371,15 @@ class EngineServer:
             raise ValueError("the engine binds loopback only; reach it through the UI's proxy")
         # timeout_keep_alive: the UI's proxy (undici) reuses idle connections for up to 4 s, and a connection
         # closed by the server just as it is reused fails the request (502s under load, docs/RELIABILITY.md).
-        config = uvicorn.Config(create_app(engine, token), host=host, port=port, log_level="warning",
-                                timeout_graceful_shutdown=5, lifespan="off", timeout_keep_alive=30)
+        config = uvicorn.Config(
+            create_app(engine, token),
+            host=host,
+            port=port,
+            log_level="warning",
+            timeout_graceful_shutdown=5,
+            lifespan="off",
+            timeout_keep_alive=30,
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="engine-http", daemon=True)
         self.host = host

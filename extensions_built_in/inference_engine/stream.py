@@ -8,6 +8,7 @@ where a latent frame was dropped).
 
 Neither torch nor HTTP here: the engine calls ``emit``; the server awaits ``next_chunk``.
 """
+
 from __future__ import annotations
 
 import asyncio

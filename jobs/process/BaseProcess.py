@@ -34,9 +34,7 @@ class BaseProcess:
         if value is not None:
             return as_type(value) if as_type is not None else value
         if required:
-            raise ValueError(
-                f'config file error. Missing "config.process[{self.process_id}].{key}" key'
-            )
+            raise ValueError(f'config file error. Missing "config.process[{self.process_id}].{key}" key')
         if as_type is not None and default is not None:
             return as_type(default)
         return default

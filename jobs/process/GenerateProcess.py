@@ -4,6 +4,7 @@ AI Toolkit's headless generation path; here it also proves the model layer end t
 Config keys follow AI Toolkit (``generate.prompts``, ``sample_steps``, ``neg``, ``ext`` ...), plus
 ``num_frames``/``fps`` for video and ``duration_s``/``lyrics`` for audio families.
 """
+
 import os
 
 from jobs.process.BaseProcess import BaseProcess
@@ -36,12 +37,17 @@ class GenerateProcess(BaseProcess):
             prompt, flags = parse_prompt_flags(line)
             settings = dict(
                 negative_prompt=g.get("neg", ""),
-                width=g.get("width", defaults.get("width", 512)), height=g.get("height", defaults.get("height", 512)),
+                width=g.get("width", defaults.get("width", 512)),
+                height=g.get("height", defaults.get("height", 512)),
                 num_inference_steps=g.get("sample_steps", defaults.get("num_inference_steps", 25)),
                 guidance_scale=g.get("guidance_scale", defaults.get("guidance_scale", 7.5)),
-                seed=g.get("seed", -1), output_ext=g.get("ext", defaults.get("output_ext", "png")),
-                num_frames=g.get("num_frames", defaults.get("num_frames", 1)), fps=g.get("fps", defaults.get("fps", 15)),
-                duration_s=g.get("duration_s", defaults.get("duration_s")), lyrics=g.get("lyrics", ""))
+                seed=g.get("seed", -1),
+                output_ext=g.get("ext", defaults.get("output_ext", "png")),
+                num_frames=g.get("num_frames", defaults.get("num_frames", 1)),
+                fps=g.get("fps", defaults.get("fps", 15)),
+                duration_s=g.get("duration_s", defaults.get("duration_s")),
+                lyrics=g.get("lyrics", ""),
+            )
             configs.append(GenerateImageConfig(prompt=prompt, output_folder=self.output_folder, **settings | flags))
         return configs
 

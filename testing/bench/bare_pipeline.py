@@ -1,5 +1,6 @@
 """A family's checkpoint through its bare diffusers pipeline, in this process: the reference the engine's step
 time is compared with (testing/bench/gpu_suite.py, testing/bench/family_sweep.py)."""
+
 from __future__ import annotations
 
 import time
@@ -32,8 +33,13 @@ class BarePipeline:
 
         from toolkit.config_modules import GenerateImageConfig
 
-        gen = GenerateImageConfig(prompt="a red fox in the snow", num_inference_steps=steps, seed=1,
-                                  output_folder=str(self.out), **self.settings)
+        gen = GenerateImageConfig(
+            prompt="a red fox in the snow",
+            num_inference_steps=steps,
+            seed=1,
+            output_folder=str(self.out),
+            **self.settings,
+        )
         self.model.prepare_gen_config(gen)
         clock = StepClock(self.device)
         scheduler = self.model.pipeline.scheduler
@@ -51,8 +57,9 @@ class BarePipeline:
         t0 = time.monotonic()
         try:
             with torch.inference_mode():
-                self.model.pipeline(**self.model.pipeline_kwargs(gen),
-                                    generator=torch.Generator("cpu").manual_seed(1), output_type="np")
+                self.model.pipeline(
+                    **self.model.pipeline_kwargs(gen), generator=torch.Generator("cpu").manual_seed(1), output_type="np"
+                )
         finally:
             del scheduler.step  # the class's own again
         sync()

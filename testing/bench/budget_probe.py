@@ -12,6 +12,7 @@ encoding, sampling, decoding and saving as the client sees them. That split is w
 real depth (``--te-layers 24``: T5-XXL), since offloading decisions depend on their size. JSON is written
 after every option, so a cut run keeps what it measured.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,13 @@ OPTIONS = {
     "low_vram": {"low_vram": True},
     "layer_offloading": {"layer_offloading": True},
     "quantize": {"quantize": True, "qtype": "float8", "quantize_te": True, "qtype_te": "float8"},
-    "low_vram+quantize": {"low_vram": True, "quantize": True, "qtype": "float8", "quantize_te": True,
-                          "qtype_te": "float8"},
+    "low_vram+quantize": {
+        "low_vram": True,
+        "quantize": True,
+        "qtype": "float8",
+        "quantize_te": True,
+        "qtype_te": "float8",
+    },
 }
 STAGE_ORDER = ("loading", "encoding", "sampling", "decoding", "saving")
 
@@ -81,8 +87,13 @@ def file_digest(path: str) -> str:
 
 def phases(marks: dict) -> dict:
     """Durations between the stage changes the client saw (missing ones are left out)."""
-    spans = {"load": ("loading", "encoding"), "encode": ("encoding", "first_step"),
-             "sample": ("first_step", "last_step"), "decode": ("last_step", "saving"), "save": ("saving", "result")}
+    spans = {
+        "load": ("loading", "encoding"),
+        "encode": ("encoding", "first_step"),
+        "sample": ("first_step", "last_step"),
+        "decode": ("last_step", "saving"),
+        "save": ("saving", "result"),
+    }
     return {name: round(marks[b] - marks[a], 3) for name, (a, b) in spans.items() if a in marks and b in marks}
 
 
@@ -98,8 +109,11 @@ def build(models: Path, tiny: bool, te_layers: int) -> dict:
         device = "cuda" if torch.cuda.is_available() and not tiny else "cpu"
         real_size.build_flux(str(folder), device, torch.float32 if tiny else torch.bfloat16, small=tiny)
         (folder / ".done").write_text("ok")
-    size = {p.name: round(sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) / 2**30, 2)
-            for p in folder.iterdir() if p.is_dir()}
+    size = {
+        p.name: round(sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) / 2**30, 2)
+        for p in folder.iterdir()
+        if p.is_dir()
+    }
     return {"s": round(time.monotonic() - t0, 1), "gib": size, "te_layers": te_layers}
 
 
@@ -112,37 +126,67 @@ def probe(args) -> dict:
     device = "cpu" if tiny or not torch.cuda.is_available() else "cuda"
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    result: dict = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": device, "tiny": tiny,
-                             "budget_gb": args.budget_gb or None, "steps": args.steps,
-                             "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None},
-                    "build": build(Path(args.models), tiny, args.te_layers), "options": {}}
+    result: dict = {
+        "meta": {
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "device": device,
+            "tiny": tiny,
+            "budget_gb": args.budget_gb or None,
+            "steps": args.steps,
+            "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
+        },
+        "build": build(Path(args.models), tiny, args.te_layers),
+        "options": {},
+    }
     name = f"budget_probe_{args.budget_gb:g}gb.json" if args.budget_gb else "budget_probe_full.json"
     (out / name).write_text(json.dumps(result, indent=2))
     folder = str(Path(args.models) / "flux")
     size = 64 if tiny else 1024
-    sample = {"prompt": "a red fox in the snow", "width": size, "height": size, "num_inference_steps": args.steps,
-              "guidance_scale": 3.5, "seed": 1}
+    sample = {
+        "prompt": "a red fox in the snow",
+        "width": size,
+        "height": size,
+        "num_inference_steps": args.steps,
+        "guidance_scale": 3.5,
+        "seed": 1,
+    }
     for option in args.options.split(","):
         model = {"arch": "flux", "name_or_path": folder, "dtype": "float32" if tiny else "bf16", **OPTIONS[option]}
         body = {"model": model, "sample": sample, "stream": {"latents": "none"}}
         row: dict = {}
         started = time.monotonic()
         try:
-            with engine_process(Path(args.work) / option, device, log=out / f"engine_{option.replace('+', '_')}.log",
-                                vram_budget_gb=0 if tiny else args.budget_gb, warm_up=True) as client:
+            with engine_process(
+                Path(args.work) / option,
+                device,
+                log=out / f"engine_{option.replace('+', '_')}.log",
+                vram_budget_gb=0 if tiny else args.budget_gb,
+                warm_up=True,
+            ) as client:
                 row["cold"] = timed_request(client, body)
                 if "error" not in row["cold"]:
                     row["warm"] = timed_request(client, body)
                 health = client.health()
                 row["vram"] = health.get("vram")
-                row["pool"] = [{k: e[k] for k in ("class", "subfolder", "bytes", "tier", "load_s")} for e in health["pool"]]
+                row["pool"] = [
+                    {k: e[k] for k in ("class", "subfolder", "bytes", "tier", "load_s")} for e in health["pool"]
+                ]
         except Exception as e:  # one option's failure must not lose the others
             row["exception"] = f"{type(e).__name__}: {e}"[:500]
         row["wall_s"] = round(time.monotonic() - started, 1)
         result["options"][option] = row
         (out / name).write_text(json.dumps(result, indent=2, default=str))
-        print(option, json.dumps({k: (v.get("phases"), v.get("error"), v.get("sha256")) if isinstance(v, dict) else v
-                                for k, v in row.items() if k in ("cold", "warm", "exception")}), flush=True)
+        print(
+            option,
+            json.dumps(
+                {
+                    k: (v.get("phases"), v.get("error"), v.get("sha256")) if isinstance(v, dict) else v
+                    for k, v in row.items()
+                    if k in ("cold", "warm", "exception")
+                }
+            ),
+            flush=True,
+        )
     return result
 
 

@@ -1,5 +1,6 @@
 """The engine as users run it, for benchmarks: ``python run.py`` in its own process (so client and engine share
 no GIL), a client once engine.json exists, and a batch of requests sent at once."""
+
 from __future__ import annotations
 
 import contextlib
@@ -16,17 +17,36 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
-def engine_process(folder: Path, device: str, log: Optional[Path] = None, start_timeout: float = 120,
-                   **engine_options):
+def engine_process(folder: Path, device: str, log: Optional[Path] = None, start_timeout: float = 120, **engine_options):
     from extensions_built_in.inference_engine.client import EngineClient
 
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "engine_config.json"
-    config.write_text(json.dumps({"job": "extension", "config": {"name": "bench", "process": [{
-        "type": "InferenceEngine", "device": device, "engine": {"job_folder": str(folder), **engine_options}}]}}))
+    config.write_text(
+        json.dumps(
+            {
+                "job": "extension",
+                "config": {
+                    "name": "bench",
+                    "process": [
+                        {
+                            "type": "InferenceEngine",
+                            "device": device,
+                            "engine": {"job_folder": str(folder), **engine_options},
+                        }
+                    ],
+                },
+            }
+        )
+    )
     out = open(log, "w") if log else subprocess.DEVNULL
-    proc = subprocess.Popen([sys.executable, "run.py", str(config)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", str(config)],
+        cwd=ROOT,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         deadline = time.monotonic() + start_timeout
         while not (folder / "engine.json").exists():
@@ -68,5 +88,10 @@ def queue_row(wall: float, timings: list[dict]) -> dict:
     """Wall time against the sum of what the engine reports per request: below 1 when saving one result
     overlaps sampling the next."""
     busy = sum(t["load_s"] + t["sample_s"] + t["save_s"] for t in timings)
-    return {"requests": len(timings), "wall_s": round(wall, 3), "sum_busy_s": round(busy, 3),
-            "sum_save_s": round(sum(t["save_s"] for t in timings), 3), "wall_over_sum": round(wall / busy, 3)}
+    return {
+        "requests": len(timings),
+        "wall_s": round(wall, 3),
+        "sum_busy_s": round(busy, 3),
+        "sum_save_s": round(sum(t["save_s"] for t in timings), 3),
+        "wall_over_sum": round(wall / busy, 3),
+    }

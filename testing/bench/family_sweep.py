@@ -13,6 +13,7 @@ and the output file read back (kind, size, frames or duration). The checkpoint i
 family (the disk holds one at a time). JSON and markdown are rewritten after every run, so a cut run keeps
 what it measured.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,10 +53,13 @@ def control_images(model_class, sample: dict, folder: Path, client=None) -> dict
     refs = {}
     for i in range(model_class.control_images):
         path = folder / f"control_{i}.png"
-        pixels = np.random.default_rng(i).integers(0, 256, (sample.get("height", 1024), sample.get("width", 1024), 3),
-                                                   dtype=np.uint8)
+        pixels = np.random.default_rng(i).integers(
+            0, 256, (sample.get("height", 1024), sample.get("width", 1024), 3), dtype=np.uint8
+        )
         Image.fromarray(pixels).save(path)
-        refs["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = client.upload_asset(str(path))["id"] if client else str(path)
+        refs["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = (
+            client.upload_asset(str(path))["id"] if client else str(path)
+        )
     return refs
 
 
@@ -92,7 +96,7 @@ def bare_pipeline(args, arch: str, folder: Path) -> dict:
 
 def checked_output(path: str, model_class, sample: dict) -> dict:
     """The file read back: right kind, and the native size, frames or duration."""
-    from toolkit.media import probe
+    from toolkit.media_probe import probe
 
     try:
         info = probe(path)
@@ -125,10 +129,20 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
     work = Path(args.work) / f"{arch}_{name}"
     log = Path(args.work) / f"engine_{arch}_{name}.log"  # not under --out: the GPU machine returns few files
     try:
-        with engine_process(work, device, log=log, start_timeout=300, vram_budget_gb=0 if args.tiny else budget,
-                            memory_qtype=qtype or "auto", warm_up=True) as client:
-            body = {"model": model, "sample": sample | control_images(model_class, sample, work, client),
-                    "stream": {"latents": "none"}}
+        with engine_process(
+            work,
+            device,
+            log=log,
+            start_timeout=300,
+            vram_budget_gb=0 if args.tiny else budget,
+            memory_qtype=qtype or "auto",
+            warm_up=True,
+        ) as client:
+            body = {
+                "model": model,
+                "sample": sample | control_images(model_class, sample, work, client),
+                "stream": {"latents": "none"},
+            }
             for name in ("cold", "warm"):
                 row[name] = timed_request(client, body, keep_path=True)
                 if "error" in row[name]:
@@ -137,8 +151,9 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             health = client.health()
             row["plan"] = (health.get("memory") or {}).get("plan")
             row["vram"] = health.get("vram")
-            row["pool"] = [{k: e[k] for k in ("class", "subfolder", "bytes", "device", "tier", "load_s")}
-                           for e in health["pool"]]
+            row["pool"] = [
+                {k: e[k] for k in ("class", "subfolder", "bytes", "device", "tier", "load_s")} for e in health["pool"]
+            ]
     except Exception as e:  # one run's failure must not lose the others
         row["exception"] = f"{type(e).__name__}: {e}"[:800]
     if row.get("exception") or any("error" in (row.get(k) or {}) for k in ("cold", "warm")):
@@ -154,9 +169,15 @@ def sweep(args) -> dict:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    result = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "tiny": args.tiny,
-                       "gpu": None if args.tiny else torch.cuda.get_device_name(0),
-                       "budgets_gb": args.budgets}, "families": {}}
+    result = {
+        "meta": {
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "tiny": args.tiny,
+            "gpu": None if args.tiny else torch.cuda.get_device_name(0),
+            "budgets_gb": args.budgets,
+        },
+        "families": {},
+    }
     budgets = [_entry(b) for b in args.budgets.split(",")]
     for arch in args.families.split(","):
         family: dict = result["families"].setdefault(arch, {"runs": {}})
@@ -192,9 +213,15 @@ def _entry(text: str) -> str:
 
 def summary_row(run: dict) -> dict:
     cold, warm = run.get("cold") or {}, run.get("warm") or {}
-    return {"plan": (run.get("plan") or {}).get("summary"), "error": cold.get("error") or warm.get("error"),
-            "exception": run.get("exception"), "step_s": (warm.get("timings") or {}).get("step_s"),
-            "warm_s": warm.get("total_s"), "cold_s": cold.get("total_s"), "output": warm.get("output")}
+    return {
+        "plan": (run.get("plan") or {}).get("summary"),
+        "error": cold.get("error") or warm.get("error"),
+        "exception": run.get("exception"),
+        "step_s": (warm.get("timings") or {}).get("step_s"),
+        "warm_s": warm.get("total_s"),
+        "cold_s": cold.get("total_s"),
+        "output": warm.get("output"),
+    }
 
 
 def save(result: dict, out: Path) -> None:
@@ -203,8 +230,10 @@ def save(result: dict, out: Path) -> None:
 
 
 def render_markdown(result: dict) -> str:
-    lines = ["| arch | budget | plan | s/step | × full (full: × bare) | warm e2e s | × full | cold s | peak GiB | output |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| arch | budget | plan | s/step | × full (full: × bare) | warm e2e s | × full | cold s | peak GiB | output |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for arch, family in result["families"].items():
         full = summary_row(family["runs"].get("0", {}))
         bare_step = (family.get("bare") or {}).get("step_s")
@@ -214,16 +243,28 @@ def render_markdown(result: dict) -> str:
             row = summary_row(run)
             peak = ((run.get("vram") or {}).get("peak_allocated") or 0) / 2**30
             if row["error"] or row["exception"]:
-                problem = (row["error"] or {}).get("code", "") + ": " + str((row["error"] or {}).get("message") or
-                                                                          row["exception"])[:160]
+                problem = (
+                    (row["error"] or {}).get("code", "")
+                    + ": "
+                    + str((row["error"] or {}).get("message") or row["exception"])[:160]
+                )
                 lines.append(f"| {arch} | {_label(budget)} | {problem} | | | | | | | |")
                 continue
-            lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} |".format(
-                arch, _label(budget), row["plan"] or "all on the GPU",
-                _fmt(row["step_s"]), _ratio(row["step_s"], bare_step if budget == "0" else full["step_s"])
-                + (" bare" if budget == "0" and bare_step else ""), _fmt(row["warm_s"]),
-                _ratio(row["warm_s"], full["warm_s"]), _fmt(row["cold_s"]), peak,
-                "ok" if (row["output"] or {}).get("ok") else f"CHECK {row['output']}"))
+            lines.append(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} |".format(
+                    arch,
+                    _label(budget),
+                    row["plan"] or "all on the GPU",
+                    _fmt(row["step_s"]),
+                    _ratio(row["step_s"], bare_step if budget == "0" else full["step_s"])
+                    + (" bare" if budget == "0" and bare_step else ""),
+                    _fmt(row["warm_s"]),
+                    _ratio(row["warm_s"], full["warm_s"]),
+                    _fmt(row["cold_s"]),
+                    peak,
+                    "ok" if (row["output"] or {}).get("ok") else f"CHECK {row['output']}",
+                )
+            )
     note = "\n\nTINY smoke run (CPU, one layer per stack): not a measurement.\n" if result["meta"]["tiny"] else "\n"
     return "\n".join(lines) + note
 
@@ -244,9 +285,15 @@ def _ratio(a, b) -> str:
 def main(argv=None) -> int:
     parser = bench_parser(__doc__, work="/tmp/aitk_sweep")
     parser.add_argument("--families", required=True)
-    parser.add_argument("--budgets", default="0,24", help="GiB, comma-separated; 0 is the whole card; GiB:qtype "
-                        "forces the plan's 8-bit type (engine.memory_qtype), e.g. 24,24:float8")
-    parser.add_argument("--steps", type=int, default=0, help=f"default {IMAGE_STEPS} (image, audio), {VIDEO_STEPS} (video)")
+    parser.add_argument(
+        "--budgets",
+        default="0,24",
+        help="GiB, comma-separated; 0 is the whole card; GiB:qtype "
+        "forces the plan's 8-bit type (engine.memory_qtype), e.g. 24,24:float8",
+    )
+    parser.add_argument(
+        "--steps", type=int, default=0, help=f"default {IMAGE_STEPS} (image, audio), {VIDEO_STEPS} (video)"
+    )
     parser.add_argument("--bare", action="store_true", help="also time the bare diffusers pipeline (full card)")
     sweep(parse_bench_args(parser, argv))
     return 0

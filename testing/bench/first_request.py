@@ -5,6 +5,7 @@
 Starts the engine as users do (``python run.py``), waits for engine.json, stays idle for ``--idle`` seconds (a
 user opening the Generate page), then times one small tiny-model request: what the first click costs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,12 @@ def first_request(device: str, warm_up: bool, idle: float) -> dict:
         time.sleep(idle)
         t0 = time.monotonic()
         out = client.generate_wait(body_for("sd1", steps=2))
-        return {"warm_up": warm_up, "first_request_s": round(time.monotonic() - t0, 3),
-                "load_s": out["timings"]["load_s"], "warm_up_s": client.health()["warm_up_s"]}
+        return {
+            "warm_up": warm_up,
+            "first_request_s": round(time.monotonic() - t0, 3),
+            "load_s": out["timings"]["load_s"],
+            "warm_up_s": client.health()["warm_up_s"],
+        }
 
 
 def main() -> int:

@@ -23,6 +23,7 @@ the engine as users do (``python run.py``, its own process), and drives it over 
 Results: RESULTS_DIR/gpu_suite.json (written after every stage, so a cut run keeps what it measured) and
 RESULTS_DIR/gpu_suite.md (the tables for docs/BENCHMARKS.md).
 """
+
 from __future__ import annotations
 
 import json
@@ -34,9 +35,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from testing.bench.bare_pipeline import BarePipeline  # noqa: E402
+from testing.bench.bare_pipeline import free as _free  # noqa: E402
+from testing.bench.bare_pipeline import sync as _sync  # noqa: E402
 from testing.bench.engine_process import engine_process, queue_row, send_at_once  # noqa: E402
-from testing.bench.bare_pipeline import BarePipeline, free as _free, sync as _sync  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
+from testing.bench.gpu_suite_report import render_markdown  # noqa: E402
 
 # Real-model sample settings (the suite's subject) and their small CPU twins (--tiny).
 SETTINGS = {
@@ -54,8 +58,12 @@ TINY_SETTINGS = {
 
 
 # What a user would ask for when they want to run out of memory: 16x the pixels (images), 4x the pixels (video).
-HUGE = {"sdxl": dict(width=4096, height=4096), "flux": dict(width=4096, height=4096),
-        "zimage": dict(width=4096, height=4096), "wan21": dict(width=1664, height=960)}
+HUGE = {
+    "sdxl": dict(width=4096, height=4096),
+    "flux": dict(width=4096, height=4096),
+    "zimage": dict(width=4096, height=4096),
+    "wan21": dict(width=1664, height=960),
+}
 GB = 1024**3
 # SDXL's UNet at 1024² keeps an H200 busy for less time than Python takes to launch its kernels, so its step
 # time is CPU time and moves with the shared machine's load (0.067-0.177 s between calls of one run): it gets
@@ -92,11 +100,23 @@ class Suite:
 
     def body(self, arch, steps, seed=1, folder=None, extras=None, latents="raw", downsample=1, **extra_model):
         folder = folder or str(self.models / arch)
-        model = {"arch": arch, "name_or_path": folder, "extras_name_or_path": extras or folder, "dtype": self.dtype,
-                 **extra_model}
-        return {"model": model, "sample": {"prompt": "a red fox in the snow", "num_inference_steps": steps,
-                                           "seed": seed, **self.settings[arch]},
-                "stream": {"latents": latents, "every_n_steps": 1, "downsample": downsample}}
+        model = {
+            "arch": arch,
+            "name_or_path": folder,
+            "extras_name_or_path": extras or folder,
+            "dtype": self.dtype,
+            **extra_model,
+        }
+        return {
+            "model": model,
+            "sample": {
+                "prompt": "a red fox in the snow",
+                "num_inference_steps": steps,
+                "seed": seed,
+                **self.settings[arch],
+            },
+            "stream": {"latents": latents, "every_n_steps": 1, "downsample": downsample},
+        }
 
     # ------------------------------------------------------------------ stages
     def meta(self):
@@ -105,10 +125,17 @@ class Suite:
         import transformers
 
         gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
-        self.results["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "gpu": gpu, "torch": torch.__version__,
-                                "diffusers": diffusers.__version__, "transformers": transformers.__version__,
-                                "python": sys.version.split()[0], "tiny": self.args.tiny, "steps": self.steps_long,
-                                "repeats": self.args.repeats}
+        self.results["meta"] = {
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "gpu": gpu,
+            "torch": torch.__version__,
+            "diffusers": diffusers.__version__,
+            "transformers": transformers.__version__,
+            "python": sys.version.split()[0],
+            "tiny": self.args.tiny,
+            "steps": self.steps_long,
+            "repeats": self.args.repeats,
+        }
 
     def build(self):
         import torch
@@ -153,9 +180,13 @@ class Suite:
 
     def _measure(self, client, arch, bare, row):
         cold = self._request(client, self.body(arch, self.steps_short))
-        row.update(cold_total_s=round(cold["total_s"], 3), cold_load_s=cold["timings"].get("load_s"),
-                   cold_components_s={f"{e['class']}:{e['subfolder']}": e["load_s"] for e in client.health()["pool"]
-                                      if e["in_use"]})
+        row.update(
+            cold_total_s=round(cold["total_s"], 3),
+            cold_load_s=cold["timings"].get("load_s"),
+            cold_components_s={
+                f"{e['class']}:{e['subfolder']}": e["load_s"] for e in client.health()["pool"] if e["in_use"]
+            },
+        )
         bare.call(self.steps_short)  # warm-up: kernels, allocator
         self._request(client, self.body(arch, self.steps_short))
         variants = {"raw": {}, "none": {"latents": "none"}}
@@ -170,28 +201,37 @@ class Suite:
             runs["engine_short"].append(self._request(client, self.body(arch, self.steps_short)))
         med = statistics.median
         bare_step = med(e for _, e in runs["bare_long"])
-        row["bare"] = {"event_step_s": round(bare_step, 5), "event_steps": [e for _, e in runs["bare_long"]],
-                       "call_long_s": round(med(w for w, _ in runs["bare_long"]), 4),
-                       "call_short_s": round(med(w for w, _ in runs["bare_short"]), 4)}
-        row["bare"]["call_step_s"] = _per_step(row["bare"]["call_long_s"], row["bare"]["call_short_s"],
-                                               self.steps_long, self.steps_short)
+        row["bare"] = {
+            "event_step_s": round(bare_step, 5),
+            "event_steps": [e for _, e in runs["bare_long"]],
+            "call_long_s": round(med(w for w, _ in runs["bare_long"]), 4),
+            "call_short_s": round(med(w for w, _ in runs["bare_short"]), 4),
+        }
+        row["bare"]["call_step_s"] = _per_step(
+            row["bare"]["call_long_s"], row["bare"]["call_short_s"], self.steps_long, self.steps_short
+        )
         for name in variants:
             steps = [r["timings"].get("step_s") for r in runs[name]]
-            row[name] = {"event_step_s": med(steps), "event_steps": steps,
-                         "ratio_vs_bare": round(med(steps) / bare_step, 4),
-                         "e2e_s": round(med(r["total_s"] for r in runs[name]), 4),
-                         "latent_frames": runs[name][0]["latents"],
-                         "hook_ms": med(r["timings"].get("hook_ms") or 0 for r in runs[name]),
-                         "save_s": med(r["timings"].get("save_s") or 0 for r in runs[name])}
+            row[name] = {
+                "event_step_s": med(steps),
+                "event_steps": steps,
+                "ratio_vs_bare": round(med(steps) / bare_step, 4),
+                "e2e_s": round(med(r["total_s"] for r in runs[name]), 4),
+                "latent_frames": runs[name][0]["latents"],
+                "hook_ms": med(r["timings"].get("hook_ms") or 0 for r in runs[name]),
+                "save_s": med(r["timings"].get("save_s") or 0 for r in runs[name]),
+            }
         raw = runs["raw"]
         row["raw"].update(
             ratio_vs_none=round(row["raw"]["event_step_s"] / row["none"]["event_step_s"], 4),
-            call_step_s=_per_step(row["raw"]["e2e_s"], med(r["total_s"] for r in runs["engine_short"]),
-                                  self.steps_long, self.steps_short),
+            call_step_s=_per_step(
+                row["raw"]["e2e_s"], med(r["total_s"] for r in runs["engine_short"]), self.steps_long, self.steps_short
+            ),
             ttfb_ms=round(med(r["ttfb"] for r in raw) * 1000, 2),
             first_progress_s=round(med(r["first_progress"] for r in raw), 4),
             first_latent_s=round(med(r["first_latent"] for r in raw), 4),
-            overhead_ms_per_request=round((row["raw"]["e2e_s"] - row["bare"]["call_long_s"]) * 1000, 1))
+            overhead_ms_per_request=round((row["raw"]["e2e_s"] - row["bare"]["call_long_s"]) * 1000, 1),
+        )
         row["raw"]["call_ratio"] = round(row["raw"]["call_step_s"] / row["bare"]["call_step_s"], 4)
         health = client.health()
         row["vram_allocated_gb"] = _gb(health["vram"], "allocated")
@@ -246,12 +286,20 @@ class Suite:
         _wait_idle(client)
         after = client.health()["vram"]
         latency = error_at - cancel_at
-        out = {"code": code, "latency_s": round(latency, 4), "step_s": step_s,
-               "cancel_rtt_s": round(acked_at - cancel_at, 4), "after_ack_s": round(error_at - acked_at, 4),
-               "within_one_step": step_s is not None and latency <= step_s * 1.05 + 0.05,
-               "vram_before_gb": _gb(before, "allocated"), "vram_after_gb": _gb(after, "allocated")}
+        out = {
+            "code": code,
+            "latency_s": round(latency, 4),
+            "step_s": step_s,
+            "cancel_rtt_s": round(acked_at - cancel_at, 4),
+            "after_ack_s": round(error_at - acked_at, 4),
+            "within_one_step": step_s is not None and latency <= step_s * 1.05 + 0.05,
+            "vram_before_gb": _gb(before, "allocated"),
+            "vram_after_gb": _gb(after, "allocated"),
+        }
         if before and after:
-            out["vram_delta_pct"] = round(100 * (after["allocated"] - before["allocated"]) / max(before["allocated"], 1), 3)
+            out["vram_delta_pct"] = round(
+                100 * (after["allocated"] - before["allocated"]) / max(before["allocated"], 1), 3
+            )
         return out
 
     def _oom(self, client, arch) -> dict:
@@ -278,11 +326,17 @@ class Suite:
         finally:
             del hog
             _free()
-        return {"size": "x".join(str(HUGE[arch][k]) for k in ("width", "height")), "code": out.get("error", {}).get("code"),
-                "http_status": out.get("http_status"), "seconds": round(oom_s, 2),
-                "message": (out.get("error") or {}).get("message", "")[:200], "headroom_gb": round(headroom / GB, 2),
-                "next_request_ok": ok_after, "vram_before_gb": _gb(before, "allocated"),
-                "vram_after_gb": _gb(after, "allocated")}
+        return {
+            "size": "x".join(str(HUGE[arch][k]) for k in ("width", "height")),
+            "code": out.get("error", {}).get("code"),
+            "http_status": out.get("http_status"),
+            "seconds": round(oom_s, 2),
+            "message": (out.get("error") or {}).get("message", "")[:200],
+            "headroom_gb": round(headroom / GB, 2),
+            "next_request_ok": ok_after,
+            "vram_before_gb": _gb(before, "allocated"),
+            "vram_after_gb": _gb(after, "allocated"),
+        }
 
     def pool(self, client):
         """Issue 4's swap bench on the same engine (keep_in_ram_gb set at start)."""
@@ -297,18 +351,25 @@ class Suite:
             p["pool_hit_save_s"] = statistics.median(r["timings"].get("save_s") or 0 for r in runs)
             if bare:
                 p["pool_hit_overhead_ms"] = round((t - bare["call_long_s"]) * 1000, 1)
-                p["pool_hit_overhead_without_save_ms"] = round(p["pool_hit_overhead_ms"] - p["pool_hit_save_s"] * 1000, 1)
+                p["pool_hit_overhead_without_save_ms"] = round(
+                    p["pool_hit_overhead_ms"] - p["pool_hit_save_s"] * 1000, 1
+                )
             p["sdxl_unet_load_s"] = self._time_unet_load()
             p["swap_profile_s"] = self._profile_swap()
-            b = self.body("sdxl", self.steps_short, folder=str(self.models / "sdxl_b"), extras=str(self.models / "sdxl"))
+            b = self.body(
+                "sdxl", self.steps_short, folder=str(self.models / "sdxl_b"), extras=str(self.models / "sdxl")
+            )
             before = client.health()["counters"]
             rb = self._request(client, b)
             after = client.health()
-            p["swap_a_to_b"] = {"load_s": rb["timings"].get("load_s"), "hits": after["counters"]["hits"] - before["hits"],
-                                "misses": after["counters"]["misses"] - before["misses"],
-                                "unet_alone_load_s": p["sdxl_unet_load_s"],
-                                "vram_allocated_gb": _gb(after["vram"], "allocated"),
-                                "resident": [e["key"] for e in after["pool"]]}
+            p["swap_a_to_b"] = {
+                "load_s": rb["timings"].get("load_s"),
+                "hits": after["counters"]["hits"] - before["hits"],
+                "misses": after["counters"]["misses"] - before["misses"],
+                "unet_alone_load_s": p["sdxl_unet_load_s"],
+                "vram_allocated_gb": _gb(after["vram"], "allocated"),
+                "resident": [e["key"] for e in after["pool"]],
+            }
             p["swap_a_to_b"]["ratio"] = round(p["swap_a_to_b"]["load_s"] / p["sdxl_unet_load_s"], 3)
             for name in ("lora_a", "lora_b"):
                 lora = str(self.models / name / "pytorch_lora_weights.safetensors")
@@ -323,10 +384,14 @@ class Suite:
             before = health["counters"]
             r = self._request(client, self.body("flux", self.steps_short))
             after = client.health()["counters"]
-            p["ram_tier_return"] = {"load_s": r["timings"].get("load_s"), "ram_hits": after["ram_hits"] - before["ram_hits"],
-                                    "misses": after["misses"] - before["misses"],
-                                    "transformer_return_s": next((e["return_s"] for e in client.health()["pool"]
-                                                                  if "FluxTransformer" in e["key"]), None)}
+            p["ram_tier_return"] = {
+                "load_s": r["timings"].get("load_s"),
+                "ram_hits": after["ram_hits"] - before["ram_hits"],
+                "misses": after["misses"] - before["misses"],
+                "transformer_return_s": next(
+                    (e["return_s"] for e in client.health()["pool"] if "FluxTransformer" in e["key"]), None
+                ),
+            }
         self.results["pool"] = p
 
     def queue(self, client):
@@ -334,9 +399,12 @@ class Suite:
         short of the sum of the engine's per-request load + sample + save by about the saving of three."""
         for arch in self.families:
             self._request(client, self.body(arch, self.steps_short))  # resident
-            wall, runs = send_at_once([lambda i=i, arch=arch: self._request(client, self.body(arch, self.steps_long,
-                                                                                              seed=10 + i))
-                                       for i in range(4)])
+            wall, runs = send_at_once(
+                [
+                    lambda i=i, arch=arch: self._request(client, self.body(arch, self.steps_long, seed=10 + i))
+                    for i in range(4)
+                ]
+            )
             self.results["families"].setdefault(arch, {})["queue"] = queue_row(wall, [r["timings"] for r in runs])
             self.save()
 
@@ -347,8 +415,9 @@ class Suite:
         for f in (self.models / "sdxl_b" / "unet").iterdir():  # from the page cache, as the swap will read it
             f.read_bytes()
         t0 = time.monotonic()
-        unet = load_component("diffusers.UNet2DConditionModel", str(self.models / "sdxl_b"), "unet", dtype=self.dtype,
-                              device=self.device)
+        unet = load_component(
+            "diffusers.UNet2DConditionModel", str(self.models / "sdxl_b"), "unet", dtype=self.dtype, device=self.device
+        )
         _sync()
         elapsed = time.monotonic() - t0
         del unet
@@ -367,8 +436,12 @@ class Suite:
         from toolkit.models.v2.pool import ComponentPool, active_pool
 
         cls, pool = get_model_class("sdxl"), ComponentPool()
-        config = lambda folder: ModelConfig(name_or_path=str(folder), arch="sdxl", dtype=self.dtype,  # noqa: E731
-                                            extras_name_or_path=str(self.models / "sdxl"))
+
+        def config(folder):
+            return ModelConfig(
+                name_or_path=str(folder), arch="sdxl", dtype=self.dtype, extras_name_or_path=str(self.models / "sdxl")
+            )
+
         with active_pool(pool):
             cls(self.device, config(self.models / "sdxl")).load_model()
             pool.begin_request()
@@ -397,8 +470,13 @@ class Suite:
         self.stage("meta", self.meta)
         self.stage("build", self.build)
         folder = Path(self.args.work) / "engine"
-        with engine_process(folder, self.device, log=folder / "engine.log", keep_in_ram_gb=self.args.keep_in_ram_gb,
-                            lora_roots=[str(self.models)]) as client:
+        with engine_process(
+            folder,
+            self.device,
+            log=folder / "engine.log",
+            keep_in_ram_gb=self.args.keep_in_ram_gb,
+            lora_roots=[str(self.models)],
+        ) as client:
             for arch in self.families:
                 self.stage(arch, self.family, client, arch)
             if "queue" in self.stages:
@@ -410,78 +488,6 @@ class Suite:
             (self.out / "engine.log").write_text(log.read_text()[-200_000:])
         (self.out / "gpu_suite.md").write_text(render_markdown(self.results))
         print((self.out / "gpu_suite.md").read_text())
-
-
-def render_markdown(r: dict) -> str:
-    m = r["meta"]
-    ok = lambda cond: " ✅" if cond else " ❌"  # noqa: E731
-    lines = [f"### GPU suite — {m.get('date')}, {m.get('gpu')}, torch {m.get('torch')}, diffusers {m.get('diffusers')}, "
-             f"transformers {m.get('transformers')}{' (TINY smoke run)' if m.get('tiny') else ''}", "",
-             f"`python testing/bench/gpu_suite.py --out DIR` ({m.get('steps')} steps, {m.get('repeats')} interleaved "
-             "repeats; random-init weights at real size, text encoders at real width with 2 layers). Step = median "
-             "of CUDA-event step times (same clock in the bare pipeline and in the engine's hook); whole-call = "
-             "(t(N) − t(2)) / (N − 2).", "",
-             "| family | bare s/step | engine s/step, latent every step | ratio (≤ 1.02) | engine, no latents | "
-             "latents vs none | whole-call bare / engine / ratio | TTFB ms (≤ 50) | first progress s | first latent s "
-             "| e2e s (bare call) | cold load s | VRAM alloc / peak GB |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for arch, f in r["families"].items():
-        b, raw, none = f.get("bare", {}), f.get("raw", {}), f.get("none", {})
-        if not raw:
-            continue
-        ratio, ttfb = raw.get("ratio_vs_bare"), raw.get("ttfb_ms")
-        lines.append(
-            f"| {arch} | {b.get('event_step_s')} | {raw.get('event_step_s')} | {ratio}{ok(ratio is not None and ratio <= 1.02)}"
-            f" | {none.get('event_step_s')} | {raw.get('ratio_vs_none')} | {b.get('call_step_s')} / "
-            f"{raw.get('call_step_s')} / {raw.get('call_ratio')} | {ttfb}{ok(ttfb is not None and ttfb <= 50)} | "
-            f"{raw.get('first_progress_s')} | {raw.get('first_latent_s')} | {raw.get('e2e_s')} ({b.get('call_long_s')}) "
-            f"| {f.get('cold_load_s')} | {f.get('vram_allocated_gb')} / {f.get('vram_peak_gb')} |")
-        if "downsample2" in f:
-            d = f["downsample2"]
-            lines.append(f"| {arch}, `downsample: 2` | | {d['event_step_s']} | {d['ratio_vs_bare']}"
-                         f"{ok(d['ratio_vs_bare'] <= 1.02)} | | | | | | | {d['e2e_s']} | | |")
-    lines += ["", "Hook CPU ms per step (latents every step / none): " + ", ".join(
-        f"{a} {f['raw'].get('hook_ms')} / {f['none'].get('hook_ms')}" for a, f in r["families"].items() if f.get("raw"))]
-    lines += ["", "| family | cancel → error frame (step; cancel POST round trip, ack → error frame) | VRAM before → after cancel (≤ 1 %) | OOM probe: size, "
-              "code, seconds | next request ok | VRAM before → after OOM |", "|---|---|---|---|---|---|"]
-    for arch, f in r["families"].items():
-        c, o = f.get("cancel", {}), f.get("oom", {})
-        delta = c.get("vram_delta_pct")
-        if not c and not o:
-            continue
-        lines.append(
-            f"| {arch} | {c.get('latency_s')} s ({c.get('step_s')} s; {c.get('cancel_rtt_s')} s, {c.get('after_ack_s')} s), "
-            f"{c.get('code')}{ok(c.get('within_one_step'))} | "
-            f"{c.get('vram_before_gb')} → {c.get('vram_after_gb')} GB ({delta} %){ok(delta is not None and abs(delta) <= 1)}"
-            + (f" | {o.get('size')}, {o.get('code')}, {o.get('seconds')} s (headroom {o.get('headroom_gb')} GB)"
-               f"{ok(o.get('code') == 'oom')} | {o.get('next_request_ok')}{ok(o.get('next_request_ok'))} | "
-               f"{o.get('vram_before_gb')} → {o.get('vram_after_gb')} GB |" if o else " | not run | | |"))
-    queued = {arch: f["queue"] for arch, f in r["families"].items() if f.get("queue")}
-    if queued:
-        lines += ["", "| family | 4 requests at once: wall s | Σ load + sample + save s | of which Σ save s | wall / Σ |",
-                  "|---|---|---|---|---|"]
-        lines += [f"| {arch} | {q['wall_s']} | {q['sum_busy_s']} | {q['sum_save_s']} | {q['wall_over_sum']} |"
-                  for arch, q in queued.items()]
-    p = r.get("pool", {})
-    if p:
-        s = p.get("swap_a_to_b", {})
-        rt = p.get("ram_tier_return", {})
-        lines += ["", "| pool check | result | target |", "|---|---|---|",
-                  f"| pool-hit request overhead (sdxl) | {p.get('pool_hit_overhead_ms')} ms over the bare call; saving the "
-                  f"PNG, thumbnail and sidecar {p.get('pool_hit_save_s')} s of it, the rest "
-                  f"{p.get('pool_hit_overhead_without_save_ms')} ms | < 50 ms:{ok((p.get('pool_hit_overhead_ms') or 1e9) < 50)} |",
-                  f"| swap A→B sharing TE+VAE | {s.get('load_s')} s ({s.get('hits')} hits, {s.get('misses')} miss) vs "
-                  f"UNet alone {s.get('unet_alone_load_s')} s = {s.get('ratio')}× | ≤ 1.1×:{ok((s.get('ratio') or 99) <= 1.1)} |",
-                  f"| RAM-tier return of the Flux transformer | {rt.get('transformer_return_s')} s (whole holder "
-                  f"{rt.get('load_s')} s, ram hits {rt.get('ram_hits')}, misses {rt.get('misses')}) | ≤ 1 s:"
-                  f"{ok((rt.get('transformer_return_s') or rt.get('load_s') or 99) <= 1)} |",
-                  f"| LoRA switch (sdxl, a → b) | {p.get('switch_to_lora_a_load_s')} s, {p.get('switch_to_lora_b_load_s')} s"
-                  " | no UNet reload |",
-                  f"| VRAM after swaps | A→B {s.get('vram_allocated_gb')} GB; after Flux→SDXL "
-                  f"{p.get('vram_allocated_after_flux_to_sdxl_gb')} GB (parked: {len(p.get('parked', []))}) | only B's |"]
-    if r.get("errors"):
-        lines += ["", "Stage errors: " + "; ".join(r["errors"])]
-    return "\n".join(lines) + "\n"
 
 
 def _per_step(long_s: float, short_s: float, n_long: int, n_short: int) -> float:

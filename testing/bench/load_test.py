@@ -13,6 +13,7 @@ open file descriptors every 10 s. ``--target ui`` starts the built UI (``npm run
 temporary DB and training folder, starts the engine as a job from it, and sends everything through
 ``/api/inference``. Results go to ``--out`` as JSON; ``docs/RELIABILITY.md`` holds a run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,15 +43,24 @@ def png(size=(32, 32), seed=0) -> bytes:
     from PIL import Image
 
     buf = io.BytesIO()
-    Image.fromarray(np.random.default_rng(seed).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)).save(buf, "PNG")
+    Image.fromarray(np.random.default_rng(seed).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)).save(
+        buf, "PNG"
+    )
     return buf.getvalue()
 
 
 def good_body(rng: random.Random) -> dict:
-    return {"model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"},
-            "sample": {"prompt": rng.choice(["a red circle", "a blue square", "x --w 99999 --ctrl_img /etc/passwd"]),
-                       "width": 64, "height": 64, "num_inference_steps": rng.randint(2, 4), "seed": rng.randint(0, 99)},
-            "stream": {"every_n_steps": 1}}
+    return {
+        "model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"},
+        "sample": {
+            "prompt": rng.choice(["a red circle", "a blue square", "x --w 99999 --ctrl_img /etc/passwd"]),
+            "width": 64,
+            "height": 64,
+            "num_inference_steps": rng.randint(2, 4),
+            "seed": rng.randint(0, 99),
+        },
+        "stream": {"every_n_steps": 1},
+    }
 
 
 def hostile(rng: random.Random) -> tuple[str, dict]:
@@ -61,8 +71,10 @@ def hostile(rng: random.Random) -> tuple[str, dict]:
         ("unknown arch", {"json": body | {"model": body["model"] | {"arch": "nope"}}}),
         ("traversal", {"json": body | {"sample": body["sample"] | {"ctrl_img": "../../../../etc/passwd"}}}),
         ("bad json", {"content": b"{not json", "headers": {"content-type": "application/json"}}),
-        ("giant body", {"content": b'{"x": "' + b"a" * (2 * 1024 * 1024) + b'"}',
-                        "headers": {"content-type": "application/json"}}),
+        (
+            "giant body",
+            {"content": b'{"x": "' + b"a" * (2 * 1024 * 1024) + b'"}', "headers": {"content-type": "application/json"}},
+        ),
         ("many extras", {"json": body | {"model": body["model"] | {f"k{i}": i for i in range(100)}}}),
         ("lora escape", {"json": body | {"model": body["model"] | {"lora_path": "/etc/shadow"}}}),
         ("form post", {"content": b"model=1", "headers": {"content-type": "text/plain"}}),
@@ -94,8 +106,9 @@ class Target:
         return f"{self.base}{path}"
 
 
-async def read_stream(response: httpx.Response, stats: Stats, started: float, stop_after: int = 0,
-                      deadline: float = 120) -> tuple[list, bool]:
+async def read_stream(
+    response: httpx.Response, stats: Stats, started: float, stop_after: int = 0, deadline: float = 120
+) -> tuple[list, bool]:
     """Frames until the end (or ``stop_after`` frames); (types, ended_properly)."""
     decoder, types, first = FrameDecoder(), [], True
     limit = time.monotonic() + deadline
@@ -220,8 +233,9 @@ async def sampler(target: Target, stats: Stats, deadline: float, every: float = 
 async def run(target: Target, clients: int, duration: float) -> Stats:
     stats = Stats()
     deadline = time.monotonic() + duration
-    await asyncio.gather(sampler(target, stats, deadline),
-                         *(client_loop(i, target, stats, deadline) for i in range(clients)))
+    await asyncio.gather(
+        sampler(target, stats, deadline), *(client_loop(i, target, stats, deadline) for i in range(clients))
+    )
     return stats
 
 
@@ -238,9 +252,23 @@ def wait_for(predicate, timeout: float, what: str):
 
 def start_engine(work: Path, max_queue: int) -> tuple[subprocess.Popen, Target]:
     config = work / "load_engine.json"
-    config.write_text(json.dumps({"job": "extension", "config": {"name": "load", "process": [{
-        "type": "InferenceEngine", "device": "cpu",
-        "engine": {"job_folder": str(work / "job"), "max_queue": max_queue}}]}}))
+    config.write_text(
+        json.dumps(
+            {
+                "job": "extension",
+                "config": {
+                    "name": "load",
+                    "process": [
+                        {
+                            "type": "InferenceEngine",
+                            "device": "cpu",
+                            "engine": {"job_folder": str(work / "job"), "max_queue": max_queue},
+                        }
+                    ],
+                },
+            }
+        )
+    )
     log = open(work / "engine.log", "w")
     proc = subprocess.Popen([sys.executable, "run.py", str(config)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     info_path = work / "job" / "engine.json"
@@ -251,9 +279,16 @@ def start_engine(work: Path, max_queue: int) -> tuple[subprocess.Popen, Target]:
 
 def start_ui(work: Path, max_queue: int, port: int) -> tuple[list, Target]:
     token = "load-test-token"
-    env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(port), "AITK_DB_PATH": str(work / "aitk_db.db"),
-           "AITK_TRAINING_FOLDER": str(work / "output"), "AI_TOOLKIT_AUTH": token, "NEXT_TELEMETRY_DISABLED": "1",
-           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    env = {
+        **os.environ,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "AITK_DB_PATH": str(work / "aitk_db.db"),
+        "AITK_TRAINING_FOLDER": str(work / "output"),
+        "AI_TOOLKIT_AUTH": token,
+        "NEXT_TELEMETRY_DISABLED": "1",
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+    }
     log = open(work / "ui.log", "w")
     ui = subprocess.Popen(["node", "scripts/start.mjs"], cwd=ROOT / "ui", env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -267,11 +302,30 @@ def start_ui(work: Path, max_queue: int, port: int) -> tuple[list, Target]:
 
     wait_for(up, 120, "the UI")
     name = "load_engine"
-    job = httpx.post(f"{base}/api/jobs", headers=headers, timeout=30, json={
-        "name": name, "gpu_ids": "0", "job_type": "inference",
-        "job_config": {"job": "extension", "config": {"name": name, "process": [{
-            "type": "InferenceEngine", "sqlite_db_path": "./aitk_db.db", "device": "cpu",
-            "engine": {"max_queue": max_queue}}]}}}).json()
+    job = httpx.post(
+        f"{base}/api/jobs",
+        headers=headers,
+        timeout=30,
+        json={
+            "name": name,
+            "gpu_ids": "0",
+            "job_type": "inference",
+            "job_config": {
+                "job": "extension",
+                "config": {
+                    "name": name,
+                    "process": [
+                        {
+                            "type": "InferenceEngine",
+                            "sqlite_db_path": "./aitk_db.db",
+                            "device": "cpu",
+                            "engine": {"max_queue": max_queue},
+                        }
+                    ],
+                },
+            },
+        },
+    ).json()
     httpx.get(f"{base}/api/jobs/{job['id']}/start", headers=headers, timeout=30)
     httpx.get(f"{base}/api/queue/0/start", headers=headers, timeout=30)
 
@@ -291,14 +345,23 @@ def summarize(stats: Stats, target: str, clients: int, duration: float, max_queu
     q = (lambda p: round(ttfb[min(len(ttfb) - 1, int(p * len(ttfb)))] * 1000, 1)) if ttfb else (lambda p: None)
     warm = [s for s in stats.samples if s["t"] >= 30] or stats.samples
     return {
-        "target": target, "clients": clients, "duration_s": duration, "max_queue": max_queue,
-        "counts": dict(sorted(stats.counts.items())), "server_errors": len(stats.server_errors),
-        "server_error_examples": stats.server_errors[:5], "lost": len(stats.lost), "lost_examples": stats.lost[:5],
-        "hostile_not_refused": stats.not_refused[:10], "max_queue_position_seen": stats.max_queue,
+        "target": target,
+        "clients": clients,
+        "duration_s": duration,
+        "max_queue": max_queue,
+        "counts": dict(sorted(stats.counts.items())),
+        "server_errors": len(stats.server_errors),
+        "server_error_examples": stats.server_errors[:5],
+        "lost": len(stats.lost),
+        "lost_examples": stats.lost[:5],
+        "hostile_not_refused": stats.not_refused[:10],
+        "max_queue_position_seen": stats.max_queue,
         "ttfb_ms": {"p50": q(0.5), "p95": q(0.95), "n": len(ttfb)},
-        "engine": {"samples": stats.samples,
-                   "rss_mb_after_warmup": [min(s["rss_mb"] for s in warm), max(s["rss_mb"] for s in warm)],
-                   "fds_after_warmup": [min(s["fds"] for s in warm), max(s["fds"] for s in warm)]},
+        "engine": {
+            "samples": stats.samples,
+            "rss_mb_after_warmup": [min(s["rss_mb"] for s in warm), max(s["rss_mb"] for s in warm)],
+            "fds_after_warmup": [min(s["fds"] for s in warm), max(s["fds"] for s in warm)],
+        },
     }
 
 
@@ -336,12 +399,22 @@ def main() -> int:
                     proc.kill()
             if args.target == "ui":
                 subprocess.run(["pkill", "-INT", "-f", str(work)], check=False)  # the engine job is detached
-    print(json.dumps({k: v for k, v in summary.items() if k != "engine"} | {"engine": {
-        k: v for k, v in summary["engine"].items() if k != "samples"}}, indent=2))
+    print(
+        json.dumps(
+            {k: v for k, v in summary.items() if k != "engine"}
+            | {"engine": {k: v for k, v in summary["engine"].items() if k != "samples"}},
+            indent=2,
+        )
+    )
     if args.out:
         Path(args.out).write_text(json.dumps(summary, indent=2))
-    ok = (summary["server_errors"] == 0 and summary["lost"] == 0 and not summary["hostile_not_refused"]
-          and summary["max_queue_position_seen"] <= args.max_queue and summary["engine_answers_after"])
+    ok = (
+        summary["server_errors"] == 0
+        and summary["lost"] == 0
+        and not summary["hostile_not_refused"]
+        and summary["max_queue_position_seen"] <= args.max_queue
+        and summary["engine_answers_after"]
+    )
     return 0 if ok else 1
 
 

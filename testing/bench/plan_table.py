@@ -7,6 +7,7 @@ reason a family cannot run on a card at all.
 No weights are built or read: this runs anywhere in a second. ``--host-gb`` is the machine's free RAM (offloaded
 weights wait there in pinned memory); 64 GiB is a common size beside a 24 GB card.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,10 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
 
     model_class = get_model_class(arch)
     model = model_class("cuda", ModelConfig(name_or_path="unused", arch=arch))
-    parts = [Part(role, component_kind(role, model_class.components[role]), int(billions * 1e9 * 2))
-             for role, billions in PARAMS[arch].items()]
+    parts = [
+        Part(role, component_kind(role, model_class.components[role]), int(billions * 1e9 * 2))
+        for role, billions in PARAMS[arch].items()
+    ]
     native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
     work = model.workload(GenerateImageConfig(prompt="", **native))
     available = plannable_share(int(card_gib * GIB))  # what the engine counts on of a free card
@@ -50,9 +53,16 @@ def table(cards: list, host_gib: float) -> str:
         cells = []
         for card in cards:
             p = predicted(arch, card, host_gib)
-            cells.append(f"{p['summary']} (peak {p['peak_gib']} GiB)" if p["fits"] else f"**cannot run**: {p['summary']}")
+            cells.append(
+                f"{p['summary']} (peak {p['peak_gib']} GiB)" if p["fits"] else f"**cannot run**: {p['summary']}"
+            )
         lines.append(f"| {arch} | {weights:.1f} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + f"\n\nHost RAM assumed free: {host_gib:g} GiB. 8-bit is what ``engine.memory_qtype: auto`` picks on Ada, Hopper and later: float8 weights and activations for denoisers (float8dq), float8 weights for encoders. Working sets: each family's ``working_set`` (fitted on the H200 runs).\n"
+    return (
+        "\n".join(lines)
+        + f"\n\nHost RAM assumed free: {host_gib:g} GiB. 8-bit is what ``engine.memory_qtype: auto`` picks on Ada, "
+        "Hopper and later: float8 weights and activations for denoisers (float8dq), float8 weights for encoders. "
+        "Working sets: each family's ``working_set`` (fitted on the H200 runs).\n"
+    )
 
 
 def main(argv=None) -> int:

@@ -7,6 +7,7 @@ reports the wall time against the sum of the per-request load + sample + save ti
 saving on the main thread the two are equal; with results saved on their own thread the wall time is shorter
 by up to the saving time of all but the last request.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,9 +36,12 @@ def main() -> int:
         client.generate_wait(body(0))  # resident
         wall, results = send_at_once([lambda i=i: client.generate_wait(body(i + 1)) for i in range(args.n)])
     row = queue_row(wall, [r["timings"] for r in results])
-    print("| arch | size | requests | wall s | Σ load+sample+save s | of which Σ save s | wall / Σ |\n|---|---|---|---|---|---|---|")
-    print(f"| {args.arch} | {args.size}² | {args.n} | {row['wall_s']} | {row['sum_busy_s']} | {row['sum_save_s']} "
-          f"| {row['wall_over_sum']} |")
+    print("| arch | size | requests | wall s | Σ load+sample+save s | of which Σ save s | wall / Σ |")
+    print("|---|---|---|---|---|---|---|")
+    print(
+        f"| {args.arch} | {args.size}² | {args.n} | {row['wall_s']} | {row['sum_busy_s']} | {row['sum_save_s']} "
+        f"| {row['wall_over_sum']} |"
+    )
     return 0
 
 

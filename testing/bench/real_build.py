@@ -14,6 +14,7 @@ width *and* depth, because a memory plan depends on their size.
 configs agree with each other (text width into the denoiser, latent channels into the VAE) before GPU time is
 spent on them.
 """
+
 from __future__ import annotations
 
 import copy
@@ -25,11 +26,26 @@ from typing import Optional
 import torch
 
 # Keys that count layers, in diffusers and transformers configs: what ``depth`` caps.
-DEPTH_KEYS = ("num_layers", "num_single_layers", "num_hidden_layers", "n_layers", "n_refiner_layers",
-              "num_refiner_layers", "depth", "num_encoder_layers", "num_decoder_layers", "num_blocks",
-              "num_mmdit_layers", "num_single_dit_layers", "approximator_layers", "layers_per_block",
-              "transformer_layers_per_block", "num_lyric_encoder_hidden_layers", "num_timbre_encoder_hidden_layers",
-              "num_attention_pooler_hidden_layers")
+DEPTH_KEYS = (
+    "num_layers",
+    "num_single_layers",
+    "num_hidden_layers",
+    "n_layers",
+    "n_refiner_layers",
+    "num_refiner_layers",
+    "depth",
+    "num_encoder_layers",
+    "num_decoder_layers",
+    "num_blocks",
+    "num_mmdit_layers",
+    "num_single_dit_layers",
+    "approximator_layers",
+    "layers_per_block",
+    "transformer_layers_per_block",
+    "num_lyric_encoder_hidden_layers",
+    "num_timbre_encoder_hidden_layers",
+    "num_attention_pooler_hidden_layers",
+)
 # Feed-forward inner widths: no other component reads them, so a one-layer CPU build narrows them to
 # ``SHALLOW_FF_WIDTH`` (the meta-tensor parameter counts still check the real values). On a two-core machine the
 # real ones made the largest one-layer builds 5-11 GB of float32 and several minutes each.
@@ -133,8 +149,12 @@ def build_real(arch: str, folder: str, device: str, dtype, depth: Optional[int] 
     from toolkit.models.tiny import tiny_checkpoint
 
     tiny_folder = tiny_checkpoint(arch)
-    shutil.copytree(tiny_folder, folder, dirs_exist_ok=True,
-                    ignore=lambda d, names: [n for n in names if n.endswith(WEIGHT_FILES) or n.endswith(".index.json")])
+    shutil.copytree(
+        tiny_folder,
+        folder,
+        dirs_exist_ok=True,
+        ignore=lambda d, names: [n for n in names if n.endswith(WEIGHT_FILES) or n.endswith(".index.json")],
+    )
     _real_processors(arch, folder)
     sizes = {}
     for role, comp in weighted_components(arch).items():

@@ -10,6 +10,7 @@ Three ways to run the same generation (same tiny checkpoint, seed, size, steps):
 Per-step time is (wall time of the call) / steps, median of the repeats. Tiny steps are ~ms, so this is the
 worst case for relative overhead: on a real model a step is 50-3000 ms and the same absolute cost vanishes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,8 @@ def main() -> int:
     import torch
 
     from extensions_built_in.inference_engine.latent_preview import shrink
-    from testing.bench.engine_process import engine_process
     from extensions_built_in.inference_engine.stream import FrameStream
+    from testing.bench.engine_process import engine_process
     from testing.test_inference_engine import body_for
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
     from toolkit.models.registry import get_model_class
@@ -87,6 +88,7 @@ def main() -> int:
     hooked_s = measure(hooked, args.repeats)
     body = body_for(args.arch, steps=args.steps, seed=1)
     with engine_process(Path(out) / "engine", "cpu") as client:
+
         def http():
             for _ in client.generate(body):
                 pass
@@ -94,17 +96,24 @@ def main() -> int:
         http_s = measure(http, args.repeats)
 
     per = {k: v / args.steps * 1000 for k, v in (("bare", bare_s), ("hooked", hooked_s), ("http", http_s))}
-    rows = [f"| {args.arch} | {args.steps} | {per['bare']:.2f} | {per['hooked']:.2f} | {per['hooked'] / per['bare']:.3f} "
-            f"| {per['hooked'] - per['bare']:+.2f} | {per['http']:.2f} | {per['http'] / per['bare']:.3f} "
-            f"| {per['http'] - per['bare']:+.2f} |"]
-    header = ("| arch | steps | bare ms/step | streamed ms/step (hook) | ratio | added ms/step | over HTTP ms/step "
-              "| ratio | added ms/step |\n|---|---|---|---|---|---|---|---|---|")
+    rows = [
+        f"| {args.arch} | {args.steps} | {per['bare']:.2f} | {per['hooked']:.2f} | {per['hooked'] / per['bare']:.3f} "
+        f"| {per['hooked'] - per['bare']:+.2f} | {per['http']:.2f} | {per['http'] / per['bare']:.3f} "
+        f"| {per['http'] - per['bare']:+.2f} |"
+    ]
+    header = (
+        "| arch | steps | bare ms/step | streamed ms/step (hook) | ratio | added ms/step | over HTTP ms/step "
+        "| ratio | added ms/step |\n|---|---|---|---|---|---|---|---|---|"
+    )
     table = header + "\n" + "\n".join(rows)
     print(table)
     if args.write:
-        meta = (f"\n### Streaming overhead, CPU ({time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
-                f"{os.cpu_count()} cores, torch {torch.__version__})\n\n`python testing/bench/stream_overhead.py --arch "
-                f"{args.arch} --steps {args.steps}`: every step streamed (progress + raw latent frame).\n\n")
+        meta = (
+            f"\n### Streaming overhead, CPU ({time.strftime('%Y-%m-%d')}, "
+            f"{platform.processor() or platform.machine()}, "
+            f"{os.cpu_count()} cores, torch {torch.__version__})\n\n`python testing/bench/stream_overhead.py --arch "
+            f"{args.arch} --steps {args.steps}`: every step streamed (progress + raw latent frame).\n\n"
+        )
         with open(args.write, "a") as f:
             f.write(meta + table + "\n")
     return 0

@@ -6,6 +6,7 @@ its text encoders and VAE, two LoRAs) and Flux (for the RAM-tier return of its 2
 Measures in one run: cold load, pool-hit request vs the bare pipeline call, swap A→B sharing TE+VAE vs loading
 B's UNet alone, RAM-tier return, LoRA switch, and VRAM after each swap. Any gpu_suite.py option passes through.
 """
+
 import sys
 from pathlib import Path
 

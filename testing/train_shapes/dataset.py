@@ -9,6 +9,7 @@ Geometry (pixels, image ``res`` x ``res``): a shape is given by its centre ``(cx
 Its bounding box is ``[cx - s, cx + s] x [cy - s, cy + s]``; the circle is inscribed in it, the square fills it,
 the triangle points up with its apex at the top centre and its base along the bottom edge.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,8 +30,10 @@ COLOURS = {
 }
 BACKGROUNDS = {**COLOURS, "white": (250, 250, 250), "black": (12, 12, 12), "gray": (128, 128, 128)}
 # Pairs too close to read apart at a glance are never drawn together.
-_CLOSE = {frozenset(p) for p in (("red", "orange"), ("orange", "yellow"), ("yellow", "white"),
-                                   ("purple", "blue"), ("red", "purple"))}
+_CLOSE = {
+    frozenset(p)
+    for p in (("red", "orange"), ("orange", "yellow"), ("yellow", "white"), ("purple", "blue"), ("red", "purple"))
+}
 SIZE_RANGE = (9, 22)  # half-extent s in pixels at RES=64
 MARGIN = 2
 
@@ -72,9 +75,11 @@ def _article(word: str) -> str:
 
 def caption_variants(sample: ShapeSample) -> list[str]:
     """What the model is trained to follow: the full caption, and shorter ones that leave parts unsaid."""
-    return [caption(sample.shape, sample.colour, sample.background),
-            caption(sample.shape, sample.colour),
-            caption(sample.shape, background=sample.background)]
+    return [
+        caption(sample.shape, sample.colour, sample.background),
+        caption(sample.shape, sample.colour),
+        caption(sample.shape, background=sample.background),
+    ]
 
 
 def sample_params(seed: int, index: int, res: int = RES) -> ShapeSample:
@@ -91,8 +96,9 @@ def sample_params(seed: int, index: int, res: int = RES) -> ShapeSample:
     return ShapeSample(shape, colour, background, round(cx, 2), round(cy, 2), round(s, 2), res)
 
 
-def shape_coverage(shape: str, cx: float, cy: float, s: float, res: int = RES,
-                   supersample: int = SUPERSAMPLE) -> np.ndarray:
+def shape_coverage(
+    shape: str, cx: float, cy: float, s: float, res: int = RES, supersample: int = SUPERSAMPLE
+) -> np.ndarray:
     """Fraction of each pixel the shape covers (res x res float32 in [0, 1]), drawn with PIL."""
     from PIL import Image, ImageDraw
 
@@ -112,7 +118,9 @@ def shape_coverage(shape: str, cx: float, cy: float, s: float, res: int = RES,
     return np.asarray(small, dtype=np.float32) / 255.0
 
 
-def shape_mask(shape: str, cx: float, cy: float, s: float, res: int = RES, supersample: int = SUPERSAMPLE) -> np.ndarray:
+def shape_mask(
+    shape: str, cx: float, cy: float, s: float, res: int = RES, supersample: int = SUPERSAMPLE
+) -> np.ndarray:
     """The pixels the shape covers at least half of (res x res bool)."""
     return shape_coverage(shape, cx, cy, s, res, supersample) >= 0.5
 
@@ -221,8 +229,16 @@ def score_image(image: np.ndarray, shape: str, colour: str, background: str) -> 
     got_shape, ious = classify_shape(fg) if valid else (None, {})
     got_colour = dominant_colour(image, fg) if valid else None
     bg_colour = dominant_colour(image, ~fg, list(BACKGROUNDS)) if valid else None
-    return dict(shape=got_shape, colour=got_colour, background=bg_colour, ious=ious, area=round(area, 4),
-                shape_ok=got_shape == shape, colour_ok=got_colour == colour, background_ok=bg_colour == background)
+    return dict(
+        shape=got_shape,
+        colour=got_colour,
+        background=bg_colour,
+        ious=ious,
+        area=round(area, 4),
+        shape_ok=got_shape == shape,
+        colour_ok=got_colour == colour,
+        background_ok=bg_colour == background,
+    )
 
 
 def largest_component(mask: np.ndarray) -> np.ndarray:

@@ -1,7 +1,8 @@
 """docs/img/shapes_demo.png: builtin:shapes generated through the real engine and HTTP server, on CPU, labelled.
 
-    python -m testing.train_shapes.demo [--out docs/img/shapes_demo.png] [--seed 1]
+python -m testing.train_shapes.demo [--out docs/img/shapes_demo.png] [--seed 1]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,19 +16,33 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 DEMO_PROMPTS = [
-    "a red circle on a blue background", "a green square on a white background",
-    "a yellow triangle on a black background", "a purple circle on a gray background",
-    "an orange square on a purple background", "a blue triangle on a yellow background",
-    "a green circle on a black background", "a yellow square on a red background",
-    "a red triangle on a white background", "a blue square on an orange background",
-    "an orange circle on a green background", "a purple triangle on a white background",
+    "a red circle on a blue background",
+    "a green square on a white background",
+    "a yellow triangle on a black background",
+    "a purple circle on a gray background",
+    "an orange square on a purple background",
+    "a blue triangle on a yellow background",
+    "a green circle on a black background",
+    "a yellow square on a red background",
+    "a red triangle on a white background",
+    "a blue square on an orange background",
+    "an orange circle on a green background",
+    "a purple triangle on a white background",
 ]
 
 
 def body(prompt: str, seed: int, steps: int = 20, cfg: float = 5.0) -> dict:
-    return {"model": {"arch": "sd1", "name_or_path": "builtin:shapes", "dtype": "float32"},
-            "sample": {"prompt": prompt, "width": 64, "height": 64, "num_inference_steps": steps,
-                       "guidance_scale": cfg, "seed": seed}}
+    return {
+        "model": {"arch": "sd1", "name_or_path": "builtin:shapes", "dtype": "float32"},
+        "sample": {
+            "prompt": prompt,
+            "width": 64,
+            "height": 64,
+            "num_inference_steps": steps,
+            "guidance_scale": cfg,
+            "seed": seed,
+        },
+    }
 
 
 def main(argv=None) -> int:
@@ -41,7 +56,7 @@ def main(argv=None) -> int:
     from PIL import Image
 
     from testing.engine_harness import EngineHarness
-    from testing.train_shapes.train import grid
+    from testing.train_shapes.evaluate import grid
 
     harness = EngineHarness(Path(tempfile.mkdtemp(prefix="shapes-demo-")))
     try:

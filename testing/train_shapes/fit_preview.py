@@ -8,6 +8,7 @@ and the streamed latents live in), average-pool each image to the latent grid, a
 The result goes to <checkpoint>/latent_preview.json, which the engine puts in the start frame instead of the
 family's table, so live previews of this model show its real colours.
 """
+
 import json
 import sys
 
@@ -24,7 +25,7 @@ def fit(folder: str, n: int = 2048, seed: int = 123) -> dict:
     images, _ = render_dataset(seed, n)
     x = torch.from_numpy(images).permute(0, 3, 1, 2).float() / 127.5 - 1.0
     with torch.inference_mode():
-        latents = torch.cat([vae.encode(x[i:i + 256]).latent_dist.mean for i in range(0, n, 256)])
+        latents = torch.cat([vae.encode(x[i : i + 256]).latent_dist.mean for i in range(0, n, 256)])
     latents = latents * vae.config.scaling_factor
     factor = x.shape[-1] // latents.shape[-1]
     target = torch.nn.functional.avg_pool2d(x, factor)  # [-1, 1] per latent cell
@@ -33,11 +34,15 @@ def fit(folder: str, n: int = 2048, seed: int = 123) -> dict:
     design = np.concatenate([lat, np.ones((len(lat), 1), np.float32)], axis=1)
     solution, *_ = np.linalg.lstsq(design, rgb, rcond=None)
     residual = float(np.abs(design @ solution - rgb).mean() * 127.5)
+
     def rounded(values):
         return [round(float(v), 4) for v in values]
 
-    return {"rgb_factors": [rounded(row) for row in solution[:-1]], "rgb_bias": rounded(solution[-1]),
-            "source": f"least-squares fit on {n} dataset images (seed {seed}); mean error {residual:.1f}/255"}
+    return {
+        "rgb_factors": [rounded(row) for row in solution[:-1]],
+        "rgb_bias": rounded(solution[-1]),
+        "source": f"least-squares fit on {n} dataset images (seed {seed}); mean error {residual:.1f}/255",
+    }
 
 
 if __name__ == "__main__":

@@ -21,39 +21,70 @@ The shipped toolkit/models/builtin/shapes came from ``--minutes 6.5 --seed 0`` o
 0.42.1): 3047 VAE steps (batch 256) and 2265 UNet+text-encoder steps (batch 512) in 426 s; its log, loss curve
 and settings are in docs/training/shapes_*. The same schedule again: ``--vae-steps 3047 --unet-steps 2265``.
 """
+
 from __future__ import annotations
 
 import argparse
-import copy
-import csv
 import json
-import math
 import os
 import sys
 import time
-
-import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from testing.train_shapes import dataset as D  # noqa: E402
+from testing.train_shapes.evaluate import evaluate, grid, plot_losses  # noqa: E402
+from testing.train_shapes.schedule import EMA, LossLog, lr_at, plan_steps, sync_device  # noqa: E402
 from toolkit.models.tiny import bytes_to_unicode  # noqa: E402
 
 SHIPPED = os.path.join(ROOT, "toolkit", "models", "builtin", "shapes")
 
-VAE_CONFIG = dict(in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D",) * 4,
-                  up_block_types=("UpDecoderBlock2D",) * 4, block_out_channels=(16, 32, 64, 64), layers_per_block=1,
-                  latent_channels=4, norm_num_groups=8, sample_size=64)
-UNET_CONFIG = dict(sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(64, 128, 128),
-                   down_block_types=("CrossAttnDownBlock2D",) * 3, up_block_types=("CrossAttnUpBlock2D",) * 3,
-                   cross_attention_dim=64, attention_head_dim=4, norm_num_groups=32)
-TEXT_CONFIG = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=3, num_attention_heads=4,
-                   max_position_embeddings=77, projection_dim=64, hidden_act="quick_gelu")
-SCHEDULER_CONFIG = dict(num_train_timesteps=1000, beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
-                        prediction_type="v_prediction", rescale_betas_zero_snr=True, timestep_spacing="trailing",
-                        clip_sample=False, set_alpha_to_one=False, steps_offset=1)
+VAE_CONFIG = dict(
+    in_channels=3,
+    out_channels=3,
+    down_block_types=("DownEncoderBlock2D",) * 4,
+    up_block_types=("UpDecoderBlock2D",) * 4,
+    block_out_channels=(16, 32, 64, 64),
+    layers_per_block=1,
+    latent_channels=4,
+    norm_num_groups=8,
+    sample_size=64,
+)
+UNET_CONFIG = dict(
+    sample_size=8,
+    in_channels=4,
+    out_channels=4,
+    layers_per_block=1,
+    block_out_channels=(64, 128, 128),
+    down_block_types=("CrossAttnDownBlock2D",) * 3,
+    up_block_types=("CrossAttnUpBlock2D",) * 3,
+    cross_attention_dim=64,
+    attention_head_dim=4,
+    norm_num_groups=32,
+)
+TEXT_CONFIG = dict(
+    hidden_size=64,
+    intermediate_size=256,
+    num_hidden_layers=3,
+    num_attention_heads=4,
+    max_position_embeddings=77,
+    projection_dim=64,
+    hidden_act="quick_gelu",
+)
+SCHEDULER_CONFIG = dict(
+    num_train_timesteps=1000,
+    beta_start=0.00085,
+    beta_end=0.012,
+    beta_schedule="scaled_linear",
+    prediction_type="v_prediction",
+    rescale_betas_zero_snr=True,
+    timestep_spacing="trailing",
+    clip_sample=False,
+    set_alpha_to_one=False,
+    steps_offset=1,
+)
 CAPTION_MIX = (("full", 0.70), ("colour", 0.15), ("background", 0.05), ("empty", 0.10))
 
 
@@ -65,7 +96,7 @@ def make_real_clip_tokenizer(bpe_gz_path: str, model_max_length: int = 77):
     from transformers import CLIPTokenizer
 
     lines = gzip.open(bpe_gz_path).read().decode("utf-8").split("\n")
-    merges = [tuple(m.split()) for m in lines[1:49152 - 256 - 2 + 1]]
+    merges = [tuple(m.split()) for m in lines[1 : 49152 - 256 - 2 + 1]]
     chars = list(bytes_to_unicode().values())
     vocab = chars + [c + "</w>" for c in chars] + ["".join(m) for m in merges] + ["<|startoftext|>", "<|endoftext|>"]
     return CLIPTokenizer(vocab={t: i for i, t in enumerate(vocab)}, merges=merges, model_max_length=model_max_length)
@@ -79,8 +110,10 @@ def load_tokenizer(bpe=None, tokenizer_dir=None):
     else:
         folder = tokenizer_dir or os.path.join(SHIPPED, "tokenizer")
         if not os.path.isdir(folder):
-            raise SystemExit("no tokenizer: pass --bpe open_clip/bpe_simple_vocab_16e6.txt.gz (pip download --no-deps "
-                             "open-clip-torch) or --tokenizer DIR")
+            raise SystemExit(
+                "no tokenizer: pass --bpe open_clip/bpe_simple_vocab_16e6.txt.gz (pip download --no-deps "
+                "open-clip-torch) or --tokenizer DIR"
+            )
         tok = CLIPTokenizer.from_pretrained(folder)
     assert len(tok) == 49408 and tok("a photo of a cat").input_ids == [49406, 320, 1125, 539, 320, 2368, 49407]
     return tok
@@ -94,94 +127,18 @@ def build_models(tok, seed: int):
     torch.manual_seed(seed)
     vae = AutoencoderKL(**VAE_CONFIG)
     torch.manual_seed(seed + 1)
-    te = CLIPTextModel(CLIPTextConfig(vocab_size=len(tok), bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                                      pad_token_id=tok.pad_token_id, **TEXT_CONFIG))
+    te = CLIPTextModel(
+        CLIPTextConfig(
+            vocab_size=len(tok),
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
+            **TEXT_CONFIG,
+        )
+    )
     torch.manual_seed(seed + 2)
     unet = UNet2DConditionModel(**UNET_CONFIG)
     return vae, te, unet, DDIMScheduler(**SCHEDULER_CONFIG)
-
-
-# ---------------------------------------------------------------------------------------------- helpers
-class LossLog:
-    def __init__(self, every: int = 50):
-        self.every, self.rows, self._acc, self._n, self.t0 = every, [], 0.0, 0, time.monotonic()
-
-    def add(self, phase: str, step: int, total: int, loss, lr: float, **extra) -> None:
-        self._acc = self._acc + loss.detach()  # a tensor: no device sync until a row is written
-        self._n += 1
-        if (step + 1) % self.every == 0 or step + 1 == total:
-            row = dict(phase=phase, step=step + 1, loss=float(self._acc) / self._n, lr=lr,
-                       seconds=round(time.monotonic() - self.t0, 2), **extra)
-            self.rows.append(row)
-            self._acc, self._n = 0.0, 0
-            if len(self.rows) % 20 == 0 or step + 1 == total:
-                print(f"[{row['seconds']:7.1f}s] {phase} {step + 1}/{total} loss {row['loss']:.5f} lr {lr:.2e}", flush=True)
-
-    def last(self, phase: str, n: int = 5) -> float:
-        rows = [r["loss"] for r in self.rows if r["phase"] == phase][-n:]
-        return float(np.mean(rows)) if rows else float("nan")
-
-    def write_csv(self, path: str) -> None:
-        keys = ["phase", "step", "loss", "lr", "seconds"]
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, keys, extrasaction="ignore")
-            w.writeheader()
-            for r in self.rows:
-                w.writerow({k: (f"{r[k]:.6g}" if isinstance(r[k], float) else r[k]) for k in keys})
-
-
-def lr_at(step: int, total: int, base: float, warmup: int = 200) -> float:
-    if step < warmup:
-        return base * (step + 1) / warmup
-    p = (step - warmup) / max(1, total - warmup)
-    return base * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
-
-
-class EMA:
-    def __init__(self, modules, decay: float):
-        import torch
-
-        self.decay = decay
-        self.params = [p for m in modules for p in m.parameters()]
-        self.shadow = [p.detach().clone().float() for p in self.params]
-        self._torch = torch
-
-    def update(self, step: int) -> None:
-        d = min(self.decay, (1 + step) / (10 + step))
-        with self._torch.no_grad():
-            self._torch._foreach_lerp_(self.shadow, [p.detach().float() for p in self.params], 1 - d)
-
-    def copy_to(self) -> None:
-        with self._torch.no_grad():
-            for p, s in zip(self.params, self.shadow):
-                p.copy_(s)
-
-
-def plan_steps(step_fn, state_modules, budget_s: float, probe: int = 25) -> int:
-    """Steps that fit ``budget_s``: times ``probe`` steps on deep copies (the real models stay untouched)."""
-    import torch
-
-    copies = [copy.deepcopy(m) for m in state_modules]
-    fn = step_fn(copies)
-    for i in range(5):
-        fn(i)
-    _sync()
-    t0 = time.perf_counter()
-    for i in range(probe):
-        fn(i)
-    _sync()
-    per_step = (time.perf_counter() - t0) / probe
-    del copies, fn
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    return max(1, int(budget_s / per_step)), per_step
-
-
-def _sync():
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
 
 
 # ---------------------------------------------------------------------------------------------- phase 1: VAE
@@ -214,6 +171,7 @@ def vae_step_fn(images, batch: int, lr: float, total_ref: list, log: LossLog | N
             opt.step()
             if log is not None:
                 log.add("vae", i, total_ref[0], loss, opt.param_groups[0]["lr"])
+
         return step
 
     return make
@@ -231,7 +189,9 @@ class Captions:
         def idx(text):
             if text not in index:
                 index[text] = len(table)
-                table[text] = tok(text, padding="max_length", max_length=tok.model_max_length, truncation=True).input_ids
+                table[text] = tok(
+                    text, padding="max_length", max_length=tok.model_max_length, truncation=True
+                ).input_ids
             return index[text]
 
         self.empty = idx("")
@@ -248,8 +208,19 @@ class Captions:
         return self.variants[idx, choice]
 
 
-def unet_step_fn(lat_mean, lat_std, scale: float, captions: Captions, scheduler, batch: int, lr: float,
-                 total_ref: list, log: LossLog | None, ema_decay: float, ema_ref: list):
+def unet_step_fn(
+    lat_mean,
+    lat_std,
+    scale: float,
+    captions: Captions,
+    scheduler,
+    batch: int,
+    lr: float,
+    total_ref: list,
+    log: LossLog | None,
+    ema_decay: float,
+    ema_ref: list,
+):
     import torch
 
     dev = lat_mean.device
@@ -257,8 +228,9 @@ def unet_step_fn(lat_mean, lat_std, scale: float, captions: Captions, scheduler,
 
     def make(mods):
         unet, te = mods
-        opt = torch.optim.AdamW([{"params": unet.parameters()}, {"params": te.parameters()}], lr=lr,
-                                weight_decay=0.01, **_fused())
+        opt = torch.optim.AdamW(
+            [{"params": unet.parameters()}, {"params": te.parameters()}], lr=lr, weight_decay=0.01, **_fused()
+        )
         n = lat_mean.shape[0]
         unet.train()
         te.train()
@@ -286,6 +258,7 @@ def unet_step_fn(lat_mean, lat_std, scale: float, captions: Captions, scheduler,
             ema_ref[0].update(i)
             if log is not None:
                 log.add("unet", i, total_ref[0], loss, opt.param_groups[0]["lr"])
+
         return step
 
     return make
@@ -305,77 +278,6 @@ def _fused() -> dict:
     import torch
 
     return {"fused": True} if torch.cuda.is_available() else {}
-
-
-# ---------------------------------------------------------------------------------------------- evaluation
-EVAL_PROMPTS = [(shape, colour, bg) for shape, colour, bg in [
-    ("circle", "red", "blue"), ("square", "green", "white"), ("triangle", "blue", "yellow"),
-    ("circle", "yellow", "black"), ("square", "purple", "gray"), ("triangle", "orange", "green"),
-    ("circle", "green", "purple"), ("square", "blue", "orange"), ("triangle", "red", "white"),
-    ("circle", "orange", "black"), ("square", "yellow", "blue"), ("triangle", "purple", "yellow"),
-    ("circle", "purple", "white"), ("square", "red", "green"), ("triangle", "green", "black"),
-    ("circle", "blue", "gray"), ("square", "orange", "purple"), ("triangle", "yellow", "red"),
-]]
-
-
-def evaluate(pipe, seeds=(0, 1), steps: int = 25, cfg: float = 5.0, device="cpu"):
-    import torch
-
-    rows, images = [], []
-    for seed in seeds:
-        for shape, colour, bg in EVAL_PROMPTS:
-            prompt = D.caption(shape, colour, bg)
-            g = torch.Generator("cpu").manual_seed(seed)
-            out = pipe(prompt, height=64, width=64, num_inference_steps=steps, guidance_scale=cfg, generator=g,
-                       output_type="np")
-            img = (out.images[0].clip(0, 1) * 255).round().astype(np.uint8)
-            images.append((prompt, img))
-            rows.append(dict(prompt=prompt, seed=seed, **D.score_image(img, shape, colour, bg)))
-    acc = {k: float(np.mean([r[k] for r in rows])) for k in ("shape_ok", "colour_ok", "background_ok")}
-    return acc, rows, images
-
-
-def grid(images, cols: int = 6, label: bool = True, scale: int = 2):
-    """A labelled grid of (prompt, image) pairs as a PIL image."""
-    from PIL import Image, ImageDraw
-
-    cell, pad = 64 * scale, 28 if label else 0
-    rows = math.ceil(len(images) / cols)
-    out = Image.new("RGB", (cols * cell, rows * (cell + pad)), (255, 255, 255))
-    draw = ImageDraw.Draw(out)
-    for i, (prompt, img) in enumerate(images):
-        x, y = (i % cols) * cell, (i // cols) * (cell + pad)
-        out.paste(Image.fromarray(img).resize((cell, cell), Image.NEAREST), (x, y))
-        if label:
-            head, _, tail = prompt.partition(" on ")
-            for j, line in enumerate([head, "on " + tail if tail else ""]):
-                draw.text((x + 3, y + cell + 2 + 12 * j), line, fill=(0, 0, 0))
-    return out
-
-
-def plot_losses(rows, path: str) -> None:
-    """loss.png: one panel per phase, log-scale loss against step (PIL only)."""
-    from PIL import Image, ImageDraw
-
-    phases = [p for p in ("vae", "unet") if any(r["phase"] == p for r in rows)]
-    w, h, m = 420, 260, 40
-    img = Image.new("RGB", (w * len(phases), h), (255, 255, 255))
-    draw = ImageDraw.Draw(img)
-    for k, phase in enumerate(phases):
-        pts = [(r["step"], r["loss"]) for r in rows if r["phase"] == phase and r["loss"] > 0]
-        if len(pts) < 2:
-            continue
-        xs, ys = np.array([p[0] for p in pts], float), np.log10([p[1] for p in pts])
-        x0, y0 = k * w + m, h - m
-        sx = (w - 2 * m) / max(1e-9, xs.max() - xs.min())
-        sy = (h - 2 * m) / max(1e-9, ys.max() - ys.min())
-        line = [(x0 + (x - xs.min()) * sx, y0 - (y - ys.min()) * sy) for x, y in zip(xs, ys)]
-        draw.rectangle([x0, m, k * w + w - m, y0], outline=(180, 180, 180))
-        draw.line(line, fill=(200, 40, 40), width=2)
-        draw.text((x0, 8), f"{phase} loss (log10), steps 0-{int(xs.max())}", fill=(0, 0, 0))
-        draw.text((x0 - 36, m - 6), f"{10 ** ys.max():.3g}", fill=(0, 0, 0))
-        draw.text((x0 - 36, y0 - 6), f"{10 ** ys.min():.3g}", fill=(0, 0, 0))
-    img.save(path)
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -411,12 +313,18 @@ def main(argv=None) -> int:
     dev = torch.device(args.device)
     os.makedirs(args.out, exist_ok=True)
     log = LossLog()
-    info = {"args": vars(args), "torch": torch.__version__, "device": torch.cuda.get_device_name() if dev.type == "cuda" else "cpu"}
+    info = {
+        "args": vars(args),
+        "torch": torch.__version__,
+        "device": torch.cuda.get_device_name() if dev.type == "cuda" else "cpu",
+    }
 
     tok = load_tokenizer(args.bpe, args.tokenizer)
     vae, te, unet, scheduler = build_models(tok, args.seed)
     vae, te, unet = vae.to(dev), te.to(dev), unet.to(dev)
-    info["params"] = {k: sum(p.numel() for p in m.parameters()) for k, m in (("vae", vae), ("text_encoder", te), ("unet", unet))}
+    info["params"] = {
+        k: sum(p.numel() for p in m.parameters()) for k, m in (("vae", vae), ("text_encoder", te), ("unet", unet))
+    }
     print(f"params {info['params']}", flush=True)
 
     t = time.monotonic()
@@ -429,24 +337,29 @@ def main(argv=None) -> int:
     # ---- phase 1: VAE
     total = [args.vae_steps or 0]
     if not args.vae_steps:
-        total[0], per = plan_steps(vae_step_fn(images, args.vae_batch, args.vae_lr, [10_000], None), [vae],
-                                   budget * args.vae_fraction)
+        total[0], per = plan_steps(
+            vae_step_fn(images, args.vae_batch, args.vae_lr, [10_000], None), [vae], budget * args.vae_fraction
+        )
         print(f"vae: {per * 1000:.1f} ms/step -> {total[0]} steps", flush=True)
     torch.manual_seed(args.seed + 10)
     step = vae_step_fn(images, args.vae_batch, args.vae_lr, total, log)([vae])
     t = time.monotonic()
     for i in range(total[0]):
         step(i)
-    _sync()
-    info["vae"] = {"steps": total[0], "batch": args.vae_batch, "seconds": round(time.monotonic() - t, 1),
-                   "final_loss": log.last("vae")}
+    sync_device()
+    info["vae"] = {
+        "steps": total[0],
+        "batch": args.vae_batch,
+        "seconds": round(time.monotonic() - t, 1),
+        "final_loss": log.last("vae"),
+    }
     vae.eval().requires_grad_(False)
 
     # ---- latents of the whole data set (posterior mean and std), and the scaling factor
     means, stds = [], []
     with torch.no_grad(), _autocast(dev):
         for a in range(0, images.shape[0], 2048):
-            x = images[a:a + 2048].permute(0, 3, 1, 2).float() / 127.5 - 1
+            x = images[a : a + 2048].permute(0, 3, 1, 2).float() / 127.5 - 1
             post = vae.encode(x).latent_dist
             means.append(post.mean.float())
             stds.append(post.std.float())
@@ -467,31 +380,59 @@ def main(argv=None) -> int:
     total = [args.unet_steps or 0]
     if not args.unet_steps:
         left = budget - (time.monotonic() - t_start) + info["render_s"]  # rendering is not training time
-        total[0], per = plan_steps(unet_step_fn(lat_mean, lat_std, scale, captions, scheduler, args.unet_batch,
-                                                args.unet_lr, [10_000], None, args.ema, []), [unet, te],
-                                       max(30.0, left))
+        total[0], per = plan_steps(
+            unet_step_fn(
+                lat_mean,
+                lat_std,
+                scale,
+                captions,
+                scheduler,
+                args.unet_batch,
+                args.unet_lr,
+                [10_000],
+                None,
+                args.ema,
+                [],
+            ),
+            [unet, te],
+            max(30.0, left),
+        )
         print(f"unet: {per * 1000:.1f} ms/step -> {total[0]} steps", flush=True)
     torch.manual_seed(args.seed + 20)
     ema_ref = []
-    step = unet_step_fn(lat_mean, lat_std, scale, captions, scheduler, args.unet_batch, args.unet_lr, total, log,
-                        args.ema, ema_ref)([unet, te])
+    step = unet_step_fn(
+        lat_mean, lat_std, scale, captions, scheduler, args.unet_batch, args.unet_lr, total, log, args.ema, ema_ref
+    )([unet, te])
     t = time.monotonic()
     for i in range(total[0]):
         step(i)
-    _sync()
+    sync_device()
     ema_ref[0].copy_to()
     unet.eval().requires_grad_(False)
     te.eval().requires_grad_(False)
-    info["unet"] = {"steps": total[0], "batch": args.unet_batch, "seconds": round(time.monotonic() - t, 1),
-                    "final_loss": log.last("unet"), "ema": args.ema}
+    info["unet"] = {
+        "steps": total[0],
+        "batch": args.unet_batch,
+        "seconds": round(time.monotonic() - t, 1),
+        "final_loss": log.last("unet"),
+        "ema": args.ema,
+    }
     info["train_seconds"] = round(time.monotonic() - t_start, 1)
     print(f"unet done: {info['unet']}", flush=True)
 
     # ---- save first (the evaluation may fail; the weights must not be lost)
     model_dir = os.path.join(args.out, "shapes")
-    pipe = StableDiffusionPipeline(vae=vae, text_encoder=te, tokenizer=tok, unet=unet, scheduler=scheduler,
-                                   safety_checker=None, feature_extractor=None, image_encoder=None,
-                                   requires_safety_checker=False)
+    pipe = StableDiffusionPipeline(
+        vae=vae,
+        text_encoder=te,
+        tokenizer=tok,
+        unet=unet,
+        scheduler=scheduler,
+        safety_checker=None,
+        feature_extractor=None,
+        image_encoder=None,
+        requires_safety_checker=False,
+    )
     save_dtype = getattr(torch, args.save_dtype)
     pipe.to(save_dtype)
     pipe.save_pretrained(model_dir, safe_serialization=True)
@@ -506,8 +447,13 @@ def main(argv=None) -> int:
         try:
             pipe.set_progress_bar_config(disable=True)
             acc, rows, imgs = evaluate(pipe, seeds=tuple(range(args.eval_seeds)))
-            info["eval"] = {"accuracy": acc, "n": len(rows), "cfg": 5.0, "steps": 25,
-                            "misses": [r for r in rows if not (r["shape_ok"] and r["colour_ok"])][:20]}
+            info["eval"] = {
+                "accuracy": acc,
+                "n": len(rows),
+                "cfg": 5.0,
+                "steps": 25,
+                "misses": [r for r in rows if not (r["shape_ok"] and r["colour_ok"])][:20],
+            }
             grid(imgs[:18]).save(os.path.join(args.out, "samples.png"))
             print(f"eval: {acc}", flush=True)
         except Exception as e:  # noqa: BLE001

@@ -5,6 +5,7 @@ everything a caller needs to know without loading weights: modality, pipeline cl
 spec, defaults and divisibility. The methods it overrides say how to call its pipeline and how to read what
 comes back. Loading, seeding, the step hook and state restoration live here once.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -13,7 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, Workload, WorkingSet
+from toolkit.media import GeneratedMedia, save_generated
+from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.v2.loading import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
@@ -57,21 +59,11 @@ class LatentSpec:
         return d
 
 
-@dataclass
-class GeneratedMedia:
-    """What a family hands back for saving: numpy arrays, never tensors, so media writing stays torch-free."""
-
-    kind: str  # image | video | audio
-    image: Any = None  # H x W x 3 uint8
-    frames: Any = None  # F x H x W x 3 uint8
-    audio: Any = None  # channels x samples float32
-    sample_rate: Optional[int] = None
-    fps: Optional[int] = None
-
-
-NOT_FINITE_WARNING = ("Warning: the sampler's final latents hold NaN or infinite values, so the output will be "
-                      "blank. Usual causes: float16 overflow (use bf16), or 8-bit weights or activations this model "
-                      "does not tolerate (set quantize: false, or engine.memory_qtype: float8 or none)")
+NOT_FINITE_WARNING = (
+    "Warning: the sampler's final latents hold NaN or infinite values, so the output will be "
+    "blank. Usual causes: float16 overflow (use bf16), or 8-bit weights or activations this model "
+    "does not tolerate (set quantize: false, or engine.memory_qtype: float8 or none)"
+)
 
 
 @dataclass
@@ -180,8 +172,9 @@ class BaseModel:
         for name, (path, _) in wanted.items():
             if name not in loaded:
                 self.print_and_status_update(f"Loading {self.arch}: LoRA {os.path.basename(path)}", "loading")
-                self.print_and_status_update(load_lora(pipe, path, name, self.arch, **self.lora_load_kwargs(path)),
-                                             "loading")
+                self.print_and_status_update(
+                    load_lora(pipe, path, name, self.arch, **self.lora_load_kwargs(path)), "loading"
+                )
         if wanted:
             pipe.set_adapters(list(wanted), adapter_weights=[weight for _, weight in wanted.values()])
 
@@ -194,7 +187,9 @@ class BaseModel:
         """Components placed ``visit`` get model CPU offload in diffusers' order, moving weights through pinned host
         copies (``toolkit/models/offload.py``); the others stay where they loaded. ``stream`` is applied per
         component in the load funnel (diffusers group offloading)."""
-        visitors = {role for role, placement in self.plan.placements.items() if placement in ("visit", "quantized_visit")}
+        visitors = {
+            role for role, placement in self.plan.placements.items() if placement in ("visit", "quantized_visit")
+        }
         if visitors and self._on_gpu():
             from toolkit.models.offload import enable_low_vram
 
@@ -217,10 +212,19 @@ class BaseModel:
             offload = "group:block" if comp.source == "main" else "group:leaf"
         elif placement == "quantized_stream" and self._on_gpu():
             offload = "blocks"  # toolkit/models/streaming.py: diffusers' group offloading cannot move 8-bit tensors
-        return load_component(comp.cls, source, comp.subfolder, dtype=self.dtype,
-                              device="cpu" if waits_on_host else self.device, config_source=cfg.extras_name_or_path,
-                              qtype=qtype, offload=offload, onload_device=self.device, variant=cfg.variant,
-                              report=self._report_download)
+        return load_component(
+            comp.cls,
+            source,
+            comp.subfolder,
+            dtype=self.dtype,
+            device="cpu" if waits_on_host else self.device,
+            config_source=cfg.extras_name_or_path,
+            qtype=qtype,
+            offload=offload,
+            onload_device=self.device,
+            variant=cfg.variant,
+            report=self._report_download,
+        )
 
     def _report_download(self, message: str) -> None:
         self.print_and_status_update(message, "loading")
@@ -236,8 +240,9 @@ class BaseModel:
         for role, comp in self.components.items():
             if comp.has_weights:
                 source = cfg.name_or_path if comp.source == "main" else cfg.extras_name_or_path
-                size, largest = weight_bytes(source, comp.subfolder, self.dtype, cfg.extras_name_or_path,
-                                             cfg.variant, self._report_download)
+                size, largest = weight_bytes(
+                    source, comp.subfolder, self.dtype, cfg.extras_name_or_path, cfg.variant, self._report_download
+                )
                 parts.append(Part(role, component_kind(role, comp), size, largest))
         return parts
 
@@ -249,7 +254,7 @@ class BaseModel:
         ws = self.working_set
         pixels = gen.width * gen.height
         frames = gen.num_frames if self.modality == "video" else 1
-        positions = pixels * frames / (self.latent.spatial_factor ** 2 * max(1, self.latent.temporal_factor))
+        positions = pixels * frames / (self.latent.spatial_factor**2 * max(1, self.latent.temporal_factor))
         held = frames if ws.frames_at_once == 0 else min(frames, ws.frames_at_once)
         tile = (256 if self.modality == "video" else 512) ** 2
         denoise = GIB // 4 + int(positions * ws.per_position)
@@ -302,9 +307,15 @@ class BaseModel:
             gen.snap_frames(self.latent.temporal_factor)
 
     def pipeline_kwargs(self, gen: GenerateImageConfig) -> dict:
-        return dict(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, width=gen.width,
-                    height=gen.height, num_inference_steps=gen.num_inference_steps,
-                    guidance_scale=gen.guidance_scale, **gen.extra_kwargs)
+        return dict(
+            prompt=gen.prompt,
+            negative_prompt=gen.negative_prompt or None,
+            width=gen.width,
+            height=gen.height,
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+            **gen.extra_kwargs,
+        )
 
     def to_media(self, output, gen: GenerateImageConfig) -> GeneratedMedia:
         """Pipelines called with ``output_type="np"`` give images (H x W x 3) or frames (F x H x W x 3) in [0, 1].
@@ -453,10 +464,16 @@ class BaseModel:
     def describe(cls) -> dict:
         """What ``GET /models`` serves for this family: enough for a client to build a form and a preview."""
         return {
-            "arch": cls.arch, "modality": cls.modality, "description": cls.description,
-            "pipeline": cls.pipeline_class, "control_images": cls.control_images,
-            "divisibility": cls.divisibility, "native_resolution": cls.native_resolution,
-            "defaults": dict(cls.defaults), "output_exts": list(cls.output_exts), "tiny_sample": dict(cls.tiny_sample),
+            "arch": cls.arch,
+            "modality": cls.modality,
+            "description": cls.description,
+            "pipeline": cls.pipeline_class,
+            "control_images": cls.control_images,
+            "divisibility": cls.divisibility,
+            "native_resolution": cls.native_resolution,
+            "defaults": dict(cls.defaults),
+            "output_exts": list(cls.output_exts),
+            "tiny_sample": dict(cls.tiny_sample),
             "latent": cls.latent.to_dict(),
         }
 
@@ -503,16 +520,3 @@ class _RngState:
         torch.set_rng_state(self.cpu)
         if self.cuda is not None:
             torch.cuda.set_rng_state_all(self.cuda)
-
-
-def save_generated(media: GeneratedMedia, gen: GenerateImageConfig, count: int = 0, max_count: int = 0) -> dict:
-    """Atomic write of one result (temp file, thumbnail, then rename) through toolkit.media."""
-    from toolkit import media as media_io
-
-    path = gen.get_image_path(count, max_count)
-    if media.kind == "image":
-        return media_io.save_media(media.image, path, kind="image")
-    if media.kind == "video":
-        return media_io.save_media(media.frames, path, kind="video", fps=media.fps or gen.fps, audio=media.audio,
-                                   sample_rate=media.sample_rate)
-    return media_io.save_media(media.audio, path, kind="audio", sample_rate=media.sample_rate)

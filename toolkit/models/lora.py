@@ -2,15 +2,29 @@
 PEFT layouts per family), then checked. diffusers skips keys it cannot place with a log line at most, so a LoRA
 trained for another family would load as a silent no-op; here the layers that took the adapter are counted,
 and none is an error that names the file and the family."""
+
 from __future__ import annotations
 
 import hashlib
 import os
 
 # Suffixes of a LoRA tensor after its module path, in the layouts diffusers reads.
-LORA_SUFFIXES = (".lora_A.weight", ".lora_B.weight", ".lora_down.weight", ".lora_up.weight", ".lora.down.weight",
-                 ".lora.up.weight", ".lora_A.default.weight", ".lora_B.default.weight", ".alpha", ".lora_A.bias",
-                 ".lora_B.bias", ".dora_scale", ".diff", ".diff_b")
+LORA_SUFFIXES = (
+    ".lora_A.weight",
+    ".lora_B.weight",
+    ".lora_down.weight",
+    ".lora_up.weight",
+    ".lora.down.weight",
+    ".lora.up.weight",
+    ".lora_A.default.weight",
+    ".lora_B.default.weight",
+    ".alpha",
+    ".lora_A.bias",
+    ".lora_B.bias",
+    ".dora_scale",
+    ".diff",
+    ".diff_b",
+)
 
 
 class LoraMismatch(ValueError):
@@ -63,8 +77,9 @@ def load_lora(pipe, path: str, adapter: str, arch: str, **load_kwargs) -> str:
     except (OSError, ValueError) as e:
         raise LoraMismatch(f"LoRA {name}: not a readable safetensors file ({e})") from None
     if not layers:
-        raise LoraMismatch(f"LoRA {name}: no LoRA weights in it (no keys ending in lora_A/lora_B, "
-                           "lora_down/lora_up or alpha)")
+        raise LoraMismatch(
+            f"LoRA {name}: no LoRA weights in it (no keys ending in lora_A/lora_B, lora_down/lora_up or alpha)"
+        )
     adapted, error = 0, None
     # The file as diffusers reads it; then layouts diffusers has no branch for, read as this pipeline's.
     for layout in (lambda: path, lambda: _as_denoiser_keys(pipe, path), lambda: _from_bfl_names(pipe, path)):
@@ -80,8 +95,10 @@ def load_lora(pipe, path: str, adapter: str, arch: str, **load_kwargs) -> str:
     if adapted == 0 and error is not None:
         raise error
     if adapted == 0:
-        raise LoraMismatch(f"LoRA {name}: none of its {len(layers)} layers match {arch} (first: {layers[0]!r}); "
-                           "it was trained for another model family")
+        raise LoraMismatch(
+            f"LoRA {name}: none of its {len(layers)} layers match {arch} (first: {layers[0]!r}); "
+            "it was trained for another model family"
+        )
     return f"LoRA {name}: {len(layers)} layers in the file, {adapted} adapted in {arch}"
 
 
@@ -121,13 +138,23 @@ def _as_denoiser_keys(pipe, path: str):
 
 # Black Forest Labs' module names (Flux.1 originals, AI Toolkit's Chroma LoRAs) -> diffusers' Flux-style ones.
 # Fused layers list the diffusers modules their output rows are split into, in order.
-BFL_DOUBLE = {"img_attn.qkv": ("attn.to_q", "attn.to_k", "attn.to_v"),
-              "txt_attn.qkv": ("attn.add_q_proj", "attn.add_k_proj", "attn.add_v_proj"),
-              "img_attn.proj": ("attn.to_out.0",), "txt_attn.proj": ("attn.to_add_out",),
-              "img_mlp.0": ("ff.net.0.proj",), "img_mlp.2": ("ff.net.2",), "txt_mlp.0": ("ff_context.net.0.proj",),
-              "txt_mlp.2": ("ff_context.net.2",), "img_mod.lin": ("norm1.linear",), "txt_mod.lin": ("norm1_context.linear",)}
-BFL_SINGLE = {"linear1": ("attn.to_q", "attn.to_k", "attn.to_v", "proj_mlp"), "linear2": ("proj_out",),
-              "modulation.lin": ("norm.linear",)}
+BFL_DOUBLE = {
+    "img_attn.qkv": ("attn.to_q", "attn.to_k", "attn.to_v"),
+    "txt_attn.qkv": ("attn.add_q_proj", "attn.add_k_proj", "attn.add_v_proj"),
+    "img_attn.proj": ("attn.to_out.0",),
+    "txt_attn.proj": ("attn.to_add_out",),
+    "img_mlp.0": ("ff.net.0.proj",),
+    "img_mlp.2": ("ff.net.2",),
+    "txt_mlp.0": ("ff_context.net.0.proj",),
+    "txt_mlp.2": ("ff_context.net.2",),
+    "img_mod.lin": ("norm1.linear",),
+    "txt_mod.lin": ("norm1_context.linear",),
+}
+BFL_SINGLE = {
+    "linear1": ("attn.to_q", "attn.to_k", "attn.to_v", "proj_mlp"),
+    "linear2": ("proj_out",),
+    "modulation.lin": ("norm.linear",),
+}
 
 
 def _from_bfl_names(pipe, path: str):

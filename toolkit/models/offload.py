@@ -18,6 +18,7 @@ rebuilds one from device copies of those.
 diffusers still decides *when* (its offload sequence, its ``maybe_free_model_hooks``) and accelerate's hooks
 still trigger the moves; this module changes *how* a model moves, by replacing the two methods of each hook.
 """
+
 from __future__ import annotations
 
 import types
@@ -157,7 +158,8 @@ def on_device(tensor_device, execution_device) -> bool:
 
     execution_device = torch.device(execution_device)
     return tensor_device.type == execution_device.type and (
-        execution_device.index is None or tensor_device.index == execution_device.index)
+        execution_device.index is None or tensor_device.index == execution_device.index
+    )
 
 
 def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
@@ -180,8 +182,9 @@ def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
             # As accelerate does: hand the freed blocks back, or the next model's differently sized tensors
             # fragment a tight budget (an `oom` at 24 GiB with 1.9 GiB reserved but unusable, on the H200).
             clear_device_cache()
-        if not stays and (_on_host(module) or not on_device(next(iter(_tensors(module).values())).device,
-                                                            self.execution_device)):
+        if not stays and (
+            _on_host(module) or not on_device(next(iter(_tensors(module).values())).device, self.execution_device)
+        ):
             move_to_device(module, self.execution_device)
         return send_to_device(args, self.execution_device), send_to_device(kwargs, self.execution_device)
 

@@ -6,6 +6,7 @@ hand them what these subclasses keep. Both load a real checkpoint's processor fo
 keep are ignored) and build the tiny ones, with or without torchvision installed; tokenising, chat templates
 and image processing are transformers' own code.
 """
+
 from transformers import Qwen2VLProcessor
 from transformers.processing_utils import ProcessorMixin
 
@@ -16,8 +17,12 @@ class QwenVLImageProcessor(Qwen2VLProcessor):
     def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
         self.image_token = getattr(tokenizer, "image_token", None) or "<|image_pad|>"
         self.video_token = getattr(tokenizer, "video_token", None) or "<|video_pad|>"
-        self.image_token_id = getattr(tokenizer, "image_token_id", None) or tokenizer.convert_tokens_to_ids(self.image_token)
-        self.video_token_id = getattr(tokenizer, "video_token_id", None) or tokenizer.convert_tokens_to_ids(self.video_token)
+        self.image_token_id = getattr(tokenizer, "image_token_id", None) or tokenizer.convert_tokens_to_ids(
+            self.image_token
+        )
+        self.video_token_id = getattr(tokenizer, "video_token_id", None) or tokenizer.convert_tokens_to_ids(
+            self.video_token
+        )
         ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)
 
 

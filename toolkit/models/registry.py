@@ -3,6 +3,7 @@
 Arch files import diffusers only inside methods, so reading the table (and serving ``GET /models``) stays
 cheap. A new family is a new file plus one line here.
 """
+
 from __future__ import annotations
 
 import importlib

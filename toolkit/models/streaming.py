@@ -9,6 +9,7 @@ an encoder's ``layers``) runs one block at a time: a block's weights arrive from
 stream, and go back to pointing at their host copies as soon as it has run (nothing is copied back: inference
 does not change weights). Everything outside the block lists (embeddings, norms, heads) stays on the GPU.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -24,9 +25,13 @@ def block_lists(module) -> list:
     is no block list; an encoder's ``language_model.layers`` lies a few levels down)."""
     import torch
 
-    found = [(name, child) for name, child in module.named_modules()
-             if isinstance(child, torch.nn.ModuleList) and len(child)
-             and all(next(block.parameters(), None) is not None for block in child)]
+    found = [
+        (name, child)
+        for name, child in module.named_modules()
+        if isinstance(child, torch.nn.ModuleList)
+        and len(child)
+        and all(next(block.parameters(), None) is not None for block in child)
+    ]
     if not found:
         return []
     depth = min(name.count(".") for name, _ in found)
@@ -55,8 +60,10 @@ class BlockStream:
         self.side = torch.cuda.Stream(self.device) if self.device.type == "cuda" else None
         # What lies outside the block lists (embeddings, norms, heads) is on the GPU only while the model runs:
         # a Mistral encoder's embedding table alone is 1.3 GB, which the plan does not count once it is done.
-        self.handles = [module.register_forward_pre_hook(lambda m, args: move_to_device(m, self.device, self.rest)),
-                        module.register_forward_hook(lambda m, args, out: self._rest_leaves())]
+        self.handles = [
+            module.register_forward_pre_hook(lambda m, args: move_to_device(m, self.device, self.rest)),
+            module.register_forward_hook(lambda m, args, out: self._rest_leaves()),
+        ]
         for i, block in enumerate(self.blocks):
             self.handles.append(block.register_forward_pre_hook(lambda m, args, i=i: self._arrive(i)))
             self.handles.append(block.register_forward_hook(lambda m, args, out, i=i: self._leave(i)))

@@ -7,6 +7,7 @@ Tokenizers are built from in-memory vocabularies (transformers 5.x constructors 
 nothing may be fetched at test time. Each recipe's numbers are the real model's where shapes depend on them
 (latent channels, VAE compression, patch sizes), and small elsewhere.
 """
+
 from __future__ import annotations
 
 import os
@@ -92,8 +93,8 @@ def t5_tokenizer(model_max_length: int = 512):
 
 QWEN_CHAT_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% if enable_thinking is defined and enable_thinking is false %}"
-    "<think>\n\n</think>\n\n{% endif %}{% endif %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% endif %}{% endif %}"
 )
 
 
@@ -103,9 +104,20 @@ def qwen2_tokenizer(model_max_length: int = 1024):
 
     chars = list(bytes_to_unicode().values())
     tok = Qwen2Tokenizer(vocab={c: i for i, c in enumerate(chars)}, merges=[], model_max_length=model_max_length)
-    tok.add_special_tokens({"additional_special_tokens": [
-        "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>",
-        "<think>", "</think>"]})
+    tok.add_special_tokens(
+        {
+            "additional_special_tokens": [
+                "<|im_start|>",
+                "<|im_end|>",
+                "<|vision_start|>",
+                "<|vision_end|>",
+                "<|image_pad|>",
+                "<|video_pad|>",
+                "<think>",
+                "</think>",
+            ]
+        }
+    )
     tok.chat_template = QWEN_CHAT_TEMPLATE
     return tok
 
@@ -120,10 +132,19 @@ def seeded(seed: int = 0):
 def clip_text_encoder(tok, hidden: int = 32, with_projection: bool = False, projection_dim: int = 32, layers: int = 2):
     from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
 
-    cfg = CLIPTextConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2,
-                         num_hidden_layers=layers, num_attention_heads=2, max_position_embeddings=77,
-                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                         projection_dim=projection_dim, hidden_act="quick_gelu")
+    cfg = CLIPTextConfig(
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=hidden * 2,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        max_position_embeddings=77,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        projection_dim=projection_dim,
+        hidden_act="quick_gelu",
+    )
     seeded()
     return (CLIPTextModelWithProjection if with_projection else CLIPTextModel)(cfg).eval()
 
@@ -131,10 +152,21 @@ def clip_text_encoder(tok, hidden: int = 32, with_projection: bool = False, proj
 def t5_text_encoder(tok, d_model: int = 32, layers: int = 2, umt5: bool = False):
     from transformers import T5Config, T5EncoderModel, UMT5Config, UMT5EncoderModel
 
-    kw = dict(vocab_size=len(tok), d_model=d_model, d_kv=8, d_ff=d_model * 2, num_layers=layers, num_heads=4,
-              relative_attention_num_buckets=8, relative_attention_max_distance=16, feed_forward_proj="gated-gelu",
-              pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=0,
-              dropout_rate=0.0)
+    kw = dict(
+        vocab_size=len(tok),
+        d_model=d_model,
+        d_kv=8,
+        d_ff=d_model * 2,
+        num_layers=layers,
+        num_heads=4,
+        relative_attention_num_buckets=8,
+        relative_attention_max_distance=16,
+        feed_forward_proj="gated-gelu",
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=0,
+        dropout_rate=0.0,
+    )
     seeded()
     return (UMT5EncoderModel(UMT5Config(**kw)) if umt5 else T5EncoderModel(T5Config(**kw))).eval()
 
@@ -144,10 +176,18 @@ def vae_kl(latent_channels: int = 4, blocks: int = 4, ch: int = 32, **kw):
     from diffusers import AutoencoderKL
 
     seeded()
-    return AutoencoderKL(in_channels=3, out_channels=3, down_block_types=["DownEncoderBlock2D"] * blocks,
-                         up_block_types=["UpDecoderBlock2D"] * blocks, block_out_channels=[ch] * blocks,
-                         layers_per_block=1, latent_channels=latent_channels, norm_num_groups=min(32, ch),
-                         sample_size=64, **kw).eval()
+    return AutoencoderKL(
+        in_channels=3,
+        out_channels=3,
+        down_block_types=["DownEncoderBlock2D"] * blocks,
+        up_block_types=["UpDecoderBlock2D"] * blocks,
+        block_out_channels=[ch] * blocks,
+        layers_per_block=1,
+        latent_channels=latent_channels,
+        norm_num_groups=min(32, ch),
+        sample_size=64,
+        **kw,
+    ).eval()
 
 
 def variant_seed(variant: Optional[str]) -> int:
@@ -162,13 +202,21 @@ def clip_vision_encoder(hidden: int = 32, image_size: int = 32, patch_size: int 
     OpenAI mean/std): the image-encoder pair Wan 2.1 I2V (and IP-Adapter-style families) load."""
     from transformers import CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModel
 
-    cfg = CLIPVisionConfig(hidden_size=hidden, intermediate_size=hidden * 2, projection_dim=hidden,
-                           num_hidden_layers=layers, num_attention_heads=2, image_size=image_size,
-                           patch_size=patch_size, hidden_act="quick_gelu")
+    cfg = CLIPVisionConfig(
+        hidden_size=hidden,
+        intermediate_size=hidden * 2,
+        projection_dim=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        image_size=image_size,
+        patch_size=patch_size,
+        hidden_act="quick_gelu",
+    )
     seeded()
     encoder = CLIPVisionModel(cfg).eval()
-    processor = CLIPImageProcessor(size={"shortest_edge": image_size},
-                                   crop_size={"height": image_size, "width": image_size})
+    processor = CLIPImageProcessor(
+        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
+    )
     return encoder, processor
 
 
@@ -178,8 +226,18 @@ def gemma_tokenizer(model_max_length: int = 1024):
     from transformers import GemmaTokenizer
 
     vocab = {}
-    for t in ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "<start_of_turn>", "<end_of_turn>",
-              "<start_of_image>", "<end_of_image>", "<image_soft_token>"]:
+    for t in [
+        "<pad>",
+        "<eos>",
+        "<bos>",
+        "<unk>",
+        "<mask>",
+        "<start_of_turn>",
+        "<end_of_turn>",
+        "<start_of_image>",
+        "<end_of_image>",
+        "<image_soft_token>",
+    ]:
         vocab[t] = len(vocab)
     for b in range(256):
         vocab[f"<0x{b:02X}>"] = len(vocab)
@@ -191,17 +249,28 @@ def gemma_tokenizer(model_max_length: int = 1024):
 
 # ---------------------------------------------------------------------------------------------- image helpers
 # Appended for the image families (zimage, flux2_klein_*, qwen_image*, ...).
-def qwen3_text_encoder(tok, hidden: int = 32, layers: int = 2, heads: int = 2, kv_heads: int = 2,
-                       causal_lm: bool = False):
+def qwen3_text_encoder(
+    tok, hidden: int = 32, layers: int = 2, heads: int = 2, kv_heads: int = 2, causal_lm: bool = False
+):
     """Tiny ``Qwen3Model`` (Z-Image reads ``hidden_states[-2]``) or ``Qwen3ForCausalLM`` (Flux.2 Klein stacks
     three of its hidden states). bos/eos/pad are the tokenizer's, so the config warns about nothing."""
     from transformers import Qwen3Config, Qwen3ForCausalLM, Qwen3Model
 
     eos = tok.convert_tokens_to_ids("<|im_end|>")
-    cfg = Qwen3Config(vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2,
-                      num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
-                      head_dim=hidden // heads, max_position_embeddings=1024, tie_word_embeddings=causal_lm,
-                      bos_token_id=tok.pad_token_id, eos_token_id=eos, pad_token_id=tok.pad_token_id)
+    cfg = Qwen3Config(
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=hidden * 2,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=hidden // heads,
+        max_position_embeddings=1024,
+        tie_word_embeddings=causal_lm,
+        bos_token_id=tok.pad_token_id,
+        eos_token_id=eos,
+        pad_token_id=tok.pad_token_id,
+    )
     seeded()
     return (Qwen3ForCausalLM if causal_lm else Qwen3Model)(cfg).eval()
 
@@ -211,18 +280,31 @@ def qwen25_vl_text_encoder(tok, hidden: int = 16, layers: int = 2):
     vision tower on the control image). Vision/image token ids point at the tiny tokenizer's specials."""
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
 
-    ids = {t: tok.convert_tokens_to_ids(t) for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
-                                                      "<|video_pad|>", "<|im_end|>")}
+    ids = {
+        t: tok.convert_tokens_to_ids(t)
+        for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>", "<|im_end|>")
+    }
     cfg = Qwen2_5_VLConfig(
-        text_config=dict(hidden_size=hidden, intermediate_size=hidden, num_hidden_layers=layers,
-                         num_attention_heads=2, num_key_value_heads=2, vocab_size=len(tok), rope_theta=1e6,
-                         # mrope sections sum to head_dim / 2 (16 / 2 heads = 8 -> 4)
-                         rope_scaling={"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
-                         bos_token_id=tok.pad_token_id, eos_token_id=ids["<|im_end|>"],
-                         pad_token_id=tok.pad_token_id),
+        text_config=dict(
+            hidden_size=hidden,
+            intermediate_size=hidden,
+            num_hidden_layers=layers,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            vocab_size=len(tok),
+            rope_theta=1e6,
+            # mrope sections sum to head_dim / 2 (16 / 2 heads = 8 -> 4)
+            rope_scaling={"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
+            bos_token_id=tok.pad_token_id,
+            eos_token_id=ids["<|im_end|>"],
+            pad_token_id=tok.pad_token_id,
+        ),
         vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=hidden),
-        vocab_size=len(tok), vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+        vocab_size=len(tok),
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
     )
     seeded()
     return Qwen2_5_VLForConditionalGeneration(cfg).eval()
@@ -246,19 +328,36 @@ def glm4_tokenizer(model_max_length: int = 1024):
     from transformers import PreTrainedTokenizerFast
 
     vocab = {c: i for i, c in enumerate(bytes_to_unicode().values())}
-    specials = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
-                "<|assistant|>", "<|observation|>"]
+    specials = [
+        "<|endoftext|>",
+        "[MASK]",
+        "[gMASK]",
+        "[sMASK]",
+        "<sop>",
+        "<eop>",
+        "<|system|>",
+        "<|user|>",
+        "<|assistant|>",
+        "<|observation|>",
+    ]
     for t in specials:
         vocab[t] = len(vocab)
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     backend.decoder = decoders.ByteLevel()
     backend.post_processor = processors.TemplateProcessing(
-        single="[gMASK] <sop> $A", pair="[gMASK] <sop> $A $B",
-        special_tokens=[("[gMASK]", vocab["[gMASK]"]), ("<sop>", vocab["<sop>"])])
-    return PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<|endoftext|>", eos_token="<|endoftext|>",
-                                   additional_special_tokens=specials[1:], padding_side="left",
-                                   model_max_length=model_max_length)
+        single="[gMASK] <sop> $A",
+        pair="[gMASK] <sop> $A $B",
+        special_tokens=[("[gMASK]", vocab["[gMASK]"]), ("<sop>", vocab["<sop>"])],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        pad_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        additional_special_tokens=specials[1:],
+        padding_side="left",
+        model_max_length=model_max_length,
+    )
 
 
 def llama3_bos_tokenizer(model_max_length: int = 128):
@@ -276,10 +375,17 @@ def llama3_bos_tokenizer(model_max_length: int = 128):
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     backend.decoder = decoders.ByteLevel()
     backend.post_processor = processors.TemplateProcessing(
-        single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A $B",
-        special_tokens=[("<|begin_of_text|>", vocab["<|begin_of_text|>"])])
-    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>",
-                                   additional_special_tokens=specials[1:], model_max_length=model_max_length)
+        single="<|begin_of_text|> $A",
+        pair="<|begin_of_text|> $A $B",
+        special_tokens=[("<|begin_of_text|>", vocab["<|begin_of_text|>"])],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<|begin_of_text|>",
+        eos_token="<|eot_id|>",
+        additional_special_tokens=specials[1:],
+        model_max_length=model_max_length,
+    )
 
 
 def llama3_tokenizer(words=(), model_max_length: int = 1024):
@@ -300,8 +406,15 @@ def llama3_tokenizer(words=(), model_max_length: int = 1024):
     specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
     for s in specials:
         vocab[s] = len(vocab)
-    tok = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token="<|end_of_text|>", bos_token="<|begin_of_text|>",
-                         eos_token="<|eot_id|>", pad_token="<|end_of_text|>", model_max_length=model_max_length)
+    tok = Qwen2Tokenizer(
+        vocab=vocab,
+        merges=merges,
+        unk_token="<|end_of_text|>",
+        bos_token="<|begin_of_text|>",
+        eos_token="<|eot_id|>",
+        pad_token="<|end_of_text|>",
+        model_max_length=model_max_length,
+    )
     tok.add_special_tokens({"additional_special_tokens": specials[2:]})
     return tok
 
@@ -326,18 +439,42 @@ def mistral_text_processor(model_max_length: int = 1024):
 
     from toolkit.models.processors import MistralTextProcessor
 
-    specials = ["<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-                "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]", "[IMG_END]",
-                "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]"]
+    specials = [
+        "<unk>",
+        "<s>",
+        "</s>",
+        "[INST]",
+        "[/INST]",
+        "[AVAILABLE_TOOLS]",
+        "[/AVAILABLE_TOOLS]",
+        "[TOOL_RESULTS]",
+        "[/TOOL_RESULTS]",
+        "[TOOL_CALLS]",
+        "[IMG]",
+        "<pad>",
+        "[IMG_BREAK]",
+        "[IMG_END]",
+        "[PREFIX]",
+        "[MIDDLE]",
+        "[SUFFIX]",
+        "[SYSTEM_PROMPT]",
+        "[/SYSTEM_PROMPT]",
+    ]
     vocab = {t: i for i, t in enumerate(specials)}
     for c in bytes_to_unicode().values():
         vocab[c] = len(vocab)
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     backend.decoder = decoders.ByteLevel()
-    tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                  pad_token="<pad>", additional_special_tokens=specials[3:],
-                                  model_max_length=model_max_length)
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        additional_special_tokens=specials[3:],
+        model_max_length=model_max_length,
+    )
     return MistralTextProcessor(tokenizer=tok, chat_template=MISTRAL_CHAT_TEMPLATE)
 
 
@@ -347,12 +484,32 @@ def mistral3_text_encoder(tok, hidden: int = 16, layers: int = 31):
     from transformers import Mistral3Config, Mistral3ForConditionalGeneration
 
     cfg = Mistral3Config(
-        text_config=dict(model_type="mistral", vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2,
-                         num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=1,
-                         head_dim=hidden // 2, max_position_embeddings=1024, bos_token_id=tok.bos_token_id,
-                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id),
-        vision_config=dict(model_type="pixtral", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                           num_attention_heads=2, head_dim=8, image_size=32, patch_size=16),
-        image_token_index=tok.convert_tokens_to_ids("[IMG]"), spatial_merge_size=2)
+        text_config=dict(
+            model_type="mistral",
+            vocab_size=len(tok),
+            hidden_size=hidden,
+            intermediate_size=hidden * 2,
+            num_hidden_layers=layers,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            head_dim=hidden // 2,
+            max_position_embeddings=1024,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
+        ),
+        vision_config=dict(
+            model_type="pixtral",
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            head_dim=8,
+            image_size=32,
+            patch_size=16,
+        ),
+        image_token_index=tok.convert_tokens_to_ids("[IMG]"),
+        spatial_merge_size=2,
+    )
     seeded()
     return Mistral3ForConditionalGeneration(cfg).eval()

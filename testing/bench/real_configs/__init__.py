@@ -4,6 +4,7 @@ its tiny checkpoint. Every entry names its source (the model card repository and
 ``PARAMS`` holds each component's published parameter count (billions), which ``testing/test_real_configs.py``
 checks the configs against on meta tensors, so a wrong width or depth fails on a CPU, not after GPU time.
 """
+
 from testing.bench.real_configs import audio_hunyuan, image, image_large, video
 
 REAL = {**image.REAL, **image_large.REAL, **video.REAL, **audio_hunyuan.REAL}
@@ -16,17 +17,32 @@ PARAMS = {**image.PARAMS, **image_large.PARAMS, **video.PARAMS, **audio_hunyuan.
 # hands another stay real).
 NARROW = {"num_attention_heads": 8}  # for a denoiser whose inner width is heads x head_dim
 SHALLOW = {
-    "ltx2": {"connectors": {"text_proj_in_factor": 2,  # Gemma's layers + 1, stacked
-                            "video_connector_num_layers": 1, "audio_connector_num_layers": 1},
-             "transformer": {**NARROW, "cross_attention_dim": 1024,
-                             "audio_num_attention_heads": 8, "audio_cross_attention_dim": 512},
-             "vae": {"block_out_channels": [32, 64, 128, 256], "decoder_block_out_channels": [32, 64, 128]}},
-    "hunyuan_video": {"text_encoder": {"num_hidden_layers": 3},  # the pipeline reads hidden_states[-3]
-                      "transformer": NARROW},
-    "hunyuan_video15": {"text_encoder": {"num_hidden_layers": 3},
-                        "vae": {"block_out_channels": [32, 64, 128, 256, 256]}},
-    "flux2": {"transformer": NARROW}, "flux2_klein_9b": {"transformer": NARROW},
-    "flux": {"transformer": NARROW}, "flux_kontext": {"transformer": NARROW},
+    "ltx2": {
+        "connectors": {
+            "text_proj_in_factor": 2,  # Gemma's layers + 1, stacked
+            "video_connector_num_layers": 1,
+            "audio_connector_num_layers": 1,
+        },
+        "transformer": {
+            **NARROW,
+            "cross_attention_dim": 1024,
+            "audio_num_attention_heads": 8,
+            "audio_cross_attention_dim": 512,
+        },
+        "vae": {"block_out_channels": [32, 64, 128, 256], "decoder_block_out_channels": [32, 64, 128]},
+    },
+    "hunyuan_video": {
+        "text_encoder": {"num_hidden_layers": 3},  # the pipeline reads hidden_states[-3]
+        "transformer": NARROW,
+    },
+    "hunyuan_video15": {
+        "text_encoder": {"num_hidden_layers": 3},
+        "vae": {"block_out_channels": [32, 64, 128, 256, 256]},
+    },
+    "flux2": {"transformer": NARROW},
+    "flux2_klein_9b": {"transformer": NARROW},
+    "flux": {"transformer": NARROW},
+    "flux_kontext": {"transformer": NARROW},
     "wan21_i2v": {"transformer": {**NARROW, "added_kv_proj_dim": 8 * 128}},  # the image branch's width is the inner one
     "wan22_5b": {"vae": {"base_dim": 32, "decoder_base_dim": 64}},
     "wan22_14b": {"transformer": NARROW, "transformer_2": NARROW},

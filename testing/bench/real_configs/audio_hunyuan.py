@@ -1,52 +1,129 @@
 """Families at real size. Values are from each model's published config.json (source in the comment)."""
+
 from testing.bench.real_configs.image import CLIP_L
 
 # Llava-Llama-3-8B's language model as HunyuanVideo ships it (hunyuanvideo-community/HunyuanVideo
 # text_encoder/config.json, a LlamaModel extracted from xtuner/llava-llama-3-8b-v1_1).
-LLAVA_LLAMA3_8B = dict(vocab_size=128320, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-                       num_attention_heads=32, num_key_value_heads=8, head_dim=128, max_position_embeddings=8192,
-                       rms_norm_eps=1e-5, rope_parameters={"rope_theta": 500000.0, "rope_type": "default"})
+LLAVA_LLAMA3_8B = dict(
+    vocab_size=128320,
+    hidden_size=4096,
+    intermediate_size=14336,
+    num_hidden_layers=32,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    head_dim=128,
+    max_position_embeddings=8192,
+    rms_norm_eps=1e-5,
+    rope_parameters={"rope_theta": 500000.0, "rope_type": "default"},
+)
 # Qwen2.5-VL-7B-Instruct's language model (Qwen/Qwen2.5-VL-7B-Instruct config.json; HunyuanVideo-1.5's conversion
 # script saves `AutoModel.from_pretrained("Qwen/Qwen2.5-VL-7B-Instruct").language_model` as text_encoder).
-QWEN25_VL_7B_TEXT = dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
-                         num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=128000,
-                         max_window_layers=28, rms_norm_eps=1e-6,
-                         rope_parameters={"mrope_section": [16, 24, 24], "rope_theta": 1000000.0,
-                                          "rope_type": "default", "type": "default"})
+QWEN25_VL_7B_TEXT = dict(
+    vocab_size=152064,
+    hidden_size=3584,
+    intermediate_size=18944,
+    num_hidden_layers=28,
+    num_attention_heads=28,
+    num_key_value_heads=4,
+    max_position_embeddings=128000,
+    max_window_layers=28,
+    rms_norm_eps=1e-6,
+    rope_parameters={"mrope_section": [16, 24, 24], "rope_theta": 1000000.0, "rope_type": "default", "type": "default"},
+)
 # ByT5-small encoder with Glyph-SDXL-v2's 1251 added color/font tokens (google/byt5-small config.json for the
 # widths; vocab 1510 from ComfyUI comfy/text_encoders/byt5_config_small_glyph.json, which matches the
 # HunyuanVideo-1.5 text_encoder_2/config.json contract in tenstorrent's port).
-BYT5_SMALL_GLYPH = dict(vocab_size=1510, d_model=1472, d_ff=3584, d_kv=64, num_layers=12, num_decoder_layers=4,
-                        num_heads=6, feed_forward_proj="gated-gelu", dense_act_fn="gelu_new", is_gated_act=True,
-                        relative_attention_num_buckets=32, relative_attention_max_distance=128,
-                        tie_word_embeddings=False)
+BYT5_SMALL_GLYPH = dict(
+    vocab_size=1510,
+    d_model=1472,
+    d_ff=3584,
+    d_kv=64,
+    num_layers=12,
+    num_decoder_layers=4,
+    num_heads=6,
+    feed_forward_proj="gated-gelu",
+    dense_act_fn="gelu_new",
+    is_gated_act=True,
+    relative_attention_num_buckets=32,
+    relative_attention_max_distance=128,
+    tie_word_embeddings=False,
+)
 # T5-base encoder (google-t5/t5-base config.json), as stabilityai/stable-audio-open-1.0 ships it in text_encoder.
-T5_BASE = dict(vocab_size=32128, d_model=768, d_ff=3072, d_kv=64, num_layers=12, num_decoder_layers=12, num_heads=12,
-               feed_forward_proj="relu", dense_act_fn="relu", is_gated_act=False, relative_attention_num_buckets=32,
-               relative_attention_max_distance=128)
+T5_BASE = dict(
+    vocab_size=32128,
+    d_model=768,
+    d_ff=3072,
+    d_kv=64,
+    num_layers=12,
+    num_decoder_layers=12,
+    num_heads=12,
+    feed_forward_proj="relu",
+    dense_act_fn="relu",
+    is_gated_act=False,
+    relative_attention_num_buckets=32,
+    relative_attention_max_distance=128,
+)
 # Qwen3-Embedding-0.6B (Qwen/Qwen3-Embedding-0.6B config.json), ACE-Step 1.5's text encoder (text_encoder/ of
 # ACE-Step/Ace-Step1.5 and its diffusers conversions).
-QWEN3_EMBEDDING_06B = dict(vocab_size=151669, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
-                           num_attention_heads=16, num_key_value_heads=8, head_dim=128, max_position_embeddings=32768,
-                           max_window_layers=28, rms_norm_eps=1e-6,
-                           rope_parameters={"rope_theta": 1000000.0, "rope_type": "default"})
+QWEN3_EMBEDDING_06B = dict(
+    vocab_size=151669,
+    hidden_size=1024,
+    intermediate_size=3072,
+    num_hidden_layers=28,
+    num_attention_heads=16,
+    num_key_value_heads=8,
+    head_dim=128,
+    max_position_embeddings=32768,
+    max_window_layers=28,
+    rms_norm_eps=1e-6,
+    rope_parameters={"rope_theta": 1000000.0, "rope_type": "default"},
+)
 # ACE-Step 1.5's shared 2B DiT geometry (transformer, condition encoder, audio tokenizer/detokenizer all use it).
-ACE_STEP_15_COMMON = dict(hidden_size=2048, intermediate_size=6144, num_attention_heads=16, num_key_value_heads=8,
-                          head_dim=128, rope_theta=1000000.0, sliding_window=128, rms_norm_eps=1e-6)
+ACE_STEP_15_COMMON = dict(
+    hidden_size=2048,
+    intermediate_size=6144,
+    num_attention_heads=16,
+    num_key_value_heads=8,
+    head_dim=128,
+    rope_theta=1000000.0,
+    sliding_window=128,
+    rms_norm_eps=1e-6,
+)
 
 REAL = {
     # hunyuanvideo-community/HunyuanVideo: transformer/config.json, text_encoder (Llava-Llama-3-8B as LlamaModel),
     # text_encoder_2 (CLIP-L text tower, openai/clip-vit-large-patch14), vae/config.json.
     "hunyuan_video": {
-        "transformer": dict(in_channels=16, out_channels=16, num_attention_heads=24, attention_head_dim=128,
-                            num_layers=20, num_single_layers=40, num_refiner_layers=2, mlp_ratio=4.0, patch_size=2,
-                            patch_size_t=1, qk_norm="rms_norm", guidance_embeds=True, text_embed_dim=4096,
-                            pooled_projection_dim=768, rope_theta=256.0, rope_axes_dim=[16, 56, 56]),
+        "transformer": dict(
+            in_channels=16,
+            out_channels=16,
+            num_attention_heads=24,
+            attention_head_dim=128,
+            num_layers=20,
+            num_single_layers=40,
+            num_refiner_layers=2,
+            mlp_ratio=4.0,
+            patch_size=2,
+            patch_size_t=1,
+            qk_norm="rms_norm",
+            guidance_embeds=True,
+            text_embed_dim=4096,
+            pooled_projection_dim=768,
+            rope_theta=256.0,
+            rope_axes_dim=[16, 56, 56],
+        ),
         "text_encoder": LLAVA_LLAMA3_8B,
         "text_encoder_2": CLIP_L,
-        "vae": dict(block_out_channels=[128, 256, 512, 512], layers_per_block=2, latent_channels=16,
-                    mid_block_add_attention=True, norm_num_groups=32, scaling_factor=0.476986,
-                    spatial_compression_ratio=8, temporal_compression_ratio=4),
+        "vae": dict(
+            block_out_channels=[128, 256, 512, 512],
+            layers_per_block=2,
+            latent_channels=16,
+            mid_block_add_attention=True,
+            norm_num_groups=32,
+            scaling_factor=0.476986,
+            spatial_compression_ratio=8,
+            temporal_compression_ratio=4,
+        ),
     },
     # hunyuanvideo-community/HunyuanVideo-1.5-Diffusers-480p_t2v, built by diffusers'
     # scripts/convert_hunyuan_video1_5_to_diffusers.py (--transformer_type 480p_t2v): transformer (its
@@ -55,16 +132,40 @@ REAL = {
     "hunyuan_video15": {
         # task_type: the final conversion script writes "i2v" for 480p_t2v (the class default); the model never reads
         # it (only the pipelines choose t2v/i2v), so it does not change the build.
-        "transformer": dict(in_channels=65, out_channels=32, num_attention_heads=16, attention_head_dim=128,
-                            num_layers=54, num_refiner_layers=2, mlp_ratio=4.0, patch_size=1, patch_size_t=1,
-                            qk_norm="rms_norm", text_embed_dim=3584, text_embed_2_dim=1472, image_embed_dim=1152,
-                            rope_theta=256.0, rope_axes_dim=[16, 56, 56], use_meanflow=False, target_size=640,
-                            task_type="i2v"),
+        "transformer": dict(
+            in_channels=65,
+            out_channels=32,
+            num_attention_heads=16,
+            attention_head_dim=128,
+            num_layers=54,
+            num_refiner_layers=2,
+            mlp_ratio=4.0,
+            patch_size=1,
+            patch_size_t=1,
+            qk_norm="rms_norm",
+            text_embed_dim=3584,
+            text_embed_2_dim=1472,
+            image_embed_dim=1152,
+            rope_theta=256.0,
+            rope_axes_dim=[16, 56, 56],
+            use_meanflow=False,
+            target_size=640,
+            task_type="i2v",
+        ),
         "text_encoder": QWEN25_VL_7B_TEXT,
         "text_encoder_2": BYT5_SMALL_GLYPH,
-        "vae": dict(in_channels=3, out_channels=3, latent_channels=32, block_out_channels=[128, 256, 512, 1024, 1024],
-                    layers_per_block=2, spatial_compression_ratio=16, temporal_compression_ratio=4,
-                    downsample_match_channel=True, upsample_match_channel=True, scaling_factor=1.03682),
+        "vae": dict(
+            in_channels=3,
+            out_channels=3,
+            latent_channels=32,
+            block_out_channels=[128, 256, 512, 1024, 1024],
+            layers_per_block=2,
+            spatial_compression_ratio=16,
+            temporal_compression_ratio=4,
+            downsample_match_channel=True,
+            upsample_match_channel=True,
+            scaling_factor=1.03682,
+        ),
     },
     # ACE-Step 1.5 base/SFT (the arch's defaults, 8 steps with CFG 7.0, are the base/SFT variants; turbo shares the
     # architecture): Runware/acestep-v15-sft-diffusers transformer/ and condition_encoder/config.json,
@@ -72,31 +173,78 @@ REAL = {
     # ACE-Step/Ace-Step1.5 config.json (fsq_* and pooler keys; = diffusers AceStepAudioTokenizer defaults),
     # vae/config.json of ACE-Step/Ace-Step1.5, text_encoder = Qwen3-Embedding-0.6B.
     "ace_step_15": {
-        "transformer": dict(ACE_STEP_15_COMMON, num_hidden_layers=24, in_channels=192, audio_acoustic_hidden_dim=64,
-                            patch_size=2, encoder_hidden_size=2048, is_turbo=False, model_version=None,
-                            layer_types=["sliding_attention", "full_attention"] * 12),
-        "condition_encoder": dict(ACE_STEP_15_COMMON, text_hidden_dim=1024, timbre_hidden_dim=64,
-                                  num_lyric_encoder_hidden_layers=8, num_timbre_encoder_hidden_layers=4),
+        "transformer": dict(
+            ACE_STEP_15_COMMON,
+            num_hidden_layers=24,
+            in_channels=192,
+            audio_acoustic_hidden_dim=64,
+            patch_size=2,
+            encoder_hidden_size=2048,
+            is_turbo=False,
+            model_version=None,
+            layer_types=["sliding_attention", "full_attention"] * 12,
+        ),
+        "condition_encoder": dict(
+            ACE_STEP_15_COMMON,
+            text_hidden_dim=1024,
+            timbre_hidden_dim=64,
+            num_lyric_encoder_hidden_layers=8,
+            num_timbre_encoder_hidden_layers=4,
+        ),
         "text_encoder": QWEN3_EMBEDDING_06B,
-        "vae": dict(encoder_hidden_size=128, downsampling_ratios=[2, 4, 4, 6, 10], channel_multiples=[1, 2, 4, 8, 16],
-                    decoder_channels=128, decoder_input_channels=64, audio_channels=2, sampling_rate=48000),
-        "audio_tokenizer": dict(ACE_STEP_15_COMMON, audio_acoustic_hidden_dim=64, pool_window_size=5, fsq_dim=2048,
-                                fsq_input_levels=[8, 8, 8, 5, 5, 5], fsq_input_num_quantizers=1,
-                                num_attention_pooler_hidden_layers=2),
-        "audio_token_detokenizer": dict(ACE_STEP_15_COMMON, audio_acoustic_hidden_dim=64, pool_window_size=5,
-                                        num_attention_pooler_hidden_layers=2,
-                                        layer_types=["sliding_attention", "full_attention"]),
+        "vae": dict(
+            encoder_hidden_size=128,
+            downsampling_ratios=[2, 4, 4, 6, 10],
+            channel_multiples=[1, 2, 4, 8, 16],
+            decoder_channels=128,
+            decoder_input_channels=64,
+            audio_channels=2,
+            sampling_rate=48000,
+        ),
+        "audio_tokenizer": dict(
+            ACE_STEP_15_COMMON,
+            audio_acoustic_hidden_dim=64,
+            pool_window_size=5,
+            fsq_dim=2048,
+            fsq_input_levels=[8, 8, 8, 5, 5, 5],
+            fsq_input_num_quantizers=1,
+            num_attention_pooler_hidden_layers=2,
+        ),
+        "audio_token_detokenizer": dict(
+            ACE_STEP_15_COMMON,
+            audio_acoustic_hidden_dim=64,
+            pool_window_size=5,
+            num_attention_pooler_hidden_layers=2,
+            layer_types=["sliding_attention", "full_attention"],
+        ),
     },
     # stabilityai/stable-audio-open-1.0: transformer/config.json, projection_model/config.json, vae/config.json,
     # text_encoder (T5-base).
     "stable_audio": {
-        "transformer": dict(sample_size=1024, in_channels=64, out_channels=64, num_layers=24, attention_head_dim=64,
-                            num_attention_heads=24, num_key_value_attention_heads=12, cross_attention_dim=768,
-                            time_proj_dim=256, global_states_input_dim=1536, cross_attention_input_dim=768),
+        "transformer": dict(
+            sample_size=1024,
+            in_channels=64,
+            out_channels=64,
+            num_layers=24,
+            attention_head_dim=64,
+            num_attention_heads=24,
+            num_key_value_attention_heads=12,
+            cross_attention_dim=768,
+            time_proj_dim=256,
+            global_states_input_dim=1536,
+            cross_attention_input_dim=768,
+        ),
         "projection_model": dict(text_encoder_dim=768, conditioning_dim=768, min_value=0, max_value=512),
         "text_encoder": T5_BASE,
-        "vae": dict(encoder_hidden_size=128, downsampling_ratios=[2, 4, 4, 8, 8], channel_multiples=[1, 2, 4, 8, 16],
-                    decoder_channels=128, decoder_input_channels=64, audio_channels=2, sampling_rate=44100),
+        "vae": dict(
+            encoder_hidden_size=128,
+            downsampling_ratios=[2, 4, 4, 8, 8],
+            channel_multiples=[1, 2, 4, 8, 16],
+            decoder_channels=128,
+            decoder_input_channels=64,
+            audio_channels=2,
+            sampling_rate=44100,
+        ),
     },
 }
 
@@ -118,8 +266,14 @@ PARAMS = {
     # vae: ACE-Step/Ace-Step1.5 vae 337,431,388 bytes 16-bit = 0.169B. audio_tokenizer / audio_token_detokenizer:
     # no separate count is published (they ship inside the DiT checkpoint); these are counted from the published
     # configs above.
-    "ace_step_15": {"transformer": 1.575, "condition_encoder": 0.609, "text_encoder": 0.596, "vae": 0.169,
-                    "audio_tokenizer": 0.105, "audio_token_detokenizer": 0.105},
+    "ace_step_15": {
+        "transformer": 1.575,
+        "condition_encoder": 0.609,
+        "text_encoder": 0.596,
+        "vae": 0.169,
+        "audio_tokenizer": 0.105,
+        "audio_token_detokenizer": 0.105,
+    },
     # stabilityai/stable-audio-open-1.0, all fp32: transformer 4,227,806,200 bytes = 1.057B; projection_model 1.59 MB
     # = 0.0004B; text_encoder 439 MB = 0.110B; vae 624 MB = 0.156B.
     "stable_audio": {"transformer": 1.057, "projection_model": 0.000397, "text_encoder": 0.1096, "vae": 0.156},

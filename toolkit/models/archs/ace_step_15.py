@@ -1,8 +1,10 @@
 """ACE-Step 1.5 text-to-music: 64-channel latents at 25 per second, channels last (B, L, C)."""
+
 import math
 
-from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
+from toolkit.media import GeneratedMedia
 from toolkit.models import tiny
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 
 class AceStep15Model(BaseModel):
@@ -33,9 +35,14 @@ class AceStep15Model(BaseModel):
         gen.duration_s = float(gen.duration_s or self.defaults["duration_s"])
 
     def pipeline_kwargs(self, gen):
-        return dict(prompt=gen.prompt, lyrics=gen.lyrics or "", audio_duration=gen.duration_s,
-                    num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
-                    **gen.extra_kwargs)
+        return dict(
+            prompt=gen.prompt,
+            lyrics=gen.lyrics or "",
+            audio_duration=gen.duration_s,
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+            **gen.extra_kwargs,
+        )
 
     def latent_shape(self, gen):
         return (1, math.ceil(gen.duration_s * self.latents_per_second), self.latent.channels)
@@ -47,38 +54,96 @@ class AceStep15Model(BaseModel):
 
     @staticmethod
     def build_tiny(variant=None):
-        from diffusers import (AceStepAudioTokenDetokenizer, AceStepAudioTokenizer, AceStepConditionEncoder,
-                               AceStepPipeline, AceStepTransformer1DModel, AutoencoderOobleck,
-                               FlowMatchEulerDiscreteScheduler)
+        from diffusers import (
+            AceStepAudioTokenDetokenizer,
+            AceStepAudioTokenizer,
+            AceStepConditionEncoder,
+            AceStepPipeline,
+            AceStepTransformer1DModel,
+            AutoencoderOobleck,
+            FlowMatchEulerDiscreteScheduler,
+        )
         from transformers import Qwen3Config, Qwen3Model
 
         tok = tiny.qwen2_tokenizer(model_max_length=256)
-        common = dict(intermediate_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
-                      rope_theta=10000.0, sliding_window=16)
+        common = dict(
+            intermediate_size=64,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=8,
+            rope_theta=10000.0,
+            sliding_window=16,
+        )
         acoustic = 64  # production latent width, so streamed shapes match the real model
         tiny.seeded(tiny.variant_seed(variant))
-        tr = AceStepTransformer1DModel(hidden_size=32, num_hidden_layers=2, in_channels=3 * acoustic,
-                                       audio_acoustic_hidden_dim=acoustic, patch_size=2, **common).eval()
+        tr = AceStepTransformer1DModel(
+            hidden_size=32,
+            num_hidden_layers=2,
+            in_channels=3 * acoustic,
+            audio_acoustic_hidden_dim=acoustic,
+            patch_size=2,
+            **common,
+        ).eval()
         tiny.seeded()
-        te = Qwen3Model(Qwen3Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                    num_key_value_heads=2, head_dim=8, vocab_size=len(tok),
-                                    max_position_embeddings=512)).eval()
+        te = Qwen3Model(
+            Qwen3Config(
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                num_key_value_heads=2,
+                head_dim=8,
+                vocab_size=len(tok),
+                max_position_embeddings=512,
+            )
+        ).eval()
         tiny.seeded()
-        ce = AceStepConditionEncoder(hidden_size=32, text_hidden_dim=32, timbre_hidden_dim=acoustic,
-                                     num_lyric_encoder_hidden_layers=2, num_timbre_encoder_hidden_layers=2,
-                                     **common).eval()
+        ce = AceStepConditionEncoder(
+            hidden_size=32,
+            text_hidden_dim=32,
+            timbre_hidden_dim=acoustic,
+            num_lyric_encoder_hidden_layers=2,
+            num_timbre_encoder_hidden_layers=2,
+            **common,
+        ).eval()
         tiny.seeded()
-        at = AceStepAudioTokenizer(hidden_size=32, audio_acoustic_hidden_dim=acoustic, pool_window_size=2,
-                                   fsq_dim=32, fsq_input_levels=[4, 4, 4], fsq_input_num_quantizers=1,
-                                   num_attention_pooler_hidden_layers=1, **common).eval()
+        at = AceStepAudioTokenizer(
+            hidden_size=32,
+            audio_acoustic_hidden_dim=acoustic,
+            pool_window_size=2,
+            fsq_dim=32,
+            fsq_input_levels=[4, 4, 4],
+            fsq_input_num_quantizers=1,
+            num_attention_pooler_hidden_layers=1,
+            **common,
+        ).eval()
         tiny.seeded()
-        ad = AceStepAudioTokenDetokenizer(hidden_size=32, audio_acoustic_hidden_dim=acoustic, pool_window_size=2,
-                                          num_attention_pooler_hidden_layers=1, **common).eval()
+        ad = AceStepAudioTokenDetokenizer(
+            hidden_size=32,
+            audio_acoustic_hidden_dim=acoustic,
+            pool_window_size=2,
+            num_attention_pooler_hidden_layers=1,
+            **common,
+        ).eval()
         tiny.seeded()
         # Production hop 2*4*4*6*10 = 1920 samples at 48 kHz: 25 latent frames per second.
-        vae = AutoencoderOobleck(encoder_hidden_size=8, downsampling_ratios=[2, 4, 4, 6, 10], decoder_channels=8,
-                                 decoder_input_channels=acoustic, audio_channels=2, channel_multiples=[1] * 5,
-                                 sampling_rate=48000).eval()
+        vae = AutoencoderOobleck(
+            encoder_hidden_size=8,
+            downsampling_ratios=[2, 4, 4, 6, 10],
+            decoder_channels=8,
+            decoder_input_channels=acoustic,
+            audio_channels=2,
+            channel_multiples=[1] * 5,
+            sampling_rate=48000,
+        ).eval()
         sched = FlowMatchEulerDiscreteScheduler(num_train_timesteps=1, shift=1.0)
-        return AceStepPipeline(vae=vae, text_encoder=te, tokenizer=tok, transformer=tr, condition_encoder=ce,
-                               scheduler=sched, audio_tokenizer=at, audio_token_detokenizer=ad)
+        return AceStepPipeline(
+            vae=vae,
+            text_encoder=te,
+            tokenizer=tok,
+            transformer=tr,
+            condition_encoder=ce,
+            scheduler=sched,
+            audio_tokenizer=at,
+            audio_token_detokenizer=ad,
+        )

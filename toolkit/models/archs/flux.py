@@ -1,15 +1,28 @@
 """Flux.1: flow-matching transformer whose pipeline packs 16-channel latents into 2x2 tokens."""
+
 from toolkit.memory_plan import WorkingSet
-from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.Flux (comfy/latent_formats.py). They apply to (x - 0.1159) * 0.3611, which is the
 # space diffusers' Flux loop works in once the 2x2 packing is undone.
 FLUX_RGB_FACTORS = (
-    (-0.0346, 0.0244, 0.0681), (0.0034, 0.0210, 0.0687), (0.0275, -0.0668, -0.0433), (-0.0174, 0.0160, 0.0617),
-    (0.0859, 0.0721, 0.0329), (0.0004, 0.0383, 0.0115), (0.0405, 0.0861, 0.0915), (-0.0236, -0.0185, -0.0259),
-    (-0.0245, 0.0250, 0.1180), (0.1008, 0.0755, -0.0421), (-0.0515, 0.0201, 0.0011), (0.0428, -0.0012, -0.0036),
-    (0.0817, 0.0765, 0.0749), (-0.1264, -0.0522, -0.1103), (-0.0280, -0.0881, -0.0499), (-0.1262, -0.0982, -0.0778),
+    (-0.0346, 0.0244, 0.0681),
+    (0.0034, 0.0210, 0.0687),
+    (0.0275, -0.0668, -0.0433),
+    (-0.0174, 0.0160, 0.0617),
+    (0.0859, 0.0721, 0.0329),
+    (0.0004, 0.0383, 0.0115),
+    (0.0405, 0.0861, 0.0915),
+    (-0.0236, -0.0185, -0.0259),
+    (-0.0245, 0.0250, 0.1180),
+    (0.1008, 0.0755, -0.0421),
+    (-0.0515, 0.0201, 0.0011),
+    (0.0428, -0.0012, -0.0036),
+    (0.0817, 0.0765, 0.0749),
+    (-0.1264, -0.0522, -0.1103),
+    (-0.0280, -0.0881, -0.0499),
+    (-0.1262, -0.0982, -0.0778),
 )
 FLUX_RGB_BIAS = (-0.0329, -0.0718, -0.0851)
 
@@ -29,8 +42,16 @@ class FluxModel(BaseModel):
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
     pipeline_init_kwargs = dict(image_encoder=None, feature_extractor=None)
-    latent = LatentSpec("BCHW", 16, spatial_factor=8, rgb_factors=FLUX_RGB_FACTORS, rgb_bias=FLUX_RGB_BIAS,
-                        scale=0.3611, shift=0.1159, factors_source="ComfyUI Flux")
+    latent = LatentSpec(
+        "BCHW",
+        16,
+        spatial_factor=8,
+        rgb_factors=FLUX_RGB_FACTORS,
+        rgb_bias=FLUX_RGB_BIAS,
+        scale=0.3611,
+        shift=0.1159,
+        factors_source="ComfyUI Flux",
+    )
     divisibility = 16
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=3.5, output_ext="png")
@@ -42,9 +63,16 @@ class FluxModel(BaseModel):
 
     def pipeline_kwargs(self, gen):
         # Flux-dev is guidance-distilled: guidance_scale is an embedding, not CFG, so no negative prompt.
-        return dict(prompt=gen.prompt, prompt_2=gen.prompt_2, width=gen.width, height=gen.height,
-                    num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
-                    max_sequence_length=512, **gen.extra_kwargs)
+        return dict(
+            prompt=gen.prompt,
+            prompt_2=gen.prompt_2,
+            width=gen.width,
+            height=gen.height,
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+            max_sequence_length=512,
+            **gen.extra_kwargs,
+        )
 
     def unpack_latents(self, latents, gen):
         from diffusers import FluxPipeline
@@ -60,13 +88,40 @@ class FluxModel(BaseModel):
         te2 = tiny.t5_text_encoder(tok2, d_model=32)
         tiny.seeded(tiny.variant_seed(variant))
         tr = FluxTransformer2DModel(
-            patch_size=1, in_channels=64, num_layers=1, num_single_layers=1, attention_head_dim=16,
-            num_attention_heads=2, joint_attention_dim=32, pooled_projection_dim=32, guidance_embeds=True,
+            patch_size=1,
+            in_channels=64,
+            num_layers=1,
+            num_single_layers=1,
+            attention_head_dim=16,
+            num_attention_heads=2,
+            joint_attention_dim=32,
+            pooled_projection_dim=32,
+            guidance_embeds=True,
             axes_dims_rope=(4, 6, 6),  # in_channels = 4 x 16 latent channels; sum(axes) == head dim
         ).eval()
-        vae = tiny.vae_kl(latent_channels=16, use_quant_conv=False, use_post_quant_conv=False,
-                          scaling_factor=0.3611, shift_factor=0.1159)
-        sched = FlowMatchEulerDiscreteScheduler(shift=3.0, use_dynamic_shifting=True, base_shift=0.5,
-                                                max_shift=1.15, base_image_seq_len=256, max_image_seq_len=4096)
-        return FluxPipeline(scheduler=sched, vae=vae, text_encoder=te, tokenizer=tok, text_encoder_2=te2,
-                            tokenizer_2=tok2, transformer=tr, image_encoder=None, feature_extractor=None)
+        vae = tiny.vae_kl(
+            latent_channels=16,
+            use_quant_conv=False,
+            use_post_quant_conv=False,
+            scaling_factor=0.3611,
+            shift_factor=0.1159,
+        )
+        sched = FlowMatchEulerDiscreteScheduler(
+            shift=3.0,
+            use_dynamic_shifting=True,
+            base_shift=0.5,
+            max_shift=1.15,
+            base_image_seq_len=256,
+            max_image_seq_len=4096,
+        )
+        return FluxPipeline(
+            scheduler=sched,
+            vae=vae,
+            text_encoder=te,
+            tokenizer=tok,
+            text_encoder_2=te2,
+            tokenizer_2=tok2,
+            transformer=tr,
+            image_encoder=None,
+            feature_extractor=None,
+        )

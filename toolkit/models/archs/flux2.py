@@ -2,9 +2,10 @@
 
 Latents are packed and BatchNorm-normalised like Klein's (see flux2_klein.py); streamed as B, 32, H/8, W/8.
 """
+
+from toolkit.models import tiny
 from toolkit.models.archs.flux2_klein import FLUX2_LATENT, tiny_flux2_vae, unpack_flux2_latents
 from toolkit.models.base_model import BaseModel, Component
-from toolkit.models import tiny
 
 
 class Flux2Model(BaseModel):
@@ -29,9 +30,14 @@ class Flux2Model(BaseModel):
     tiny_sample = dict(width=64, height=64, output_ext="png")
 
     def pipeline_kwargs(self, gen):
-        return dict(prompt=gen.prompt, width=gen.width, height=gen.height,
-                    num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
-                    **gen.extra_kwargs)
+        return dict(
+            prompt=gen.prompt,
+            width=gen.width,
+            height=gen.height,
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+            **gen.extra_kwargs,
+        )
 
     def unpack_latents(self, latents, gen):
         from diffusers import Flux2Pipeline
@@ -45,12 +51,26 @@ class Flux2Model(BaseModel):
         processor = tiny.mistral_text_processor()
         te = tiny.mistral3_text_encoder(processor.tokenizer, hidden=16)
         tiny.seeded(tiny.variant_seed(variant))
-        tr = Flux2Transformer2DModel(patch_size=1, in_channels=128, num_layers=1, num_single_layers=1,
-                                     attention_head_dim=16, num_attention_heads=2,
-                                     joint_attention_dim=48,  # three stacked Mistral layers x hidden 16
-                                     timestep_guidance_channels=256, axes_dims_rope=(4, 4, 4, 4),
-                                     guidance_embeds=True).eval()
-        sched = FlowMatchEulerDiscreteScheduler(shift=3.0, use_dynamic_shifting=True, base_shift=0.5,
-                                                max_shift=1.15, base_image_seq_len=256, max_image_seq_len=4096)
-        return Flux2Pipeline(scheduler=sched, vae=tiny_flux2_vae(), text_encoder=te, tokenizer=processor,
-                             transformer=tr)
+        tr = Flux2Transformer2DModel(
+            patch_size=1,
+            in_channels=128,
+            num_layers=1,
+            num_single_layers=1,
+            attention_head_dim=16,
+            num_attention_heads=2,
+            joint_attention_dim=48,  # three stacked Mistral layers x hidden 16
+            timestep_guidance_channels=256,
+            axes_dims_rope=(4, 4, 4, 4),
+            guidance_embeds=True,
+        ).eval()
+        sched = FlowMatchEulerDiscreteScheduler(
+            shift=3.0,
+            use_dynamic_shifting=True,
+            base_shift=0.5,
+            max_shift=1.15,
+            base_image_seq_len=256,
+            max_image_seq_len=4096,
+        )
+        return Flux2Pipeline(
+            scheduler=sched, vae=tiny_flux2_vae(), text_encoder=te, tokenizer=processor, transformer=tr
+        )

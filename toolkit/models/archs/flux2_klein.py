@@ -4,24 +4,50 @@ The loop samples packed tokens (B, H/16 * W/16, 128): the 32-channel VAE latent,
 and normalised with the VAE's BatchNorm statistics. Streamed latents are unpacked the way the pipeline does
 before decoding (tokens -> 128 x H/16 x W/16, BatchNorm denormalisation, un-patchify): B, 32, H/8, W/8.
 """
-from toolkit.models.base_model import BaseModel, Component, LatentSpec
+
 from toolkit.models import tiny
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.Flux2 (comfy/latent_formats.py): 32 x 3, applied after its
 # latent_rgb_factors_reshape, i.e. on the un-patchified 32-channel map; the bias equals Flux.1's.
 FLUX2_RGB_FACTORS = (
-    (0.0058, 0.0113, 0.0073), (0.0495, 0.0443, 0.0836), (-0.0099, 0.0096, 0.0644), (0.2144, 0.3009, 0.3652),
-    (0.0166, -0.0039, -0.0054), (0.0157, 0.0103, -0.0160), (-0.0398, 0.0902, -0.0235), (-0.0052, 0.0095, 0.0109),
-    (-0.3527, -0.2712, -0.1666), (-0.0301, -0.0356, -0.0180), (-0.0107, 0.0078, 0.0013), (0.0746, 0.0090, -0.0941),
-    (0.0156, 0.0169, 0.0070), (-0.0034, -0.0040, -0.0114), (0.0032, 0.0181, 0.0080), (-0.0939, -0.0008, 0.0186),
-    (0.0018, 0.0043, 0.0104), (0.0284, 0.0056, -0.0127), (-0.0024, -0.0022, -0.0030), (0.1207, -0.0026, 0.0065),
-    (0.0128, 0.0101, 0.0142), (0.0137, -0.0072, -0.0007), (0.0095, 0.0092, -0.0059), (0.0000, -0.0077, -0.0049),
-    (-0.0465, -0.0204, -0.0312), (0.0095, 0.0012, -0.0066), (0.0290, -0.0034, 0.0025), (0.0220, 0.0169, -0.0048),
-    (-0.0332, -0.0457, -0.0468), (-0.0085, 0.0389, 0.0609), (-0.0076, 0.0003, -0.0043), (-0.0111, -0.0460, -0.0614),
+    (0.0058, 0.0113, 0.0073),
+    (0.0495, 0.0443, 0.0836),
+    (-0.0099, 0.0096, 0.0644),
+    (0.2144, 0.3009, 0.3652),
+    (0.0166, -0.0039, -0.0054),
+    (0.0157, 0.0103, -0.0160),
+    (-0.0398, 0.0902, -0.0235),
+    (-0.0052, 0.0095, 0.0109),
+    (-0.3527, -0.2712, -0.1666),
+    (-0.0301, -0.0356, -0.0180),
+    (-0.0107, 0.0078, 0.0013),
+    (0.0746, 0.0090, -0.0941),
+    (0.0156, 0.0169, 0.0070),
+    (-0.0034, -0.0040, -0.0114),
+    (0.0032, 0.0181, 0.0080),
+    (-0.0939, -0.0008, 0.0186),
+    (0.0018, 0.0043, 0.0104),
+    (0.0284, 0.0056, -0.0127),
+    (-0.0024, -0.0022, -0.0030),
+    (0.1207, -0.0026, 0.0065),
+    (0.0128, 0.0101, 0.0142),
+    (0.0137, -0.0072, -0.0007),
+    (0.0095, 0.0092, -0.0059),
+    (0.0000, -0.0077, -0.0049),
+    (-0.0465, -0.0204, -0.0312),
+    (0.0095, 0.0012, -0.0066),
+    (0.0290, -0.0034, 0.0025),
+    (0.0220, 0.0169, -0.0048),
+    (-0.0332, -0.0457, -0.0468),
+    (-0.0085, 0.0389, 0.0609),
+    (-0.0076, 0.0003, -0.0043),
+    (-0.0111, -0.0460, -0.0614),
 )
 FLUX2_RGB_BIAS = (-0.0329, -0.0718, -0.0851)
-FLUX2_LATENT = LatentSpec("BCHW", 32, spatial_factor=8, rgb_factors=FLUX2_RGB_FACTORS, rgb_bias=FLUX2_RGB_BIAS,
-                          factors_source="ComfyUI Flux2")
+FLUX2_LATENT = LatentSpec(
+    "BCHW", 32, spatial_factor=8, rgb_factors=FLUX2_RGB_FACTORS, rgb_bias=FLUX2_RGB_BIAS, factors_source="ComfyUI Flux2"
+)
 
 
 def unpack_flux2_latents(pipeline_class, vae, latents, height: int, width: int):
@@ -43,8 +69,9 @@ def tiny_flux2_vae():
     from diffusers import AutoencoderKLFlux2
 
     tiny.seeded()
-    vae = AutoencoderKLFlux2(block_out_channels=(32, 32, 32, 32), layers_per_block=1, latent_channels=32,
-                             norm_num_groups=32, sample_size=64).eval()
+    vae = AutoencoderKLFlux2(
+        block_out_channels=(32, 32, 32, 32), layers_per_block=1, latent_channels=32, norm_num_groups=32, sample_size=64
+    ).eval()
     with torch.no_grad():
         vae.bn.running_mean.copy_(torch.linspace(-0.5, 0.5, vae.bn.running_mean.numel()))
         vae.bn.running_var.copy_(torch.linspace(0.5, 2.0, vae.bn.running_var.numel()))
@@ -72,9 +99,14 @@ class Flux2KleinModel(BaseModel):
     tiny_te_hidden = 16
 
     def pipeline_kwargs(self, gen):
-        return dict(prompt=gen.prompt, width=gen.width, height=gen.height,
-                    num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
-                    **gen.extra_kwargs)
+        return dict(
+            prompt=gen.prompt,
+            width=gen.width,
+            height=gen.height,
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+            **gen.extra_kwargs,
+        )
 
     def unpack_latents(self, latents, gen):
         from diffusers import Flux2KleinPipeline
@@ -89,15 +121,29 @@ class Flux2KleinModel(BaseModel):
         # 28 layers: the pipeline stacks hidden states 9, 18 and 27 (text_encoder_out_layers' default).
         te = tiny.qwen3_text_encoder(tok, hidden=cls.tiny_te_hidden, layers=28, kv_heads=1, causal_lm=True)
         tiny.seeded(tiny.variant_seed(variant))
-        tr = Flux2Transformer2DModel(patch_size=1, in_channels=128, num_layers=1, num_single_layers=1,
-                                     attention_head_dim=16, num_attention_heads=2,
-                                     joint_attention_dim=3 * cls.tiny_te_hidden,  # three stacked Qwen3 layers
-                                     timestep_guidance_channels=256, axes_dims_rope=(4, 4, 4, 4),
-                                     guidance_embeds=False).eval()
-        sched = FlowMatchEulerDiscreteScheduler(shift=3.0, use_dynamic_shifting=True, base_shift=0.5,
-                                                max_shift=1.15, base_image_seq_len=256, max_image_seq_len=4096)
-        return Flux2KleinPipeline(scheduler=sched, vae=tiny_flux2_vae(), text_encoder=te, tokenizer=tok,
-                                  transformer=tr, is_distilled=False)
+        tr = Flux2Transformer2DModel(
+            patch_size=1,
+            in_channels=128,
+            num_layers=1,
+            num_single_layers=1,
+            attention_head_dim=16,
+            num_attention_heads=2,
+            joint_attention_dim=3 * cls.tiny_te_hidden,  # three stacked Qwen3 layers
+            timestep_guidance_channels=256,
+            axes_dims_rope=(4, 4, 4, 4),
+            guidance_embeds=False,
+        ).eval()
+        sched = FlowMatchEulerDiscreteScheduler(
+            shift=3.0,
+            use_dynamic_shifting=True,
+            base_shift=0.5,
+            max_shift=1.15,
+            base_image_seq_len=256,
+            max_image_seq_len=4096,
+        )
+        return Flux2KleinPipeline(
+            scheduler=sched, vae=tiny_flux2_vae(), text_encoder=te, tokenizer=tok, transformer=tr, is_distilled=False
+        )
 
 
 class Flux2Klein4BModel(Flux2KleinModel):

@@ -1,4 +1,5 @@
 """FLUX.1 Kontext [dev]: Flux.1 conditioned on a control image whose tokens join the sequence (editing)."""
+
 from toolkit.memory_plan import GIB, WorkingSet
 from toolkit.models.archs.flux import FluxModel
 
@@ -18,8 +19,12 @@ class FluxKontextModel(FluxModel):
         # max_area = the request's area keeps the requested size (the pipeline otherwise rescales to 1 MP);
         # _auto_resize=False keeps the control image at that size instead of Kontext's preferred ~1 MP buckets.
         # Only the generated tokens are stepped; the control image's tokens are sliced off each step.
-        return dict(super().pipeline_kwargs(gen), image=self.control_image(gen, 0, (gen.width, gen.height)),
-                    max_area=gen.width * gen.height, _auto_resize=False)
+        return dict(
+            super().pipeline_kwargs(gen),
+            image=self.control_image(gen, 0, (gen.width, gen.height)),
+            max_area=gen.width * gen.height,
+            _auto_resize=False,
+        )
 
     def unpack_latents(self, latents, gen):
         from diffusers import FluxKontextPipeline

@@ -2,19 +2,32 @@
 llama-3) text encoder read at its third-last hidden state, plus CLIP-L's pooled output; guidance is embedded
 (guidance-distilled), so a negative prompt only acts when extra_kwargs sets ``true_cfg_scale`` > 1.
 """
+
 import re
 
 from toolkit.memory_plan import WorkingSet
-from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.HunyuanVideo (comfy/latent_formats.py), fitted on x * 0.476986, which is what
 # diffusers' HunyuanVideo loop samples (the pipeline divides by vae.config.scaling_factor before decoding).
 HUNYUAN_VIDEO_RGB_FACTORS = (
-    (-0.0395, -0.0331, 0.0445), (0.0696, 0.0795, 0.0518), (0.0135, -0.0945, -0.0282), (0.0108, -0.0250, -0.0765),
-    (-0.0209, 0.0032, 0.0224), (-0.0804, -0.0254, -0.0639), (-0.0991, 0.0271, -0.0669), (-0.0646, -0.0422, -0.0400),
-    (-0.0696, -0.0595, -0.0894), (-0.0799, -0.0208, -0.0375), (0.1166, 0.1627, 0.0962), (0.1165, 0.0432, 0.0407),
-    (-0.2315, -0.1920, -0.1355), (-0.0270, 0.0401, -0.0821), (-0.0616, -0.0997, -0.0727), (0.0249, -0.0469, -0.1703),
+    (-0.0395, -0.0331, 0.0445),
+    (0.0696, 0.0795, 0.0518),
+    (0.0135, -0.0945, -0.0282),
+    (0.0108, -0.0250, -0.0765),
+    (-0.0209, 0.0032, 0.0224),
+    (-0.0804, -0.0254, -0.0639),
+    (-0.0991, 0.0271, -0.0669),
+    (-0.0646, -0.0422, -0.0400),
+    (-0.0696, -0.0595, -0.0894),
+    (-0.0799, -0.0208, -0.0375),
+    (0.1166, 0.1627, 0.0962),
+    (0.1165, 0.0432, 0.0407),
+    (-0.2315, -0.1920, -0.1355),
+    (-0.0270, 0.0401, -0.0821),
+    (-0.0616, -0.0997, -0.0727),
+    (0.0249, -0.0469, -0.1703),
 )
 HUNYUAN_VIDEO_RGB_BIAS = (0.0259, -0.0192, -0.0761)
 
@@ -38,23 +51,39 @@ class HunyuanVideoModel(BaseModel):
         "vae": Component("diffusers.AutoencoderKLHunyuanVideo", "vae"),
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
-    latent = LatentSpec("BCFHW", 16, spatial_factor=8, temporal_factor=4, rgb_factors=HUNYUAN_VIDEO_RGB_FACTORS,
-                        rgb_bias=HUNYUAN_VIDEO_RGB_BIAS, scale=0.476986, factors_source="ComfyUI HunyuanVideo")
+    latent = LatentSpec(
+        "BCFHW",
+        16,
+        spatial_factor=8,
+        temporal_factor=4,
+        rgb_factors=HUNYUAN_VIDEO_RGB_FACTORS,
+        rgb_bias=HUNYUAN_VIDEO_RGB_BIAS,
+        scale=0.476986,
+        factors_source="ComfyUI HunyuanVideo",
+    )
     divisibility = 16  # 8x VAE x transformer patch 2
     native_resolution = 1280
     output_exts = ("mp4", "webp")
-    defaults = dict(width=1280, height=720, num_inference_steps=50, guidance_scale=6.0, num_frames=129, fps=24,
-                    output_ext="mp4")
+    defaults = dict(
+        width=1280, height=720, num_inference_steps=50, guidance_scale=6.0, num_frames=129, fps=24, output_ext="mp4"
+    )
     tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
     # Measured (H200, 1280x720x129): sampling 12.4 GiB over the weights (464,400 latent positions: 27.5 KB each); an
     # untiled decode of the whole clip 50.5 GiB (441 B per pixel and frame).
     working_set = WorkingSet(per_position=32 * 1024, per_pixel=512, frames_at_once=0)
 
     def pipeline_kwargs(self, gen):
-        return dict(prompt=gen.prompt, prompt_2=gen.prompt_2, negative_prompt=gen.negative_prompt or None,
-                    width=gen.width, height=gen.height, num_frames=gen.num_frames,
-                    num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
-                    **gen.extra_kwargs)
+        return dict(
+            prompt=gen.prompt,
+            prompt_2=gen.prompt_2,
+            negative_prompt=gen.negative_prompt or None,
+            width=gen.width,
+            height=gen.height,
+            num_frames=gen.num_frames,
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+            **gen.extra_kwargs,
+        )
 
     @staticmethod
     def tiny_tokenizer():
@@ -79,31 +108,68 @@ class HunyuanVideoModel(BaseModel):
 
     @staticmethod
     def build_tiny(variant=None):
-        from diffusers import (AutoencoderKLHunyuanVideo, FlowMatchEulerDiscreteScheduler, HunyuanVideoPipeline,
-                               HunyuanVideoTransformer3DModel)
+        from diffusers import (
+            AutoencoderKLHunyuanVideo,
+            FlowMatchEulerDiscreteScheduler,
+            HunyuanVideoPipeline,
+            HunyuanVideoTransformer3DModel,
+        )
         from transformers import LlamaConfig, LlamaModel
 
         tok = HunyuanVideoModel.tiny_tokenizer()
         tiny.seeded()
         # The pipeline reads hidden_states[-3]: two layers give the embeddings, which is enough for plumbing.
-        te = LlamaModel(LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                                    num_attention_heads=2, num_key_value_heads=1, head_dim=8,
-                                    max_position_embeddings=1024, pad_token_id=tok.pad_token_id,
-                                    bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)).eval()
+        te = LlamaModel(
+            LlamaConfig(
+                vocab_size=len(tok),
+                hidden_size=16,
+                intermediate_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                num_key_value_heads=1,
+                head_dim=8,
+                max_position_embeddings=1024,
+                pad_token_id=tok.pad_token_id,
+                bos_token_id=tok.bos_token_id,
+                eos_token_id=tok.eos_token_id,
+            )
+        ).eval()
         tok2 = tiny.clip_tokenizer()
         te2 = tiny.clip_text_encoder(tok2, hidden=32)  # the same tiny CLIP-L as sd1/flux
         tiny.seeded()
         # Four blocks: 8x spatial, 4x temporal, 16 latent channels as in production.
-        vae = AutoencoderKLHunyuanVideo(latent_channels=16, block_out_channels=(8, 8, 8, 8), layers_per_block=1,
-                                        norm_num_groups=4, mid_block_add_attention=False,
-                                        scaling_factor=0.476986).eval()
+        vae = AutoencoderKLHunyuanVideo(
+            latent_channels=16,
+            block_out_channels=(8, 8, 8, 8),
+            layers_per_block=1,
+            norm_num_groups=4,
+            mid_block_add_attention=False,
+            scaling_factor=0.476986,
+        ).eval()
         tiny.seeded(tiny.variant_seed(variant))
         # text_embed_dim == Llama hidden, pooled_projection_dim == CLIP hidden, sum(rope_axes_dim) == head dim.
-        tr = HunyuanVideoTransformer3DModel(in_channels=16, out_channels=16, num_attention_heads=2,
-                                            attention_head_dim=8, num_layers=1, num_single_layers=1,
-                                            num_refiner_layers=1, patch_size=2, patch_size_t=1, text_embed_dim=16,
-                                            pooled_projection_dim=32, rope_axes_dim=(2, 2, 4),
-                                            guidance_embeds=True).eval()
+        tr = HunyuanVideoTransformer3DModel(
+            in_channels=16,
+            out_channels=16,
+            num_attention_heads=2,
+            attention_head_dim=8,
+            num_layers=1,
+            num_single_layers=1,
+            num_refiner_layers=1,
+            patch_size=2,
+            patch_size_t=1,
+            text_embed_dim=16,
+            pooled_projection_dim=32,
+            rope_axes_dim=(2, 2, 4),
+            guidance_embeds=True,
+        ).eval()
         sched = FlowMatchEulerDiscreteScheduler(shift=7.0)  # what the community diffusers repo ships
-        return HunyuanVideoPipeline(text_encoder=te, tokenizer=tok, transformer=tr, vae=vae, scheduler=sched,
-                                    text_encoder_2=te2, tokenizer_2=tok2)
+        return HunyuanVideoPipeline(
+            text_encoder=te,
+            tokenizer=tok,
+            transformer=tr,
+            vae=vae,
+            scheduler=sched,
+            text_encoder_2=te2,
+            tokenizer_2=tok2,
+        )

@@ -6,56 +6,143 @@ The step hook follows only the primary (video) scheduler (toolkit/sample_step_ho
 and ``unpack_latents`` turns the video tokens into BCFHW with the pipeline's own ``_unpack_latents``. The
 result is an mp4 with an AAC audio stream.
 """
+
+from toolkit.media import GeneratedMedia
 from toolkit.memory_plan import GIB, WorkingSet
-from toolkit.models.base_model import BaseModel, Component, GeneratedMedia, LatentSpec
 from toolkit.models import tiny
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.LTXAV (comfy/latent_formats.py): LTX-2's video stream (normalised with the VAE's
 # latents_mean/std, as the pipeline's loop samples it). Not the LTX-Video 0.9 (LTXV) table.
 LTXAV_RGB_FACTORS = (
-    (0.001135, -0.010555, -0.004925), (-0.008019, -0.006231, -0.005564), (0.012637, 0.005605, 0.012713),
-    (0.023454, 0.020771, 0.017844), (-0.011940, -0.000932, 0.009292), (0.018602, 0.011018, 0.013969),
-    (-0.036369, -0.046631, -0.057898), (-0.031919, 0.000131, 0.015214), (0.014519, 0.021041, 0.015325),
-    (0.018889, 0.016149, -0.002836), (-0.003784, -0.006057, -0.008195), (0.013262, 0.030259, 0.029775),
-    (0.050465, 0.050366, 0.025255), (0.018628, 0.007691, 0.002893), (-0.015698, -0.008451, -0.000676),
-    (-0.013600, -0.012587, -0.004437), (0.012482, 0.021469, 0.027913), (-0.018241, -0.013488, -0.010975),
-    (0.013828, 0.012568, 0.021984), (0.017911, 0.006552, 0.005567), (0.026769, 0.006803, -0.009360),
-    (-0.006794, -0.008447, -0.013921), (0.029708, 0.018671, 0.022811), (-0.014732, -0.019169, 0.000903),
-    (0.019607, 0.032595, 0.053409), (-0.003721, 0.003976, 0.010364), (-0.020193, -0.026076, -0.036068),
-    (-0.002328, 0.006527, 0.013052), (0.017171, 0.009224, 0.006548), (0.001104, -0.000591, 0.000147),
-    (-0.000217, 0.011834, 0.017945), (-0.015329, -0.012463, -0.006178), (-0.009478, -0.008680, -0.004107),
-    (-0.005565, -0.006006, -0.001493), (0.009451, 0.008794, 0.013207), (-0.009989, -0.008027, -0.009568),
-    (-0.001505, -0.008805, -0.006828), (0.001105, 0.008999, 0.009079), (0.025935, 0.016426, 0.008036),
-    (0.006313, 0.000694, -0.006039), (-0.001893, -0.006951, -0.009560), (-0.007082, -0.002566, -0.007152),
-    (-0.005231, 0.004829, 0.008220), (-0.004333, 0.001251, -0.004852), (-0.017024, -0.012730, -0.007457),
-    (0.024988, 0.032963, 0.036556), (0.013697, 0.012278, 0.009979), (-0.013751, -0.008369, -0.015446),
-    (-0.009348, -0.001047, 0.007622), (-0.003135, -0.003350, -0.003766), (0.007436, 0.004957, 0.010480),
-    (0.018315, 0.022066, 0.021104), (-0.005621, -0.006770, -0.008219), (-0.007427, 0.001911, -0.001231),
-    (-0.007413, 0.000486, -0.006039), (-0.014698, -0.007160, 0.006509), (0.013775, 0.014185, 0.008203),
-    (0.060246, 0.069787, 0.072833), (0.009861, 0.004870, 0.001194), (-0.003660, 0.003251, 0.008015),
-    (0.003696, -0.003680, -0.008851), (0.014924, 0.006196, 0.005282), (-0.006740, -0.004319, -0.006729),
-    (0.020635, 0.015163, 0.012385), (-0.032623, -0.006105, 0.010436), (-0.058988, -0.030162, -0.037961),
-    (-0.035614, -0.021929, -0.011062), (-0.023412, -0.011305, -0.005054), (-0.002716, -0.005184, -0.004084),
-    (0.014591, 0.015294, 0.014045), (0.008310, 0.002466, -0.003225), (0.005176, 0.001119, 0.000695),
-    (-0.021569, -0.030886, -0.044732), (0.007517, 0.003891, 0.000551), (-0.006793, 0.004059, 0.010184),
-    (-0.086481, -0.082033, -0.083414), (0.004192, 0.000762, -0.008658), (0.010970, 0.009002, 0.007384),
-    (0.004042, -0.006732, -0.011031), (0.012164, 0.006401, 0.007483), (0.029252, 0.013990, 0.011128),
-    (0.048452, 0.034648, 0.016269), (0.024104, 0.012647, 0.011754), (-0.013216, -0.020192, -0.019752),
-    (-0.010799, -0.008535, -0.005467), (0.005823, 0.001403, 0.001890), (0.052393, 0.044771, 0.032777),
-    (0.007576, -0.008080, -0.012453), (0.009830, 0.004244, 0.001213), (-0.025867, -0.013169, -0.010636),
-    (0.008494, 0.003135, 0.000790), (0.003969, -0.002625, -0.010204), (0.006509, 0.008272, 0.020819),
-    (-0.004943, -0.013424, -0.015351), (0.005541, 0.009136, -0.003666), (-0.014300, -0.015864, -0.016853),
-    (0.002650, 0.028393, 0.014125), (-0.027661, -0.045422, -0.064995), (0.009220, 0.015522, 0.010574),
-    (-0.002236, 0.002915, 0.004557), (-0.020269, -0.008212, -0.000532), (0.019294, 0.003655, -0.002809),
-    (0.007116, -0.002784, 0.000017), (0.057277, 0.073270, 0.074401), (-0.002616, -0.001696, -0.000498),
-    (0.007248, 0.009793, 0.022829), (-0.002590, -0.005601, -0.000436), (-0.007681, 0.003893, -0.004119),
-    (-0.057392, -0.045545, -0.025290), (0.045188, 0.047985, 0.054059), (0.000937, -0.008861, -0.038406),
-    (-0.010192, -0.008036, -0.005385), (-0.030222, -0.027498, -0.030765), (-0.008359, 0.013247, 0.010918),
-    (0.004102, 0.002093, 0.006934), (0.039461, 0.027339, 0.008284), (-0.075747, -0.076340, -0.071625),
-    (0.002692, 0.005096, -0.002247), (-0.002453, -0.002785, -0.010483), (0.012265, 0.005481, 0.001729),
-    (0.017755, 0.008655, 0.003532), (0.055560, 0.049128, 0.044137), (-0.025861, -0.023798, -0.018815),
-    (-0.014876, -0.010770, -0.010713), (-0.017315, -0.012599, -0.008661), (-0.008461, -0.006210, -0.007744),
-    (-0.040175, -0.042255, -0.048119), (-0.019355, -0.021055, -0.021919),
+    (0.001135, -0.010555, -0.004925),
+    (-0.008019, -0.006231, -0.005564),
+    (0.012637, 0.005605, 0.012713),
+    (0.023454, 0.020771, 0.017844),
+    (-0.011940, -0.000932, 0.009292),
+    (0.018602, 0.011018, 0.013969),
+    (-0.036369, -0.046631, -0.057898),
+    (-0.031919, 0.000131, 0.015214),
+    (0.014519, 0.021041, 0.015325),
+    (0.018889, 0.016149, -0.002836),
+    (-0.003784, -0.006057, -0.008195),
+    (0.013262, 0.030259, 0.029775),
+    (0.050465, 0.050366, 0.025255),
+    (0.018628, 0.007691, 0.002893),
+    (-0.015698, -0.008451, -0.000676),
+    (-0.013600, -0.012587, -0.004437),
+    (0.012482, 0.021469, 0.027913),
+    (-0.018241, -0.013488, -0.010975),
+    (0.013828, 0.012568, 0.021984),
+    (0.017911, 0.006552, 0.005567),
+    (0.026769, 0.006803, -0.009360),
+    (-0.006794, -0.008447, -0.013921),
+    (0.029708, 0.018671, 0.022811),
+    (-0.014732, -0.019169, 0.000903),
+    (0.019607, 0.032595, 0.053409),
+    (-0.003721, 0.003976, 0.010364),
+    (-0.020193, -0.026076, -0.036068),
+    (-0.002328, 0.006527, 0.013052),
+    (0.017171, 0.009224, 0.006548),
+    (0.001104, -0.000591, 0.000147),
+    (-0.000217, 0.011834, 0.017945),
+    (-0.015329, -0.012463, -0.006178),
+    (-0.009478, -0.008680, -0.004107),
+    (-0.005565, -0.006006, -0.001493),
+    (0.009451, 0.008794, 0.013207),
+    (-0.009989, -0.008027, -0.009568),
+    (-0.001505, -0.008805, -0.006828),
+    (0.001105, 0.008999, 0.009079),
+    (0.025935, 0.016426, 0.008036),
+    (0.006313, 0.000694, -0.006039),
+    (-0.001893, -0.006951, -0.009560),
+    (-0.007082, -0.002566, -0.007152),
+    (-0.005231, 0.004829, 0.008220),
+    (-0.004333, 0.001251, -0.004852),
+    (-0.017024, -0.012730, -0.007457),
+    (0.024988, 0.032963, 0.036556),
+    (0.013697, 0.012278, 0.009979),
+    (-0.013751, -0.008369, -0.015446),
+    (-0.009348, -0.001047, 0.007622),
+    (-0.003135, -0.003350, -0.003766),
+    (0.007436, 0.004957, 0.010480),
+    (0.018315, 0.022066, 0.021104),
+    (-0.005621, -0.006770, -0.008219),
+    (-0.007427, 0.001911, -0.001231),
+    (-0.007413, 0.000486, -0.006039),
+    (-0.014698, -0.007160, 0.006509),
+    (0.013775, 0.014185, 0.008203),
+    (0.060246, 0.069787, 0.072833),
+    (0.009861, 0.004870, 0.001194),
+    (-0.003660, 0.003251, 0.008015),
+    (0.003696, -0.003680, -0.008851),
+    (0.014924, 0.006196, 0.005282),
+    (-0.006740, -0.004319, -0.006729),
+    (0.020635, 0.015163, 0.012385),
+    (-0.032623, -0.006105, 0.010436),
+    (-0.058988, -0.030162, -0.037961),
+    (-0.035614, -0.021929, -0.011062),
+    (-0.023412, -0.011305, -0.005054),
+    (-0.002716, -0.005184, -0.004084),
+    (0.014591, 0.015294, 0.014045),
+    (0.008310, 0.002466, -0.003225),
+    (0.005176, 0.001119, 0.000695),
+    (-0.021569, -0.030886, -0.044732),
+    (0.007517, 0.003891, 0.000551),
+    (-0.006793, 0.004059, 0.010184),
+    (-0.086481, -0.082033, -0.083414),
+    (0.004192, 0.000762, -0.008658),
+    (0.010970, 0.009002, 0.007384),
+    (0.004042, -0.006732, -0.011031),
+    (0.012164, 0.006401, 0.007483),
+    (0.029252, 0.013990, 0.011128),
+    (0.048452, 0.034648, 0.016269),
+    (0.024104, 0.012647, 0.011754),
+    (-0.013216, -0.020192, -0.019752),
+    (-0.010799, -0.008535, -0.005467),
+    (0.005823, 0.001403, 0.001890),
+    (0.052393, 0.044771, 0.032777),
+    (0.007576, -0.008080, -0.012453),
+    (0.009830, 0.004244, 0.001213),
+    (-0.025867, -0.013169, -0.010636),
+    (0.008494, 0.003135, 0.000790),
+    (0.003969, -0.002625, -0.010204),
+    (0.006509, 0.008272, 0.020819),
+    (-0.004943, -0.013424, -0.015351),
+    (0.005541, 0.009136, -0.003666),
+    (-0.014300, -0.015864, -0.016853),
+    (0.002650, 0.028393, 0.014125),
+    (-0.027661, -0.045422, -0.064995),
+    (0.009220, 0.015522, 0.010574),
+    (-0.002236, 0.002915, 0.004557),
+    (-0.020269, -0.008212, -0.000532),
+    (0.019294, 0.003655, -0.002809),
+    (0.007116, -0.002784, 0.000017),
+    (0.057277, 0.073270, 0.074401),
+    (-0.002616, -0.001696, -0.000498),
+    (0.007248, 0.009793, 0.022829),
+    (-0.002590, -0.005601, -0.000436),
+    (-0.007681, 0.003893, -0.004119),
+    (-0.057392, -0.045545, -0.025290),
+    (0.045188, 0.047985, 0.054059),
+    (0.000937, -0.008861, -0.038406),
+    (-0.010192, -0.008036, -0.005385),
+    (-0.030222, -0.027498, -0.030765),
+    (-0.008359, 0.013247, 0.010918),
+    (0.004102, 0.002093, 0.006934),
+    (0.039461, 0.027339, 0.008284),
+    (-0.075747, -0.076340, -0.071625),
+    (0.002692, 0.005096, -0.002247),
+    (-0.002453, -0.002785, -0.010483),
+    (0.012265, 0.005481, 0.001729),
+    (0.017755, 0.008655, 0.003532),
+    (0.055560, 0.049128, 0.044137),
+    (-0.025861, -0.023798, -0.018815),
+    (-0.014876, -0.010770, -0.010713),
+    (-0.017315, -0.012599, -0.008661),
+    (-0.008461, -0.006210, -0.007744),
+    (-0.040175, -0.042255, -0.048119),
+    (-0.019355, -0.021055, -0.021919),
 )
 LTXAV_RGB_BIAS = (-0.347892, -0.363814, -0.370287)
 
@@ -77,13 +164,21 @@ class LTX2Model(BaseModel):
     }
     # LTX-2.0 checkpoints have no prompt enhancer, processor or duration head (LTX-2.5 additions).
     pipeline_init_kwargs = dict(processor=None, prompt_enhancer=None, duration_head=None)
-    latent = LatentSpec("BCFHW", 128, spatial_factor=32, temporal_factor=8, rgb_factors=LTXAV_RGB_FACTORS,
-                        rgb_bias=LTXAV_RGB_BIAS, factors_source="ComfyUI LTXAV")
+    latent = LatentSpec(
+        "BCFHW",
+        128,
+        spatial_factor=32,
+        temporal_factor=8,
+        rgb_factors=LTXAV_RGB_FACTORS,
+        rgb_bias=LTXAV_RGB_BIAS,
+        factors_source="ComfyUI LTXAV",
+    )
     divisibility = 32
     native_resolution = 768
     output_exts = ("mp4",)  # the audio stream needs a container that carries one
-    defaults = dict(width=768, height=512, num_inference_steps=40, guidance_scale=4.0, num_frames=121, fps=24,
-                    output_ext="mp4")
+    defaults = dict(
+        width=768, height=512, num_inference_steps=40, guidance_scale=4.0, num_frames=121, fps=24, output_ext="mp4"
+    )
     tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="mp4")
     # Sampling and decoding not measured stage by stage yet: LTX's successor (32x32x8 latent positions, a VAE
     # that decodes the whole clip), so LTX's rates, doubled. Encoding: Gemma 3 12B returns all 49 hidden states
@@ -93,16 +188,31 @@ class LTX2Model(BaseModel):
     working_set = WorkingSet(per_position=240 * 1024, per_pixel=224, frames_at_once=0, encode=3 * GIB)
     # LTX-2.0's own guidance: plain CFG on both modalities. The pipeline's call defaults (STG on block 28,
     # modality isolation, rescale 0.7, cross timesteps) track LTX-2.3; extra_kwargs can still set them.
-    call_defaults = dict(stg_scale=0.0, modality_scale=1.0, guidance_rescale=0.0, audio_stg_scale=0.0,
-                         audio_modality_scale=1.0, audio_guidance_rescale=0.0, spatio_temporal_guidance_blocks=None,
-                         use_cross_timestep=False)
+    call_defaults = dict(
+        stg_scale=0.0,
+        modality_scale=1.0,
+        guidance_rescale=0.0,
+        audio_stg_scale=0.0,
+        audio_modality_scale=1.0,
+        audio_guidance_rescale=0.0,
+        spatio_temporal_guidance_blocks=None,
+        use_cross_timestep=False,
+    )
 
     def pipeline_kwargs(self, gen):
         kw = dict(image=self.control_image(gen, 0, (gen.width, gen.height))) if gen.control_images else {}
-        kw.update(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, width=gen.width,
-                  height=gen.height, num_frames=gen.num_frames, frame_rate=float(gen.fps),
-                  num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
-                  audio_guidance_scale=gen.guidance_scale, **self.call_defaults)
+        kw.update(
+            prompt=gen.prompt,
+            negative_prompt=gen.negative_prompt or None,
+            width=gen.width,
+            height=gen.height,
+            num_frames=gen.num_frames,
+            frame_rate=float(gen.fps),
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+            audio_guidance_scale=gen.guidance_scale,
+            **self.call_defaults,
+        )
         kw.update(gen.extra_kwargs)
         return kw
 
@@ -138,45 +248,84 @@ class LTX2Model(BaseModel):
 
         _, _, frames, height, width = self.latent_shape(gen)
         pipe = self.pipeline
-        return LTX2Pipeline._unpack_latents(latents, frames, height, width, pipe.transformer_spatial_patch_size,
-                                            pipe.transformer_temporal_patch_size)
+        return LTX2Pipeline._unpack_latents(
+            latents, frames, height, width, pipe.transformer_spatial_patch_size, pipe.transformer_temporal_patch_size
+        )
 
     @staticmethod
     def build_tiny(variant=None):
-        from diffusers import (AutoencoderKLLTX2Audio, AutoencoderKLLTX2Video, FlowMatchEulerDiscreteScheduler,
-                               LTX2Pipeline, LTX2VideoTransformer3DModel)
+        from diffusers import (
+            AutoencoderKLLTX2Audio,
+            AutoencoderKLLTX2Video,
+            FlowMatchEulerDiscreteScheduler,
+            LTX2Pipeline,
+            LTX2VideoTransformer3DModel,
+        )
         from diffusers.pipelines.ltx2 import LTX2TextConnectors, LTX2Vocoder
         from transformers import Gemma3Config, Gemma3ForConditionalGeneration
 
         tok = tiny.gemma_tokenizer()
         hidden, layers = 32, 2  # Gemma text width and depth; all layers + embeddings are stacked (factor 3)
         tiny.seeded()
-        te = Gemma3ForConditionalGeneration(Gemma3Config(
-            text_config=dict(vocab_size=len(tok), hidden_size=hidden, intermediate_size=64, num_hidden_layers=layers,
-                             num_attention_heads=2, num_key_value_heads=1, head_dim=8, max_position_embeddings=1024,
-                             sliding_window=64),
-            vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-                               image_size=28, patch_size=14),
-            mm_tokens_per_image=4, boi_token_index=tok.convert_tokens_to_ids("<start_of_image>"),
-            eoi_token_index=tok.convert_tokens_to_ids("<end_of_image>"),
-            image_token_index=tok.convert_tokens_to_ids("<image_soft_token>"),
-        )).eval()
+        te = Gemma3ForConditionalGeneration(
+            Gemma3Config(
+                text_config=dict(
+                    vocab_size=len(tok),
+                    hidden_size=hidden,
+                    intermediate_size=64,
+                    num_hidden_layers=layers,
+                    num_attention_heads=2,
+                    num_key_value_heads=1,
+                    head_dim=8,
+                    max_position_embeddings=1024,
+                    sliding_window=64,
+                ),
+                vision_config=dict(
+                    hidden_size=16,
+                    intermediate_size=32,
+                    num_hidden_layers=1,
+                    num_attention_heads=2,
+                    image_size=28,
+                    patch_size=14,
+                ),
+                mm_tokens_per_image=4,
+                boi_token_index=tok.convert_tokens_to_ids("<start_of_image>"),
+                eoi_token_index=tok.convert_tokens_to_ids("<end_of_image>"),
+                image_token_index=tok.convert_tokens_to_ids("<image_soft_token>"),
+            )
+        ).eval()
         tiny.seeded()
         # connector heads x head_dim == caption_channels == Gemma hidden
-        conn = LTX2TextConnectors(caption_channels=hidden, text_proj_in_factor=layers + 1,
-                                  video_connector_num_attention_heads=4, video_connector_attention_head_dim=8,
-                                  video_connector_num_layers=1, video_connector_num_learnable_registers=None,
-                                  audio_connector_num_attention_heads=4, audio_connector_attention_head_dim=8,
-                                  audio_connector_num_layers=1, audio_connector_num_learnable_registers=None,
-                                  connector_rope_base_seq_len=32, rope_theta=10000.0, rope_double_precision=False,
-                                  causal_temporal_positioning=False, rope_type="split").eval()
+        conn = LTX2TextConnectors(
+            caption_channels=hidden,
+            text_proj_in_factor=layers + 1,
+            video_connector_num_attention_heads=4,
+            video_connector_attention_head_dim=8,
+            video_connector_num_layers=1,
+            video_connector_num_learnable_registers=None,
+            audio_connector_num_attention_heads=4,
+            audio_connector_attention_head_dim=8,
+            audio_connector_num_layers=1,
+            audio_connector_num_learnable_registers=None,
+            connector_rope_base_seq_len=32,
+            rope_theta=10000.0,
+            rope_double_precision=False,
+            causal_temporal_positioning=False,
+            rope_type="split",
+        ).eval()
         tiny.seeded()
         # Production video VAE layout with tiny widths: patch 4 x 2^3 spatial = 32x, 2^3 temporal = 8x, 128 ch.
         # The ratios are config values the real checkpoint states (the default formula would say 64 / 16).
-        vae = AutoencoderKLLTX2Video(latent_channels=128, block_out_channels=(8, 8, 8, 8),
-                                     decoder_block_out_channels=(8, 16, 32), layers_per_block=(0, 1, 1, 1, 1),
-                                     decoder_layers_per_block=(1, 1, 1, 1), timestep_conditioning=False,
-                                     spatial_compression_ratio=32, temporal_compression_ratio=8).eval()
+        vae = AutoencoderKLLTX2Video(
+            latent_channels=128,
+            block_out_channels=(8, 8, 8, 8),
+            decoder_block_out_channels=(8, 16, 32),
+            layers_per_block=(0, 1, 1, 1, 1),
+            decoder_layers_per_block=(1, 1, 1, 1),
+            timestep_conditioning=False,
+            spatial_compression_ratio=32,
+            temporal_compression_ratio=8,
+        ).eval()
         vae.use_framewise_encoding = False
         vae.use_framewise_decoding = False
         tiny.seeded()
@@ -184,25 +333,73 @@ class LTX2Model(BaseModel):
         # channels. Only 8 mel bins instead of 64: the VAE's latents_mean/std buffers are base_channels long and
         # must match the packed width (8 ch x mel_bins / 4), and base_channels 128 would make the VAE 18 MB. The
         # audio stream is not streamed to clients, so its packed width (16 here, 128 real) is not a contract.
-        avae = AutoencoderKLLTX2Audio(base_channels=16, output_channels=2, ch_mult=(1, 1, 1), num_res_blocks=1,
-                                      attn_resolutions=None, in_channels=2, latent_channels=8, norm_type="pixel",
-                                      causality_axis="height", mid_block_add_attention=False, sample_rate=16000,
-                                      mel_hop_length=160, is_causal=True, mel_bins=8).eval()
+        avae = AutoencoderKLLTX2Audio(
+            base_channels=16,
+            output_channels=2,
+            ch_mult=(1, 1, 1),
+            num_res_blocks=1,
+            attn_resolutions=None,
+            in_channels=2,
+            latent_channels=8,
+            norm_type="pixel",
+            causality_axis="height",
+            mid_block_add_attention=False,
+            sample_rate=16000,
+            mel_hop_length=160,
+            is_causal=True,
+            mel_bins=8,
+        ).eval()
         tiny.seeded()
         # in_channels = output channels x mel bins; 6*5*2*2*2 = 240 samples per mel frame -> 24 kHz.
-        voc = LTX2Vocoder(in_channels=2 * 8, hidden_channels=32, out_channels=2,
-                          upsample_kernel_sizes=[16, 15, 8, 4, 4], upsample_factors=[6, 5, 2, 2, 2],
-                          resnet_kernel_sizes=[3], resnet_dilations=[[1, 3, 5]], output_sampling_rate=24000).eval()
+        voc = LTX2Vocoder(
+            in_channels=2 * 8,
+            hidden_channels=32,
+            out_channels=2,
+            upsample_kernel_sizes=[16, 15, 8, 4, 4],
+            upsample_factors=[6, 5, 2, 2, 2],
+            resnet_kernel_sizes=[3],
+            resnet_dilations=[[1, 3, 5]],
+            output_sampling_rate=24000,
+        ).eval()
         tiny.seeded(tiny.variant_seed(variant))
         # Video tokens 128 wide as in production; audio tokens 8 ch x 2 latent mel bins = 16 wide (real: 128).
-        tr = LTX2VideoTransformer3DModel(in_channels=128, out_channels=128, patch_size=1, patch_size_t=1,
-                                         num_attention_heads=2, attention_head_dim=8, cross_attention_dim=16,
-                                         audio_in_channels=16, audio_out_channels=16, audio_num_attention_heads=2,
-                                         audio_attention_head_dim=4, audio_cross_attention_dim=8, num_layers=2,
-                                         qk_norm="rms_norm_across_heads", caption_channels=hidden,
-                                         rope_double_precision=False, rope_type="split").eval()
-        sched = FlowMatchEulerDiscreteScheduler(use_dynamic_shifting=True, base_shift=0.95, max_shift=2.05,
-                                                base_image_seq_len=1024, max_image_seq_len=4096, shift_terminal=0.1)
-        return LTX2Pipeline(scheduler=sched, vae=vae, audio_vae=avae, text_encoder=te, tokenizer=tok,
-                            connectors=conn, transformer=tr, vocoder=voc, processor=None, prompt_enhancer=None,
-                            duration_head=None)
+        tr = LTX2VideoTransformer3DModel(
+            in_channels=128,
+            out_channels=128,
+            patch_size=1,
+            patch_size_t=1,
+            num_attention_heads=2,
+            attention_head_dim=8,
+            cross_attention_dim=16,
+            audio_in_channels=16,
+            audio_out_channels=16,
+            audio_num_attention_heads=2,
+            audio_attention_head_dim=4,
+            audio_cross_attention_dim=8,
+            num_layers=2,
+            qk_norm="rms_norm_across_heads",
+            caption_channels=hidden,
+            rope_double_precision=False,
+            rope_type="split",
+        ).eval()
+        sched = FlowMatchEulerDiscreteScheduler(
+            use_dynamic_shifting=True,
+            base_shift=0.95,
+            max_shift=2.05,
+            base_image_seq_len=1024,
+            max_image_seq_len=4096,
+            shift_terminal=0.1,
+        )
+        return LTX2Pipeline(
+            scheduler=sched,
+            vae=vae,
+            audio_vae=avae,
+            text_encoder=te,
+            tokenizer=tok,
+            connectors=conn,
+            transformer=tr,
+            vocoder=voc,
+            processor=None,
+            prompt_enhancer=None,
+            duration_head=None,
+        )

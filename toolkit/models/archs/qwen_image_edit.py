@@ -1,4 +1,5 @@
 """Qwen-Image-Edit: Qwen-Image conditioned on one control image (through the VL encoder and the VAE)."""
+
 from toolkit.memory_plan import GIB, WorkingSet
 from toolkit.models.archs.qwen_image import QwenImageModel
 from toolkit.models.base_model import Component
@@ -11,8 +12,7 @@ class QwenImageEditModel(QwenImageModel):
     components = {
         **QwenImageModel.components,
         # Image-only Qwen2-VL processor: transformers' own also requires a video processor, i.e. torchvision.
-        "processor": Component("toolkit.models.processors.QwenVLImageProcessor", "processor",
-                               has_weights=False),
+        "processor": Component("toolkit.models.processors.QwenVLImageProcessor", "processor", has_weights=False),
     }
     control_images = 1
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=4.0, output_ext="png")

@@ -1,4 +1,5 @@
 """Qwen-Image-Edit-2509/2511 ("Plus"): Qwen-Image-Edit with one to three reference images."""
+
 from toolkit.models.archs.qwen_image_edit import QwenImageEditModel
 
 

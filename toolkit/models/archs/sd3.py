@@ -1,14 +1,27 @@
 """Stable Diffusion 3 / 3.5: MMDiT with two CLIPs and T5, flow matching, 16-channel BCHW latents."""
-from toolkit.models.base_model import BaseModel, Component, LatentSpec
+
 from toolkit.models import tiny
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.SD3 (comfy/latent_formats.py): fitted on (x - 0.0609) * 1.5305, the space diffusers'
 # SD3 loop samples in (patchification happens inside the transformer).
 SD3_RGB_FACTORS = (
-    (-0.0922, -0.0175, 0.0749), (0.0311, 0.0633, 0.0954), (0.1994, 0.0927, 0.0458), (0.0856, 0.0339, 0.0902),
-    (0.0587, 0.0272, -0.0496), (-0.0006, 0.1104, 0.0309), (0.0978, 0.0306, 0.0427), (-0.0042, 0.1038, 0.1358),
-    (-0.0194, 0.0020, 0.0669), (-0.0488, 0.0130, -0.0268), (0.0922, 0.0988, 0.0951), (-0.0278, 0.0524, -0.0542),
-    (0.0332, 0.0456, 0.0895), (-0.0069, -0.0030, -0.0810), (-0.0596, -0.0465, -0.0293), (-0.1448, -0.1463, -0.1189),
+    (-0.0922, -0.0175, 0.0749),
+    (0.0311, 0.0633, 0.0954),
+    (0.1994, 0.0927, 0.0458),
+    (0.0856, 0.0339, 0.0902),
+    (0.0587, 0.0272, -0.0496),
+    (-0.0006, 0.1104, 0.0309),
+    (0.0978, 0.0306, 0.0427),
+    (-0.0042, 0.1038, 0.1358),
+    (-0.0194, 0.0020, 0.0669),
+    (-0.0488, 0.0130, -0.0268),
+    (0.0922, 0.0988, 0.0951),
+    (-0.0278, 0.0524, -0.0542),
+    (0.0332, 0.0456, 0.0895),
+    (-0.0069, -0.0030, -0.0810),
+    (-0.0596, -0.0465, -0.0293),
+    (-0.1448, -0.1463, -0.1189),
 )
 SD3_RGB_BIAS = (0.2394, 0.2135, 0.1925)
 
@@ -30,18 +43,33 @@ class SD3Model(BaseModel):
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
     pipeline_init_kwargs = dict(image_encoder=None, feature_extractor=None)
-    latent = LatentSpec("BCHW", 16, spatial_factor=8, rgb_factors=SD3_RGB_FACTORS, rgb_bias=SD3_RGB_BIAS,
-                        scale=1.5305, shift=0.0609, factors_source="ComfyUI SD3")
+    latent = LatentSpec(
+        "BCHW",
+        16,
+        spatial_factor=8,
+        rgb_factors=SD3_RGB_FACTORS,
+        rgb_bias=SD3_RGB_BIAS,
+        scale=1.5305,
+        shift=0.0609,
+        factors_source="ComfyUI SD3",
+    )
     divisibility = 16  # 8x VAE x 2x2 patches
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=7.0, output_ext="png")
     tiny_sample = dict(width=64, height=64, output_ext="png")
 
     def pipeline_kwargs(self, gen):
-        return dict(prompt=gen.prompt, prompt_2=gen.prompt_2, negative_prompt=gen.negative_prompt or None,
-                    negative_prompt_2=gen.negative_prompt_2 or None, width=gen.width, height=gen.height,
-                    num_inference_steps=gen.num_inference_steps, guidance_scale=gen.guidance_scale,
-                    **gen.extra_kwargs)
+        return dict(
+            prompt=gen.prompt,
+            prompt_2=gen.prompt_2,
+            negative_prompt=gen.negative_prompt or None,
+            negative_prompt_2=gen.negative_prompt_2 or None,
+            width=gen.width,
+            height=gen.height,
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+            **gen.extra_kwargs,
+        )
 
     @staticmethod
     def build_tiny(variant=None):
@@ -53,14 +81,36 @@ class SD3Model(BaseModel):
         te3 = tiny.t5_text_encoder(tok3, d_model=64)
         tiny.seeded(tiny.variant_seed(variant))
         tr = SD3Transformer2DModel(
-            sample_size=8, patch_size=2, in_channels=16, out_channels=16, num_layers=1, attention_head_dim=8,
-            num_attention_heads=4, caption_projection_dim=32, pos_embed_max_size=16,
+            sample_size=8,
+            patch_size=2,
+            in_channels=16,
+            out_channels=16,
+            num_layers=1,
+            attention_head_dim=8,
+            num_attention_heads=4,
+            caption_projection_dim=32,
+            pos_embed_max_size=16,
             joint_attention_dim=64,  # == T5 d_model; the two CLIPs' 32+32 states are zero-padded up to it
             pooled_projection_dim=64,  # == te.projection_dim + te2.projection_dim
         ).eval()
-        vae = tiny.vae_kl(latent_channels=16, use_quant_conv=False, use_post_quant_conv=False,
-                          scaling_factor=1.5305, shift_factor=0.0609)
+        vae = tiny.vae_kl(
+            latent_channels=16,
+            use_quant_conv=False,
+            use_post_quant_conv=False,
+            scaling_factor=1.5305,
+            shift_factor=0.0609,
+        )
         sched = FlowMatchEulerDiscreteScheduler(shift=3.0)
-        return StableDiffusion3Pipeline(transformer=tr, scheduler=sched, vae=vae, text_encoder=te, tokenizer=tok,
-                                        text_encoder_2=te2, tokenizer_2=tok2, text_encoder_3=te3,
-                                        tokenizer_3=tok3, image_encoder=None, feature_extractor=None)
+        return StableDiffusion3Pipeline(
+            transformer=tr,
+            scheduler=sched,
+            vae=vae,
+            text_encoder=te,
+            tokenizer=tok,
+            text_encoder_2=te2,
+            tokenizer_2=tok2,
+            text_encoder_3=te3,
+            tokenizer_3=tok3,
+            image_encoder=None,
+            feature_extractor=None,
+        )

@@ -1,15 +1,28 @@
 """Wan 2.1 text-to-video: 16-channel BCFHW latents, 8x spatial and 4x temporal compression."""
+
 from toolkit.memory_plan import WorkingSet
-from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.Wan21 (comfy/latent_formats.py): fitted on (x - mean) / std, which is the
 # normalised space diffusers' Wan loop samples in.
 WAN21_RGB_FACTORS = (
-    (-0.1299, -0.1692, 0.2932), (0.0671, 0.0406, 0.0442), (0.3568, 0.2548, 0.1747), (0.0372, 0.2344, 0.1420),
-    (0.0313, 0.0189, -0.0328), (0.0296, -0.0956, -0.0665), (-0.3477, -0.4059, -0.2925), (0.0166, 0.1902, 0.1975),
-    (-0.0412, 0.0267, -0.1364), (-0.1293, 0.0740, 0.1636), (0.0680, 0.3019, 0.1128), (0.0032, 0.0581, 0.0639),
-    (-0.1251, 0.0927, 0.1699), (0.0060, -0.0633, 0.0005), (0.3477, 0.2275, 0.2950), (0.1984, 0.0913, 0.1861),
+    (-0.1299, -0.1692, 0.2932),
+    (0.0671, 0.0406, 0.0442),
+    (0.3568, 0.2548, 0.1747),
+    (0.0372, 0.2344, 0.1420),
+    (0.0313, 0.0189, -0.0328),
+    (0.0296, -0.0956, -0.0665),
+    (-0.3477, -0.4059, -0.2925),
+    (0.0166, 0.1902, 0.1975),
+    (-0.0412, 0.0267, -0.1364),
+    (-0.1293, 0.0740, 0.1636),
+    (0.0680, 0.3019, 0.1128),
+    (0.0032, 0.0581, 0.0639),
+    (-0.1251, 0.0927, 0.1699),
+    (0.0060, -0.0633, 0.0005),
+    (0.3477, 0.2275, 0.2950),
+    (0.1984, 0.0913, 0.1861),
 )
 WAN21_RGB_BIAS = (-0.1835, -0.0868, -0.3360)
 
@@ -26,13 +39,21 @@ class Wan21Model(BaseModel):
         "vae": Component("diffusers.AutoencoderKLWan", "vae"),
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
-    latent = LatentSpec("BCFHW", 16, spatial_factor=8, temporal_factor=4, rgb_factors=WAN21_RGB_FACTORS,
-                        rgb_bias=WAN21_RGB_BIAS, factors_source="ComfyUI Wan21")
+    latent = LatentSpec(
+        "BCFHW",
+        16,
+        spatial_factor=8,
+        temporal_factor=4,
+        rgb_factors=WAN21_RGB_FACTORS,
+        rgb_bias=WAN21_RGB_BIAS,
+        factors_source="ComfyUI Wan21",
+    )
     divisibility = 16
     native_resolution = 832
     output_exts = ("mp4", "webp")
-    defaults = dict(width=832, height=480, num_inference_steps=30, guidance_scale=5.0, num_frames=33, fps=16,
-                    output_ext="mp4")
+    defaults = dict(
+        width=832, height=480, num_inference_steps=30, guidance_scale=5.0, num_frames=33, fps=16, output_ext="mp4"
+    )
     tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
     # Measured (H200, 14B image-to-video at 832x480x81): sampling 3.6 GiB over the weights (126,360 latent
     # positions: 27.6 KB each); Wan's causal VAE decodes a few frames at a time whatever the length: 4.5 GiB
@@ -40,9 +61,16 @@ class Wan21Model(BaseModel):
     working_set = WorkingSet(per_position=32 * 1024, per_pixel=12 * 1024, frames_at_once=1)
 
     def pipeline_kwargs(self, gen):
-        return dict(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, width=gen.width,
-                    height=gen.height, num_frames=gen.num_frames, num_inference_steps=gen.num_inference_steps,
-                    guidance_scale=gen.guidance_scale, **gen.extra_kwargs)
+        return dict(
+            prompt=gen.prompt,
+            negative_prompt=gen.negative_prompt or None,
+            width=gen.width,
+            height=gen.height,
+            num_frames=gen.num_frames,
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+            **gen.extra_kwargs,
+        )
 
     @staticmethod
     def build_tiny(variant=None):
@@ -51,13 +79,24 @@ class Wan21Model(BaseModel):
         tok = tiny.t5_tokenizer()
         te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
         tiny.seeded()
-        vae = AutoencoderKLWan(base_dim=8, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
-                               temperal_downsample=[False, True, True]).eval()
+        vae = AutoencoderKLWan(
+            base_dim=8, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1, temperal_downsample=[False, True, True]
+        ).eval()
         tiny.seeded(tiny.variant_seed(variant))
-        tr = WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12,
-                                   in_channels=16, out_channels=16, text_dim=32, freq_dim=256, ffn_dim=32,
-                                   num_layers=2, cross_attn_norm=True, qk_norm="rms_norm_across_heads",
-                                   rope_max_seq_len=32).eval()  # text_dim == UMT5 d_model
+        tr = WanTransformer3DModel(
+            patch_size=(1, 2, 2),
+            num_attention_heads=2,
+            attention_head_dim=12,
+            in_channels=16,
+            out_channels=16,
+            text_dim=32,
+            freq_dim=256,
+            ffn_dim=32,
+            num_layers=2,
+            cross_attn_norm=True,
+            qk_norm="rms_norm_across_heads",
+            rope_max_seq_len=32,
+        ).eval()  # text_dim == UMT5 d_model
         # What the real Wan repos ship, rather than the pipeline's annotated FlowMatchEuler.
         sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=3.0)
         return WanPipeline(tokenizer=tok, text_encoder=te, vae=vae, scheduler=sched, transformer=tr)

@@ -1,8 +1,9 @@
 """Wan 2.1 image-to-video: Wan 2.1's 16-channel latent space, a 36-channel transformer input (noise + first-frame
 mask + encoded control image) and a CLIP vision encoder whose penultimate hidden states condition cross-attention."""
+
+from toolkit.models import tiny
 from toolkit.models.archs.wan21 import WAN21_RGB_BIAS, WAN21_RGB_FACTORS, Wan21Model
 from toolkit.models.base_model import Component, LatentSpec
-from toolkit.models import tiny
 
 
 def ensure_wan_i2v_text_cleaning() -> None:
@@ -22,10 +23,16 @@ def ensure_wan_i2v_text_cleaning() -> None:
 
 def wan_i2v_kwargs(model, gen) -> dict:
     """The call shared by the Wan I2V families: the first control image, resized to the output size."""
-    return dict(image=model.control_image(gen, 0, (gen.width, gen.height)), prompt=gen.prompt,
-                negative_prompt=gen.negative_prompt or None, width=gen.width, height=gen.height,
-                num_frames=gen.num_frames, num_inference_steps=gen.num_inference_steps,
-                guidance_scale=gen.guidance_scale)
+    return dict(
+        image=model.control_image(gen, 0, (gen.width, gen.height)),
+        prompt=gen.prompt,
+        negative_prompt=gen.negative_prompt or None,
+        width=gen.width,
+        height=gen.height,
+        num_frames=gen.num_frames,
+        num_inference_steps=gen.num_inference_steps,
+        guidance_scale=gen.guidance_scale,
+    )
 
 
 class Wan21I2VModel(Wan21Model):
@@ -42,12 +49,20 @@ class Wan21I2VModel(Wan21Model):
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
     pipeline_init_kwargs = dict(transformer_2=None, boundary_ratio=None, expand_timesteps=False)
-    latent = LatentSpec("BCFHW", 16, spatial_factor=8, temporal_factor=4, rgb_factors=WAN21_RGB_FACTORS,
-                        rgb_bias=WAN21_RGB_BIAS, factors_source="ComfyUI Wan21")
+    latent = LatentSpec(
+        "BCFHW",
+        16,
+        spatial_factor=8,
+        temporal_factor=4,
+        rgb_factors=WAN21_RGB_FACTORS,
+        rgb_bias=WAN21_RGB_BIAS,
+        factors_source="ComfyUI Wan21",
+    )
     control_images = 1
     native_resolution = 832
-    defaults = dict(width=832, height=480, num_inference_steps=40, guidance_scale=5.0, num_frames=81, fps=16,
-                    output_ext="mp4")
+    defaults = dict(
+        width=832, height=480, num_inference_steps=40, guidance_scale=5.0, num_frames=81, fps=16, output_ext="mp4"
+    )
 
     def build_pipeline(self):
         ensure_wan_i2v_text_cleaning()
@@ -58,24 +73,42 @@ class Wan21I2VModel(Wan21Model):
 
     @staticmethod
     def build_tiny(variant=None):
-        from diffusers import (AutoencoderKLWan, UniPCMultistepScheduler, WanImageToVideoPipeline,
-                               WanTransformer3DModel)
+        from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanImageToVideoPipeline, WanTransformer3DModel
 
         # Text encoder and VAE: the wan21 recipe, byte for byte (the real models share them).
         tok = tiny.t5_tokenizer()
         te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
         tiny.seeded()
-        vae = AutoencoderKLWan(base_dim=8, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
-                               temperal_downsample=[False, True, True]).eval()
+        vae = AutoencoderKLWan(
+            base_dim=8, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1, temperal_downsample=[False, True, True]
+        ).eval()
         image_encoder, image_processor = tiny.clip_vision_encoder(hidden=32)
         tiny.seeded(tiny.variant_seed(variant))
         # in = 16 noise + 4 mask (4 frames folded per latent frame) + 16 image-condition channels, as in 14B I2V;
         # image_dim == CLIP hidden, added_kv_proj_dim == transformer inner dim (2 x 12).
-        tr = WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12,
-                                   in_channels=36, out_channels=16, text_dim=32, freq_dim=256, ffn_dim=32,
-                                   num_layers=2, cross_attn_norm=True, qk_norm="rms_norm_across_heads",
-                                   image_dim=32, added_kv_proj_dim=24, rope_max_seq_len=32).eval()
+        tr = WanTransformer3DModel(
+            patch_size=(1, 2, 2),
+            num_attention_heads=2,
+            attention_head_dim=12,
+            in_channels=36,
+            out_channels=16,
+            text_dim=32,
+            freq_dim=256,
+            ffn_dim=32,
+            num_layers=2,
+            cross_attn_norm=True,
+            qk_norm="rms_norm_across_heads",
+            image_dim=32,
+            added_kv_proj_dim=24,
+            rope_max_seq_len=32,
+        ).eval()
         sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=3.0)
-        return WanImageToVideoPipeline(tokenizer=tok, text_encoder=te, vae=vae, scheduler=sched,
-                                       image_processor=image_processor, image_encoder=image_encoder,
-                                       transformer=tr)
+        return WanImageToVideoPipeline(
+            tokenizer=tok,
+            text_encoder=te,
+            vae=vae,
+            scheduler=sched,
+            image_processor=image_processor,
+            image_encoder=image_encoder,
+            transformer=tr,
+        )

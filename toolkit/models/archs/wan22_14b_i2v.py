@@ -1,5 +1,6 @@
 """Wan 2.2 A14B image-to-video: the two-expert layout of wan22_14b with 36-channel transformer inputs (noise +
 first-frame mask + encoded control image). Unlike Wan 2.1 I2V there is no CLIP image encoder."""
+
 from toolkit.models.archs.wan21_i2v import ensure_wan_i2v_text_cleaning, wan_i2v_kwargs
 from toolkit.models.archs.wan22_14b import WAN_COMPONENTS, Wan2214bModel, tiny_wan21_shared, tiny_wan_expert
 
@@ -10,11 +11,11 @@ class Wan2214bI2VModel(Wan2214bModel):
     pipeline_class = "WanImageToVideoPipeline"
     components = WAN_COMPONENTS
     # Wan2.2-I2V-A14B's model_index.json: boundary_ratio 0.9, no image encoder / processor.
-    pipeline_init_kwargs = dict(boundary_ratio=0.9, expand_timesteps=False, image_encoder=None,
-                                image_processor=None)
+    pipeline_init_kwargs = dict(boundary_ratio=0.9, expand_timesteps=False, image_encoder=None, image_processor=None)
     control_images = 1
-    defaults = dict(width=1280, height=720, num_inference_steps=40, guidance_scale=3.5, num_frames=81, fps=16,
-                    output_ext="mp4")
+    defaults = dict(
+        width=1280, height=720, num_inference_steps=40, guidance_scale=3.5, num_frames=81, fps=16, output_ext="mp4"
+    )
 
     def build_pipeline(self):
         ensure_wan_i2v_text_cleaning()
@@ -29,8 +30,15 @@ class Wan2214bI2VModel(Wan2214bModel):
 
         tok, te, vae = tiny_wan21_shared()
         sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=5.0)
-        return WanImageToVideoPipeline(tokenizer=tok, text_encoder=te, vae=vae, scheduler=sched,
-                                       image_processor=None, image_encoder=None,
-                                       transformer=tiny_wan_expert(variant, 0, in_channels=36),
-                                       transformer_2=tiny_wan_expert(variant, 1, in_channels=36),
-                                       boundary_ratio=0.9, expand_timesteps=False)
+        return WanImageToVideoPipeline(
+            tokenizer=tok,
+            text_encoder=te,
+            vae=vae,
+            scheduler=sched,
+            image_processor=None,
+            image_encoder=None,
+            transformer=tiny_wan_expert(variant, 0, in_channels=36),
+            transformer_2=tiny_wan_expert(variant, 1, in_channels=36),
+            boundary_ratio=0.9,
+            expand_timesteps=False,
+        )

@@ -4,25 +4,62 @@ One checkpoint does text-to-video and, given a control image, image-to-video: di
 WanImageToVideoPipeline with ``expand_timesteps`` (the first latent frame is the encoded image and keeps
 timestep 0). Both pipelines share this holder's components and scheduler, so the step hook sees either.
 """
+
 from toolkit.memory_plan import WorkingSet
-from toolkit.models.base_model import BaseModel, Component, LatentSpec
 from toolkit.models import tiny
+from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.Wan22 (comfy/latent_formats.py): the 48-channel TI2V-5B space only (the A14B models
 # use Wan21's 16-channel space). Fitted on (x - mean) / std, the normalised space diffusers' Wan loop samples in.
 WAN22_RGB_FACTORS = (
-    (0.0119, 0.0103, 0.0046), (-0.1062, -0.0504, 0.0165), (0.0140, 0.0409, 0.0491), (-0.0813, -0.0677, 0.0607),
-    (0.0656, 0.0851, 0.0808), (0.0264, 0.0463, 0.0912), (0.0295, 0.0326, 0.0590), (-0.0244, -0.0270, 0.0025),
-    (0.0443, -0.0102, 0.0288), (-0.0465, -0.0090, -0.0205), (0.0359, 0.0236, 0.0082), (-0.0776, 0.0854, 0.1048),
-    (0.0564, 0.0264, 0.0561), (0.0006, 0.0594, 0.0418), (-0.0319, -0.0542, -0.0637), (-0.0268, 0.0024, 0.0260),
-    (0.0539, 0.0265, 0.0358), (-0.0359, -0.0312, -0.0287), (-0.0285, -0.1032, -0.1237), (0.1041, 0.0537, 0.0622),
-    (-0.0086, -0.0374, -0.0051), (0.0390, 0.0670, 0.2863), (0.0069, 0.0144, 0.0082), (0.0006, -0.0167, 0.0079),
-    (0.0313, -0.0574, -0.0232), (-0.1454, -0.0902, -0.0481), (0.0714, 0.0827, 0.0447), (-0.0304, -0.0574, -0.0196),
-    (0.0401, 0.0384, 0.0204), (-0.0758, -0.0297, -0.0014), (0.0568, 0.1307, 0.1372), (-0.0055, -0.0310, -0.0380),
-    (0.0239, -0.0305, 0.0325), (-0.0663, -0.0673, -0.0140), (-0.0416, -0.0047, -0.0023), (0.0166, 0.0112, -0.0093),
-    (-0.0211, 0.0011, 0.0331), (0.1833, 0.1466, 0.2250), (-0.0368, 0.0370, 0.0295), (-0.3441, -0.3543, -0.2008),
-    (-0.0479, -0.0489, -0.0420), (-0.0660, -0.0153, 0.0800), (-0.0101, 0.0068, 0.0156), (-0.0690, -0.0452, -0.0927),
-    (-0.0145, 0.0041, 0.0015), (0.0421, 0.0451, 0.0373), (0.0504, -0.0483, -0.0356), (-0.0837, 0.0168, 0.0055),
+    (0.0119, 0.0103, 0.0046),
+    (-0.1062, -0.0504, 0.0165),
+    (0.0140, 0.0409, 0.0491),
+    (-0.0813, -0.0677, 0.0607),
+    (0.0656, 0.0851, 0.0808),
+    (0.0264, 0.0463, 0.0912),
+    (0.0295, 0.0326, 0.0590),
+    (-0.0244, -0.0270, 0.0025),
+    (0.0443, -0.0102, 0.0288),
+    (-0.0465, -0.0090, -0.0205),
+    (0.0359, 0.0236, 0.0082),
+    (-0.0776, 0.0854, 0.1048),
+    (0.0564, 0.0264, 0.0561),
+    (0.0006, 0.0594, 0.0418),
+    (-0.0319, -0.0542, -0.0637),
+    (-0.0268, 0.0024, 0.0260),
+    (0.0539, 0.0265, 0.0358),
+    (-0.0359, -0.0312, -0.0287),
+    (-0.0285, -0.1032, -0.1237),
+    (0.1041, 0.0537, 0.0622),
+    (-0.0086, -0.0374, -0.0051),
+    (0.0390, 0.0670, 0.2863),
+    (0.0069, 0.0144, 0.0082),
+    (0.0006, -0.0167, 0.0079),
+    (0.0313, -0.0574, -0.0232),
+    (-0.1454, -0.0902, -0.0481),
+    (0.0714, 0.0827, 0.0447),
+    (-0.0304, -0.0574, -0.0196),
+    (0.0401, 0.0384, 0.0204),
+    (-0.0758, -0.0297, -0.0014),
+    (0.0568, 0.1307, 0.1372),
+    (-0.0055, -0.0310, -0.0380),
+    (0.0239, -0.0305, 0.0325),
+    (-0.0663, -0.0673, -0.0140),
+    (-0.0416, -0.0047, -0.0023),
+    (0.0166, 0.0112, -0.0093),
+    (-0.0211, 0.0011, 0.0331),
+    (0.1833, 0.1466, 0.2250),
+    (-0.0368, 0.0370, 0.0295),
+    (-0.3441, -0.3543, -0.2008),
+    (-0.0479, -0.0489, -0.0420),
+    (-0.0660, -0.0153, 0.0800),
+    (-0.0101, 0.0068, 0.0156),
+    (-0.0690, -0.0452, -0.0927),
+    (-0.0145, 0.0041, 0.0015),
+    (0.0421, 0.0451, 0.0373),
+    (0.0504, -0.0483, -0.0356),
+    (-0.0837, 0.0168, 0.0055),
 )
 WAN22_RGB_BIAS = (0.0317, -0.0878, -0.1388)
 
@@ -41,22 +78,36 @@ class Wan225bModel(BaseModel):
     }
     # model_index.json holds these, but build_pipeline() assembles the pipeline from components, so pass them.
     pipeline_init_kwargs = dict(transformer_2=None, boundary_ratio=None, expand_timesteps=True)
-    latent = LatentSpec("BCFHW", 48, spatial_factor=16, temporal_factor=4, rgb_factors=WAN22_RGB_FACTORS,
-                        rgb_bias=WAN22_RGB_BIAS, factors_source="ComfyUI Wan22")
+    latent = LatentSpec(
+        "BCFHW",
+        48,
+        spatial_factor=16,
+        temporal_factor=4,
+        rgb_factors=WAN22_RGB_FACTORS,
+        rgb_bias=WAN22_RGB_BIAS,
+        factors_source="ComfyUI Wan22",
+    )
     divisibility = 32  # 16x VAE x transformer patch 2
     native_resolution = 1280
     output_exts = ("mp4", "webp")
-    defaults = dict(width=1280, height=704, num_inference_steps=50, guidance_scale=5.0, num_frames=121, fps=24,
-                    output_ext="mp4")
+    defaults = dict(
+        width=1280, height=704, num_inference_steps=50, guidance_scale=5.0, num_frames=121, fps=24, output_ext="mp4"
+    )
     tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
     # Wan 2.2's VAE is causal like 2.1's (a few frames at a time); the full card's peak, 10.7 GiB over the weights
     # at 1280x704x121, fits this rate. Stages not measured one by one yet.
     working_set = WorkingSet(per_pixel=12 * 1024, frames_at_once=1)
 
     def pipeline_kwargs(self, gen):
-        kw = dict(prompt=gen.prompt, negative_prompt=gen.negative_prompt or None, width=gen.width,
-                  height=gen.height, num_frames=gen.num_frames, num_inference_steps=gen.num_inference_steps,
-                  guidance_scale=gen.guidance_scale)
+        kw = dict(
+            prompt=gen.prompt,
+            negative_prompt=gen.negative_prompt or None,
+            width=gen.width,
+            height=gen.height,
+            num_frames=gen.num_frames,
+            num_inference_steps=gen.num_inference_steps,
+            guidance_scale=gen.guidance_scale,
+        )
         if gen.control_images:
             kw["image"] = self.control_image(gen, 0, (gen.width, gen.height))
         kw.update(gen.extra_kwargs)
@@ -77,11 +128,18 @@ class Wan225bModel(BaseModel):
         ensure_wan_i2v_text_cleaning()
         cached = getattr(self, "_i2v", None)
         if cached is None or cached[0] is not pipeline:
-            i2v = WanImageToVideoPipeline(tokenizer=pipeline.tokenizer, text_encoder=pipeline.text_encoder,
-                                          vae=pipeline.vae, scheduler=pipeline.scheduler,
-                                          transformer=pipeline.transformer, transformer_2=None,
-                                          image_encoder=None, image_processor=None, boundary_ratio=None,
-                                          expand_timesteps=True)
+            i2v = WanImageToVideoPipeline(
+                tokenizer=pipeline.tokenizer,
+                text_encoder=pipeline.text_encoder,
+                vae=pipeline.vae,
+                scheduler=pipeline.scheduler,
+                transformer=pipeline.transformer,
+                transformer_2=None,
+                image_encoder=None,
+                image_processor=None,
+                boundary_ratio=None,
+                expand_timesteps=True,
+            )
             i2v.set_progress_bar_config(disable=True)
             self._i2v = cached = (pipeline, i2v)
         return cached[1]
@@ -95,15 +153,44 @@ class Wan225bModel(BaseModel):
         te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
         tiny.seeded()
         # Production layout: residual VAE, 48 latent channels, patch 2 on 12 = 3 x 2 x 2 pixel channels -> 16x.
-        vae = AutoencoderKLWan(base_dim=8, z_dim=48, in_channels=12, out_channels=12, is_residual=True,
-                               patch_size=2, latents_mean=[0.0] * 48, latents_std=[1.0] * 48, dim_mult=[1, 1, 1, 1],
-                               num_res_blocks=1, scale_factor_spatial=16, scale_factor_temporal=4,
-                               temperal_downsample=[False, True, True]).eval()
+        vae = AutoencoderKLWan(
+            base_dim=8,
+            z_dim=48,
+            in_channels=12,
+            out_channels=12,
+            is_residual=True,
+            patch_size=2,
+            latents_mean=[0.0] * 48,
+            latents_std=[1.0] * 48,
+            dim_mult=[1, 1, 1, 1],
+            num_res_blocks=1,
+            scale_factor_spatial=16,
+            scale_factor_temporal=4,
+            temperal_downsample=[False, True, True],
+        ).eval()
         tiny.seeded(tiny.variant_seed(variant))
-        tr = WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12,
-                                   in_channels=48, out_channels=48, text_dim=32, freq_dim=256, ffn_dim=32,
-                                   num_layers=2, cross_attn_norm=True, qk_norm="rms_norm_across_heads",
-                                   rope_max_seq_len=32).eval()
+        tr = WanTransformer3DModel(
+            patch_size=(1, 2, 2),
+            num_attention_heads=2,
+            attention_head_dim=12,
+            in_channels=48,
+            out_channels=48,
+            text_dim=32,
+            freq_dim=256,
+            ffn_dim=32,
+            num_layers=2,
+            cross_attn_norm=True,
+            qk_norm="rms_norm_across_heads",
+            rope_max_seq_len=32,
+        ).eval()
         sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=5.0)
-        return WanPipeline(tokenizer=tok, text_encoder=te, vae=vae, scheduler=sched, transformer=tr,
-                           transformer_2=None, boundary_ratio=None, expand_timesteps=True)
+        return WanPipeline(
+            tokenizer=tok,
+            text_encoder=te,
+            vae=vae,
+            scheduler=sched,
+            transformer=tr,
+            transformer_2=None,
+            boundary_ratio=None,
+            expand_timesteps=True,
+        )

@@ -6,6 +6,7 @@ reads. ``component_files`` is the one rule for what is read (one weight format, 
 configs and tokenizer files); the download, the pool's identity and the memory plan's sizes all use it, so two
 variants of one component are two identities and a repo's extra copies cost nothing.
 """
+
 from __future__ import annotations
 
 import os
@@ -73,8 +74,9 @@ def uses_variant(folder: str, variant: Optional[str]) -> bool:
 _fetched: dict = {}  # (repo, subfolder, variant) -> snapshot folder; a resident engine asks the hub once per run
 
 
-def fetch_component(repo: str, subfolder: Optional[str], variant: Optional[str] = None,
-                    report: Optional[Reporter] = None) -> str:
+def fetch_component(
+    repo: str, subfolder: Optional[str], variant: Optional[str] = None, report: Optional[Reporter] = None
+) -> str:
     """The local snapshot folder of ``repo`` holding this component's files, fetching only those not cached.
 
     With ``HF_HUB_OFFLINE`` set the cache is all there is: a component missing from it is an error that says so."""
@@ -95,8 +97,9 @@ def _from_hub(repo: str, subfolder: Optional[str], variant: Optional[str], repor
 
     info = HfApi().model_info(repo, files_metadata=True)
     sizes = {s.rfilename: s.size or 0 for s in info.siblings or [] if _in_folder(s.rfilename, subfolder)}
-    wanted = [f"{subfolder}/{n}" if subfolder else n
-              for n in component_files([os.path.basename(p) for p in sizes], variant)]
+    wanted = [
+        f"{subfolder}/{n}" if subfolder else n for n in component_files([os.path.basename(p) for p in sizes], variant)
+    ]
     if not wanted:
         where = f"{repo}/{subfolder}" if subfolder else repo
         raise FileNotFoundError(f"hub repository {where!r} has no files a loader reads")
@@ -119,9 +122,11 @@ def _from_cache(repo: str, subfolder: Optional[str], variant: Optional[str], rep
         with open(os.path.join(storage, "refs", "main")) as f:
             root = os.path.join(storage, "snapshots", f.read().strip())
     except FileNotFoundError:
-        raise FileNotFoundError(f"{repo!r} is not in the Hugging Face cache ({constants.HF_HUB_CACHE}), "
-                                "and HF_HUB_OFFLINE is set") from None
+        raise FileNotFoundError(
+            f"{repo!r} is not in the Hugging Face cache ({constants.HF_HUB_CACHE}), and HF_HUB_OFFLINE is set"
+        ) from None
     if not folder_files(os.path.join(root, subfolder or ""), variant):
-        raise FileNotFoundError(f"{repo!r} in the Hugging Face cache has no {subfolder or 'top-level'} files, "
-                                "and HF_HUB_OFFLINE is set")
+        raise FileNotFoundError(
+            f"{repo!r} in the Hugging Face cache has no {subfolder or 'top-level'} files, and HF_HUB_OFFLINE is set"
+        )
     return root

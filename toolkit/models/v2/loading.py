@@ -4,6 +4,7 @@ One funnel means one place that resolves sources (hub id, local diffusers folder
 single ``.safetensors`` file with a config source, ``tiny:<arch>``), honours dtype, and, later, one place where
 the component pool decides hit or miss from exactly the arguments given here.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -17,9 +18,14 @@ from toolkit.models.v2.hub import fetch_component, folder_files, uses_variant
 from toolkit.models.v2.pool import ComponentKey, current_pool
 
 DTYPES = {
-    "float16": "float16", "fp16": "float16", "half": "float16",
-    "bfloat16": "bfloat16", "bf16": "bfloat16",
-    "float32": "float32", "fp32": "float32", "float": "float32",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
 }
 
 
@@ -56,23 +62,30 @@ class ResolvedSource:
         return os.path.join(self.path, self.subfolder or "")
 
 
-def resolve_source(name_or_path: str, subfolder: Optional[str], config_source: Optional[str] = None,
-                   variant: Optional[str] = None, report: Optional[Callable[[str], None]] = None,
-                   fetch: bool = True) -> ResolvedSource:
+def resolve_source(
+    name_or_path: str,
+    subfolder: Optional[str],
+    config_source: Optional[str] = None,
+    variant: Optional[str] = None,
+    report: Optional[Callable[[str], None]] = None,
+    fetch: bool = True,
+) -> ResolvedSource:
     """Where the files are, on this machine: a hub id is fetched first (only what the loader reads, see
     ``hub.fetch_component``; ``report`` hears what is downloaded and how big). ``fetch=False`` leaves a hub id
     as it is, for a caller that reads one config through diffusers' own hub download."""
     if name_or_path.startswith("tiny:"):
         from toolkit.models.tiny import tiny_checkpoint
 
-        name_or_path = tiny_checkpoint(name_or_path[len("tiny:"):])
+        name_or_path = tiny_checkpoint(name_or_path[len("tiny:") :])
     elif name_or_path.startswith("builtin:"):
-        name_or_path = builtin_checkpoint(name_or_path[len("builtin:"):])
+        name_or_path = builtin_checkpoint(name_or_path[len("builtin:") :])
     if name_or_path.endswith(".safetensors"):
         if not os.path.isfile(name_or_path):
             raise FileNotFoundError(f"single-file checkpoint {name_or_path!r} does not exist")
         if not config_source:
-            raise ValueError(f"{name_or_path!r} is a single file: its config comes from extras_name_or_path, which is not set")
+            raise ValueError(
+                f"{name_or_path!r} is a single file: its config comes from extras_name_or_path, which is not set"
+            )
         # The config's source stays a hub id when it is one: diffusers reads just that config.json from it.
         return ResolvedSource(name_or_path, subfolder, True, resolve_source(config_source, None, fetch=False).path)
     if os.path.isdir(name_or_path):
@@ -95,8 +108,15 @@ BUILTIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 def builtin_checkpoint(name: str) -> str:
     """``builtin:<name>``: a small trained checkpoint shipped in the repository (toolkit/models/builtin/)."""
     folder = os.path.join(BUILTIN_ROOT, name)
-    if not name or os.sep in name or name.startswith(".") or not os.path.isfile(os.path.join(folder, "model_index.json")):
-        shipped = sorted(d for d in os.listdir(BUILTIN_ROOT) if not d.startswith(".")) if os.path.isdir(BUILTIN_ROOT) else []
+    if (
+        not name
+        or os.sep in name
+        or name.startswith(".")
+        or not os.path.isfile(os.path.join(folder, "model_index.json"))
+    ):
+        shipped = (
+            sorted(d for d in os.listdir(BUILTIN_ROOT) if not d.startswith(".")) if os.path.isdir(BUILTIN_ROOT) else []
+        )
         raise FileNotFoundError(f"no built-in model {name!r}; shipped: {', '.join(shipped) or 'none'}")
     return folder
 
@@ -139,14 +159,18 @@ def _load_single_file(cls, src: ResolvedSource, dtype):
 def _convert_single_file(cls, src: ResolvedSource, dtype, expected: int):
     name = os.path.basename(src.path)
     if not hasattr(cls, "from_single_file"):
-        raise ValueError(f"{name} is not in diffusers' {cls.__name__} layout ({expected} keys expected), and "
-                         f"diffusers has no converter from other layouts for {cls.__name__}")
+        raise ValueError(
+            f"{name} is not in diffusers' {cls.__name__} layout ({expected} keys expected), and "
+            f"diffusers has no converter from other layouts for {cls.__name__}"
+        )
     try:
-        module = cls.from_single_file(src.path, config=src.config_source, subfolder=src.subfolder,
-                                      torch_dtype=dtype, local_files_only=True)
+        module = cls.from_single_file(
+            src.path, config=src.config_source, subfolder=src.subfolder, torch_dtype=dtype, local_files_only=True
+        )
     except Exception as e:
-        raise ValueError(f"{name}: diffusers could not read it as a {cls.__name__} checkpoint "
-                         f"({type(e).__name__}: {str(e)[:300]})") from None
+        raise ValueError(
+            f"{name}: diffusers could not read it as a {cls.__name__} checkpoint ({type(e).__name__}: {str(e)[:300]})"
+        ) from None
     return module.eval()
 
 
@@ -176,8 +200,11 @@ def quiet_library_logs() -> None:
 # logger -> message fragments dropped: torchao's native kernels built for another Python or GPU (it falls back to
 # its Python paths), torch's notice about torchao's enum registration, and diffusers' note that it cannot import
 # torchao's tensor classes for checkpoints serialized with torchao (the engine never loads such files).
-QUIET = {"torchao": ("Failed to load ",), "torch.utils._pytree": ("is an Enum subclass and is now natively supported",),
-         "diffusers.quantizers.torchao.torchao_quantizer": ("Unable to import `torchao` Tensor objects",)}
+QUIET = {
+    "torchao": ("Failed to load ",),
+    "torch.utils._pytree": ("is an Enum subclass and is now natively supported",),
+    "diffusers.quantizers.torchao.torchao_quantizer": ("Unable to import `torchao` Tensor objects",),
+}
 
 
 class _DropMessages:
@@ -194,10 +221,19 @@ class _DropTorchvisionNotice:
         return "requires torchvision" not in record.getMessage()
 
 
-def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = None, dtype: Optional[str] = None,
-                   device: Optional[str] = None, config_source: Optional[str] = None, qtype: Optional[str] = None,
-                   offload: Optional[str] = None, onload_device: Optional[str] = None, variant: Optional[str] = None,
-                   report: Optional[Callable[[str], None]] = None) -> Any:
+def load_component(
+    cls_path: str,
+    name_or_path: str,
+    subfolder: Optional[str] = None,
+    dtype: Optional[str] = None,
+    device: Optional[str] = None,
+    config_source: Optional[str] = None,
+    qtype: Optional[str] = None,
+    offload: Optional[str] = None,
+    onload_device: Optional[str] = None,
+    variant: Optional[str] = None,
+    report: Optional[Callable[[str], None]] = None,
+) -> Any:
     """Load one component, through the active component pool when there is one.
 
     ``cls_path`` ``"auto"`` means "the scheduler class the checkpoint names"; schedulers are stateful and cheap,
@@ -208,8 +244,16 @@ def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = 
     pool = current_pool()
     if pool is None or cls_path == "auto":
         return load()
-    key = ComponentKey(cls_path, content_digest(src), DTYPES.get(dtype, dtype), qtype, offload, device,
-                       source=src.path, subfolder=src.subfolder)
+    key = ComponentKey(
+        cls_path,
+        content_digest(src),
+        DTYPES.get(dtype, dtype),
+        qtype,
+        offload,
+        device,
+        source=src.path,
+        subfolder=src.subfolder,
+    )
     if device:
         pool.evict_for(estimate_bytes(src), onload_device or device, protect=set())
     return pool.get_or_load(key, load)
@@ -218,9 +262,15 @@ def load_component(cls_path: str, name_or_path: str, subfolder: Optional[str] = 
 # AI Toolkit's qtype names -> torchao configs (diffusers and transformers take AOBaseConfig objects). All are
 # weight-only but ``float8dq``: float8 weights *and* activations (scaled per row, at run time), so the matmuls run
 # on float8 tensor cores instead of dequantizing the weights every step.
-QTYPES = {"float8": "Float8WeightOnlyConfig", "qfloat8": "Float8WeightOnlyConfig", "int8": "Int8WeightOnlyConfig",
-          "qint8": "Int8WeightOnlyConfig", "int4": "Int4WeightOnlyConfig", "qint4": "Int4WeightOnlyConfig",
-          "float8dq": "Float8DynamicActivationFloat8WeightConfig"}
+QTYPES = {
+    "float8": "Float8WeightOnlyConfig",
+    "qfloat8": "Float8WeightOnlyConfig",
+    "int8": "Int8WeightOnlyConfig",
+    "qint8": "Int8WeightOnlyConfig",
+    "int4": "Int4WeightOnlyConfig",
+    "qint4": "Int4WeightOnlyConfig",
+    "float8dq": "Float8DynamicActivationFloat8WeightConfig",
+}
 CUDA_ONLY_QTYPES = {"float8", "qfloat8", "int4", "qint4", "float8dq"}  # their torchao kernels need a GPU
 
 
@@ -264,8 +314,15 @@ def _quantization_config(cls, qtype: str):
     return TorchAoConfig(ao_config)
 
 
-def _load(cls_path: str, src: ResolvedSource, dtype: Optional[str], device: Optional[str], qtype: Optional[str] = None,
-          offload: Optional[str] = None, onload_device: Optional[str] = None) -> Any:
+def _load(
+    cls_path: str,
+    src: ResolvedSource,
+    dtype: Optional[str],
+    device: Optional[str],
+    qtype: Optional[str] = None,
+    offload: Optional[str] = None,
+    onload_device: Optional[str] = None,
+) -> Any:
     cls = _scheduler_class(src) if cls_path == "auto" else import_class(cls_path)
     kwargs = {"subfolder": src.subfolder} if src.subfolder else {}
     if not src.single_file and uses_variant(src.folder, src.variant):
@@ -302,11 +359,22 @@ def _group_offload(module, onload_device: str, level: str = "block") -> None:
 
     onload = torch.device(onload_device)
     if level == "leaf":
-        apply_group_offloading(module, onload_device=onload, offload_device=torch.device("cpu"),
-                               offload_type="leaf_level", use_stream=onload.type == "cuda")
+        apply_group_offloading(
+            module,
+            onload_device=onload,
+            offload_device=torch.device("cpu"),
+            offload_type="leaf_level",
+            use_stream=onload.type == "cuda",
+        )
     else:
-        apply_group_offloading(module, onload_device=onload, offload_device=torch.device("cpu"),
-                               offload_type="block_level", num_blocks_per_group=1, use_stream=onload.type == "cuda")
+        apply_group_offloading(
+            module,
+            onload_device=onload,
+            offload_device=torch.device("cpu"),
+            offload_type="block_level",
+            num_blocks_per_group=1,
+            use_stream=onload.type == "cuda",
+        )
 
 
 _digests: dict = {}
@@ -366,8 +434,20 @@ def estimate_bytes(src: ResolvedSource) -> int:
     return sum(os.path.getsize(p) for p in _weight_files(src))
 
 
-_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "I64": 8, "I32": 4, "I16": 2,
-                "I8": 1, "U8": 1, "BOOL": 1}
+_DTYPE_BYTES = {
+    "F64": 8,
+    "F32": 4,
+    "F16": 2,
+    "BF16": 2,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "I64": 8,
+    "I32": 4,
+    "I16": 2,
+    "I8": 1,
+    "U8": 1,
+    "BOOL": 1,
+}
 _TARGET_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
@@ -381,9 +461,14 @@ def safetensors_header(path: str) -> dict:
         return json.loads(f.read(length))
 
 
-def weight_bytes(name_or_path: str, subfolder: Optional[str], dtype: Optional[str],
-                 config_source: Optional[str] = None, variant: Optional[str] = None,
-                 report: Optional[Callable[[str], None]] = None) -> tuple[int, int]:
+def weight_bytes(
+    name_or_path: str,
+    subfolder: Optional[str],
+    dtype: Optional[str],
+    config_source: Optional[str] = None,
+    variant: Optional[str] = None,
+    report: Optional[Callable[[str], None]] = None,
+) -> tuple[int, int]:
     """(total, largest tensor) bytes of a component's weights once loaded in ``dtype``: floating tensors at the
     target dtype, others as stored. Files that are not safetensors count at their size on disk."""
     files = _weight_files(resolve_source(name_or_path, subfolder, config_source, variant, report))
@@ -404,3 +489,23 @@ def weight_bytes(name_or_path: str, subfolder: Optional[str], dtype: Optional[st
             total += size
             largest = max(largest, size)
     return total, largest
+
+
+def warm_up_process(device: str) -> None:
+    """A fresh process's first-use costs, paid before a request waits on them: diffusers' and transformers' shared
+    model and pipeline code (~3 s of imports on the build box) and the CUDA context. On the H200 the first SDXL
+    UNet load in a fresh engine took 10 s, against 1.3 s in a warm process. The library filters go on first."""
+    import importlib
+
+    quiet_library_logs()
+    for name in (
+        "diffusers.models.modeling_utils",
+        "diffusers.pipelines.pipeline_utils",
+        "transformers.modeling_utils",
+    ):
+        importlib.import_module(name)
+    if str(device).startswith("cuda"):
+        import torch
+
+        torch.zeros(1, device=device).add_(1)
+        torch.cuda.synchronize(device)

@@ -10,6 +10,7 @@ A request marks what it uses (``begin_request`` ... ``release_unused``); what it
 what the ``keep_resident_gb`` keep-warm budget holds, least recently used first out. Counters and per-entry bytes
 are what ``/health`` shows and what the tests assert on.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -53,11 +54,22 @@ class PoolEntry:
     pinned: Optional[dict] = None  # host buffers, allocated once (pinning is slow) and reused on every park
 
     def describe(self, in_use: bool) -> dict:
-        return {"key": str(self.key), "class": self.key.cls.rpartition(".")[2], "source": self.key.source,
-                "subfolder": self.key.subfolder, "content": self.key.content, "dtype": self.key.dtype,
-                "device": self.key.device, "tier": self.tier, "bytes": self.bytes, "hits": self.hits,
-                "load_s": round(self.load_s, 4), "return_s": None if self.return_s is None else round(self.return_s, 4),
-                "last_used": self.last_used, "in_use": in_use}
+        return {
+            "key": str(self.key),
+            "class": self.key.cls.rpartition(".")[2],
+            "source": self.key.source,
+            "subfolder": self.key.subfolder,
+            "content": self.key.content,
+            "dtype": self.key.dtype,
+            "device": self.key.device,
+            "tier": self.tier,
+            "bytes": self.bytes,
+            "hits": self.hits,
+            "load_s": round(self.load_s, 4),
+            "return_s": None if self.return_s is None else round(self.return_s, 4),
+            "last_used": self.last_used,
+            "in_use": in_use,
+        }
 
 
 def module_bytes(module) -> int:
@@ -266,8 +278,12 @@ def host_buffers(tensors: dict, previous: Optional[dict], allocate: Callable) ->
     adapter wraps layers and renames their weights): buffers that still match are reused (pinning is slow),
     new names get new ones, stale names are dropped."""
     previous = previous or {}
-    return {name: previous[name] if name in previous and previous[name].shape == t.shape
-            and previous[name].dtype == t.dtype else allocate(t) for name, t in tensors.items()}
+    return {
+        name: previous[name]
+        if name in previous and previous[name].shape == t.shape and previous[name].dtype == t.dtype
+        else allocate(t)
+        for name, t in tensors.items()
+    }
 
 
 def _park(entry: PoolEntry) -> None:
@@ -275,8 +291,7 @@ def _park(entry: PoolEntry) -> None:
     import torch
 
     tensors = dict(_tensors(entry.module))
-    entry.pinned = host_buffers(tensors, entry.pinned,
-                                lambda t: torch.empty(t.shape, dtype=t.dtype, pin_memory=True))
+    entry.pinned = host_buffers(tensors, entry.pinned, lambda t: torch.empty(t.shape, dtype=t.dtype, pin_memory=True))
     for name, t in tensors.items():
         entry.pinned[name].copy_(t.data, non_blocking=True)
     torch.cuda.synchronize()
@@ -335,8 +350,11 @@ def free_device_bytes(device: Optional[str]) -> Optional[int]:
 
     from toolkit.device import free_within_budget, vram_budget
 
-    return free_within_budget(torch.cuda.mem_get_info(torch.device(device))[0], vram_budget(device),
-                              torch.cuda.memory_reserved(torch.device(device)))
+    return free_within_budget(
+        torch.cuda.mem_get_info(torch.device(device))[0],
+        vram_budget(device),
+        torch.cuda.memory_reserved(torch.device(device)),
+    )
 
 
 def plannable_bytes(device: str, own_bytes: int) -> int:
