@@ -1,4 +1,4 @@
-"""Wire protocol: real bytes in, real bytes out (README "Frames", protocol.py)."""
+"""Wire protocol: real bytes in, real bytes out (docs/PROTOCOL.md, protocol.py)."""
 
 from __future__ import annotations
 

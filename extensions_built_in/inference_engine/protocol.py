@@ -1,4 +1,4 @@
-"""Binary frames streamed by ``POST /generate`` (README "Frames").
+"""Binary frames streamed by ``POST /generate`` (docs/PROTOCOL.md).
 
 One generation is one chunked HTTP response holding a sequence of frames::
 

@@ -136,7 +136,7 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
-        '(engine.json). POST /generate streams binary frames (README "Frames").',
+        "(engine.json). POST /generate streams binary frames (docs/PROTOCOL.md).",
     )
     expected = f"Bearer {token}".encode()
     app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets",))
