@@ -47,6 +47,7 @@ def test_gpu_suite_tiny_run_measures_streams_and_cancels(tmp_path, tiny_cache):
     assert flux["cancel"]["code"] == "cancelled" and flux["cancel"]["after_ack_s"] >= 0
     queue = flux["queue"]
     assert queue["requests"] == 4 and queue["wall_s"] > 0 and queue["sum_save_s"] > 0
+    assert len(queue["gaps_s"]) == 3 and all(0 <= g < queue["wall_s"] for g in queue["gaps_s"])  # where a queue stalls
     table = (out / "gpu_suite.md").read_text()
     assert "| flux |" in table and "cancelled" in table and "TINY smoke run" in table and "4 requests at once" in table
 

@@ -288,12 +288,16 @@ class Engine:
         started = time.monotonic()
         reset_vram_peak()
         req.timings["queued_s"] = round(time.time() - req.created, 4)
+        # Wall-clock stamps: where a queue of requests loses time between them (testing/bench/engine_process.py
+        # queue_row: the next request's picked_at against this one's sampled_at).
+        req.timings["picked_at"] = round(time.time(), 4)
         try:
             if req.cancelled.is_set():
                 raise GenerationCancelled()
             media = self._load_and_generate(req, started)
             req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
             self._on_status(req, "Saving", "saving")
+            req.timings["sampled_at"] = round(time.time(), 4)
             self.saver.submit(lambda: self.outputs.save_result(req, media, started))
             # Freed only now, after sampling: parking in RAM or freeing never delays the request that caused
             # it (its file is written meanwhile), and the pre-load eviction makes room earlier when tight.

@@ -88,10 +88,14 @@ def queue_row(wall: float, timings: list[dict]) -> dict:
     """Wall time against the sum of what the engine reports per request: below 1 when saving one result
     overlaps sampling the next."""
     busy = sum(t["load_s"] + t["sample_s"] + t["save_s"] for t in timings)
+    # Between one request's end of sampling and the next one's start on the main thread: handing the result to
+    # the saver (blocks when two wait), freeing unused components, the loop's own overhead.
+    gaps = [b["picked_at"] - a["sampled_at"] for a, b in zip(timings, timings[1:]) if "sampled_at" in a]
     return {
         "requests": len(timings),
         "wall_s": round(wall, 3),
         "sum_busy_s": round(busy, 3),
         "sum_save_s": round(sum(t["save_s"] for t in timings), 3),
         "wall_over_sum": round(wall / busy, 3),
+        "gaps_s": [round(g, 3) for g in gaps],
     }

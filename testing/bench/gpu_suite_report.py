@@ -104,9 +104,13 @@ def _queue(families: dict) -> list:
         return []
     return [
         "",
-        "| family | 4 requests at once: wall s | Σ load + sample + save s | of which Σ save s | wall / Σ |",
-        "|---|---|---|---|---|",
-    ] + [_row([a, q["wall_s"], q["sum_busy_s"], q["sum_save_s"], q["wall_over_sum"]]) for a, q in queued.items()]
+        "| family | 4 requests at once: wall s | Σ load + sample + save s | of which Σ save s | wall / Σ "
+        "| main thread between requests s |",
+        "|---|---|---|---|---|---|",
+    ] + [
+        _row([a, q["wall_s"], q["sum_busy_s"], q["sum_save_s"], q["wall_over_sum"], q.get("gaps_s", "")])
+        for a, q in queued.items()
+    ]
 
 
 def _pool(p: dict) -> list:

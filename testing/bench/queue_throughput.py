@@ -36,11 +36,11 @@ def main() -> int:
         client.generate_wait(body(0))  # resident
         wall, results = send_at_once([lambda i=i: client.generate_wait(body(i + 1)) for i in range(args.n)])
     row = queue_row(wall, [r["timings"] for r in results])
-    print("| arch | size | requests | wall s | Σ load+sample+save s | of which Σ save s | wall / Σ |")
-    print("|---|---|---|---|---|---|---|")
+    print("| arch | size | requests | wall s | Σ load+sample+save s | of which Σ save s | wall / Σ | between s |")
+    print("|---|---|---|---|---|---|---|---|")
     print(
         f"| {args.arch} | {args.size}² | {args.n} | {row['wall_s']} | {row['sum_busy_s']} | {row['sum_save_s']} "
-        f"| {row['wall_over_sum']} |"
+        f"| {row['wall_over_sum']} | {row['gaps_s']} |"
     )
     return 0
 
