@@ -43,6 +43,8 @@ class InferenceEngine(BaseExtensionProcess):
         self.vram_budget_gb = float(self.get_conf("engine.vram_budget_gb", 0) or 0)
         self.memory = str(self.get_conf("engine.memory", "auto"))
         self.memory_qtype = str(self.get_conf("engine.memory_qtype", "auto"))
+        self.compile = str(self.get_conf("engine.compile", "off"))  # off | auto | max (toolkit/models/compile.py)
+        self.compile_cache_dir = self.get_conf("engine.compile_cache_dir")
         self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))
         # AI Toolkit writes the LoRAs it trains into the training folder: they load without configuration.
         self.lora_roots = self.get_conf("engine.lora_roots") or [MODELS_PATH, os.path.abspath(training_folder)]
@@ -74,6 +76,8 @@ class InferenceEngine(BaseExtensionProcess):
             vram_budget_gb=self.vram_budget_gb,
             memory=self.memory,
             memory_qtype=self.memory_qtype,
+            compile=self.compile,
+            compile_cache_dir=self.compile_cache_dir,
             lora_roots=self.lora_roots,
             model_roots=self.model_roots,
             on_info=lambda text: self.ui.update(info=text),

@@ -35,10 +35,12 @@ from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.device import reset_vram_peak, set_vram_budget, take_stage_peak, vram_stats
 from toolkit.memory_plan import PlanDoesNotFit
+from toolkit.models.compile import resolve_mode as resolve_compile_mode
+from toolkit.models.compile import use_cache_dir as use_compile_cache_dir
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import ARCHS, get_model_class
 from toolkit.models.v2.pool import ComponentPool, free_memory, is_oom
-from toolkit.paths import MODELS_PATH
+from toolkit.paths import MODELS_PATH, TOOLKIT_ROOT
 from toolkit.sample_step_hook import GenerationCancelled
 from toolkit.step_clock import StepClock
 
@@ -64,6 +66,8 @@ class Engine:
         vram_budget_gb: float = 0,
         memory: str = "auto",
         memory_qtype: str = "auto",
+        compile: str = "off",
+        compile_cache_dir: Optional[str] = None,
     ):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
@@ -86,7 +90,10 @@ class Engine:
             self.memory.refresh()
         self.latents = LatentSender()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
-        self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters)
+        compile_mode = resolve_compile_mode(compile, device)
+        if compile_mode != "off":
+            use_compile_cache_dir(compile_cache_dir or os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile"))
+        self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters, compile_mode)
         self.warm_up_s: Optional[float] = None
         self.saver = ResultSaver()
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
@@ -222,6 +229,7 @@ class Engine:
             "max_queue": self.queue.max_pending,
             "vram_budget": self.vram_budget,
             "memory": self.memory.describe(holder.plan if holder is not None else None),
+            "compile": {"mode": self.resident.compile_mode, "compiled": dict(self.resident.compiled)},
             "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s},
         }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models.compile import compile_denoiser
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import get_model_class
 from toolkit.models.v2.pool import ComponentPool, active_pool, is_oom
@@ -27,6 +28,7 @@ class ResidentModel:
         pool: ComponentPool,
         status_hook: Callable[[str, Optional[str]], None],
         counters: Optional[dict] = None,
+        compile_mode: str = "off",
     ):
         self.device, self.pool, self._status_hook = device, pool, status_hook
         self.holder = None
@@ -35,6 +37,8 @@ class ResidentModel:
         self.counters = counters if counters is not None else {}  # holder_reuses, holder_builds: the engine's
         self.counters.setdefault("holder_reuses", 0)
         self.counters.setdefault("holder_builds", 0)
+        self.compile_mode = compile_mode  # engine.compile, resolved for the device (toolkit/models/compile.py)
+        self.compiled: dict = {}  # role -> how, for the resident holder's denoisers
 
     def for_request(self, model_class, model_config: ModelConfig, plan, emit_status: Callable[[str], None]):
         """Same config and plan: the resident holder. Otherwise a new one; out of memory while loading, every
@@ -89,7 +93,24 @@ class ResidentModel:
             raise LoadFailed(
                 f"Loading {model_class.arch} from {model_config.name_or_path!r} failed: {type(e).__name__}: {e}"
             ) from e
+        self._compile(holder, plan)
         return holder
+
+    def _compile(self, holder, plan) -> None:
+        """The denoiser compiled in place (``engine.compile``); the work itself happens at its first forward,
+        which the status says, since a first request at a new size then waits for it."""
+        self.compiled = {}
+        for role, comp in holder.components.items():
+            module = holder.parts.get(role) if comp.source == "main" else None
+            placement = plan.placements.get(role) if plan is not None else None
+            how = module is not None and compile_denoiser(module, self.compile_mode, placement)
+            if how:
+                self.compiled[role] = how
+                holder._status_update(
+                    f"{role} compiled ({how}): a first request at a new size compiles it (up to minutes), "
+                    "later ones reuse it",
+                    "loading",
+                )
 
     def load_default(self, model: dict, planner) -> None:
         """Warm load at start-up (``engine.default_model``), planned for the family's native size: a request of
@@ -109,6 +130,7 @@ class ResidentModel:
         """Forget the holder (its pooled components stay in the pool until released)."""
         self.holder = self.identity = None
         self.keys = set()
+        self.compiled = {}
 
     def uses_any(self, names: set) -> bool:
         return bool(names & {str(k) for k in self.keys})

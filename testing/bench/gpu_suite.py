@@ -135,6 +135,7 @@ class Suite:
             "tiny": self.args.tiny,
             "steps": self.steps_long,
             "repeats": self.args.repeats,
+            "compile": self.args.compile,
         }
 
     def build(self):
@@ -476,6 +477,7 @@ class Suite:
             log=folder / "engine.log",
             keep_in_ram_gb=self.args.keep_in_ram_gb,
             lora_roots=[str(self.models)],
+            compile=self.args.compile,
         ) as client:
             for arch in self.families:
                 self.stage(arch, self.family, client, arch)
@@ -518,6 +520,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep-in-ram-gb", type=float, default=64.0)
     parser.add_argument("--stages", default="measure,cancel,oom,queue,pool")
+    parser.add_argument("--compile", default="off", help="the engine's engine.compile: off | auto | max")
     Suite(parse_bench_args(parser, argv)).run()
     return 0
 

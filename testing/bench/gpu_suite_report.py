@@ -19,7 +19,8 @@ def render_markdown(r: dict) -> str:
 def _header(m: dict) -> list:
     return [
         f"### GPU suite — {m.get('date')}, {m.get('gpu')}, torch {m.get('torch')}, diffusers {m.get('diffusers')}, "
-        f"transformers {m.get('transformers')}{' (TINY smoke run)' if m.get('tiny') else ''}",
+        f"transformers {m.get('transformers')}, engine.compile {m.get('compile', 'off')}"
+        f"{' (TINY smoke run)' if m.get('tiny') else ''}",
         "",
         f"`python testing/bench/gpu_suite.py --out DIR` ({m.get('steps')} steps, {m.get('repeats')} interleaved "
         "repeats; random-init weights at real size, text encoders at real width with 2 layers). Step = median "

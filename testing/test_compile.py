@@ -1,0 +1,86 @@
+"""``engine.compile``: which denoisers are compiled, how, once, and never a streamed or visiting one. torch.compile's
+own work is replaced by a recorder (inductor on this CPU would take minutes, and its speed is the GPU bench's
+question: docs/BENCHMARKS.md); what is tested here is the plumbing from the setting to the modules."""
+
+import pytest
+import torch
+
+from testing.engine_harness import EngineHarness
+from testing.test_inference_engine import body_for
+from toolkit.models.compile import compile_denoiser, resolve_mode
+
+
+@pytest.fixture()
+def compiled_calls(monkeypatch):
+    """Every ``nn.Module.compile`` call, by module class and torch.compile arguments, instead of compiling."""
+    calls = []
+    monkeypatch.setattr(torch.nn.Module, "compile", lambda self, **kw: calls.append((type(self).__name__, kw)))
+    return calls
+
+
+def test_auto_is_off_without_cuda_and_a_bad_setting_names_itself():
+    assert resolve_mode("auto", "cpu") == "off" and resolve_mode("auto", "cuda") == "auto"
+    assert resolve_mode("max", "cpu") == "max"
+    with pytest.raises(ValueError, match="engine.compile must be one of off, auto, max"):
+        resolve_mode("fast", "cuda")
+
+
+def test_a_dit_compiles_its_repeated_blocks_once_and_is_reused_by_later_requests(tmp_path, tiny_cache, compiled_calls):
+    h = EngineHarness(tmp_path, compile="max")  # as on a GPU: "auto" is off on this CPU
+    try:
+        frames = [f.header for f in h.client.generate(body_for("flux", steps=2, seed=1))]
+        assert frames[-1]["ok"] is True
+        blocks = {name for name, _ in compiled_calls}
+        assert blocks == {"FluxTransformerBlock", "FluxSingleTransformerBlock"}  # regional: the transformer only
+        assert all(kw == {"fullgraph": True} for _, kw in compiled_calls)
+        assert any("transformer compiled (regional)" in f.get("message", "") for f in frames)
+        assert h.client.health()["compile"] == {"mode": "max", "compiled": {"transformer": "regional"}}
+        first = len(compiled_calls)
+        assert h.client.generate_wait(body_for("flux", steps=2, seed=2))["http_status"] == 200
+        assert len(compiled_calls) == first  # the resident holder's compiled blocks serve the next request
+    finally:
+        h.close()
+
+
+def test_off_compiles_nothing(tmp_path, tiny_cache, compiled_calls):
+    h = EngineHarness(tmp_path, compile="off")
+    try:
+        assert h.client.generate_wait(body_for("flux", steps=2, seed=1))["http_status"] == 200
+        assert compiled_calls == [] and h.client.health()["compile"] == {"mode": "off", "compiled": {}}
+    finally:
+        h.close()
+
+
+class UNet2DConditionModel(torch.nn.Module):
+    """A stand-in with the class name the rule reads: UNets are launch-bound, so ``max`` graphs them whole."""
+
+    _repeated_blocks = ["Linear"]
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(2, 2)
+
+    def compile_repeated_blocks(self, **kw):
+        self.proj.compile(**kw)
+
+
+@pytest.mark.parametrize(
+    "mode,placement,expected",
+    [
+        ("auto", None, "regional"),
+        ("max", "gpu", "whole"),
+        ("max", "quantized", "whole"),
+        ("auto", "stream", None),  # weights moved by offload hooks: a compiled graph would not see them
+        ("max", "visit", None),
+        ("quantized_visit", None, None),
+    ],
+)
+def test_only_a_resident_denoiser_is_compiled(mode, placement, expected, compiled_calls):
+    if mode not in ("auto", "max"):
+        mode, placement = "auto", "quantized_visit"
+    unet = UNet2DConditionModel()
+    assert compile_denoiser(unet, mode, placement) == expected
+    assert compile_denoiser(unet, mode, placement) == expected  # a pool hit: compiled once
+    assert len(compiled_calls) == (1 if expected else 0)
+    if expected == "whole":
+        assert compiled_calls == [("UNet2DConditionModel", {"mode": "reduce-overhead", "dynamic": False})]
