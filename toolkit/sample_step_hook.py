@@ -67,10 +67,36 @@ def _sigma_of_step(scheduler):
     return sigmas[index - 1]
 
 
-def _unpack_output(out):
+# Schedulers whose tuple output's second item is not the x0 estimate (TCD's is the re-noised sample).
+SECOND_IS_NOT_X0 = {"TCDScheduler"}
+
+
+def _unpack_output(out, scheduler=None):
+    """(x_t after the step, the scheduler's own x0 estimate or None). Pipelines call ``step(..., return_dict=False)``:
+    DDIM, DDPM, Euler, Heun, LMS and KDPM2 return ``(prev_sample, pred_original_sample)`` (LCM: ``denoised``), so
+    the x0 preview is the scheduler's estimate rather than x_t (a DDIM preview showed only noise)."""
     if isinstance(out, tuple):
-        return out[0], None
-    return out.prev_sample, getattr(out, "pred_original_sample", None)
+        second = out[1] if len(out) > 1 and type(scheduler).__name__ not in SECOND_IS_NOT_X0 else None
+        return out[0], second if hasattr(second, "shape") else None
+    return out.prev_sample, getattr(out, "pred_original_sample", getattr(out, "denoised", None))
+
+
+def _multistep_x0(scheduler, sample):
+    """Multistep solvers in data-prediction form (DPM-Solver++, UniPC with ``predict_x0``: PixArt, Wan, Stable
+    Audio) convert each model output to an x0 estimate and keep it in ``model_outputs``: the exact estimate, for
+    free. The fallback ``x_t - sigma * model_output`` is only right for flow matching; for PixArt's epsilon
+    prediction in a variance-preserving schedule it was further from the result than x_t itself."""
+    config = getattr(scheduler, "config", None)
+    outputs = getattr(scheduler, "model_outputs", None)
+    # EDM-style solvers (Stable Audio's cosine DPM-Solver) always convert through ``precondition_outputs`` to x0.
+    data_prediction = (
+        getattr(config, "predict_x0", False) is True
+        or str(getattr(config, "algorithm_type", "")).endswith("dpmsolver++")
+        or hasattr(scheduler, "precondition_outputs")
+    )
+    if not data_prediction or not outputs or not hasattr(outputs[-1], "shape"):
+        return None
+    return outputs[-1] if outputs[-1].shape == sample.shape else None
 
 
 @contextlib.contextmanager
@@ -91,7 +117,9 @@ def step_hook(pipe, on_step: Optional[Callable[[SchedulerStep], None]], only_pri
         out = cls_step(self, model_output, timestep, sample, *args, **kwargs)
         if only_primary and self is not sched:
             return out
-        prev, pred_x0 = _unpack_output(out)
+        prev, pred_x0 = _unpack_output(out, self)
+        if pred_x0 is None:
+            pred_x0 = _multistep_x0(self, prev)
         timesteps = getattr(self, "timesteps", None)
         info = SchedulerStep(
             index=state["i"],
