@@ -39,11 +39,11 @@ def test_submit_blocks_while_the_queue_is_full():
 def test_a_slow_save_does_not_hold_up_the_next_request(engine_server, monkeypatch):
     real, slow_once = outputs_module.save_generated, {"left": 1}
 
-    def slow_save(media, gen, *args):
+    def slow_save(media, gen, *args, **kwargs):
         if slow_once["left"]:
             slow_once["left"] -= 1
             time.sleep(2.0)
-        return real(media, gen, *args)
+        return real(media, gen, *args, **kwargs)
 
     engine_server.client.generate_wait(body_for("sd1", steps=2))  # resident
     monkeypatch.setattr(outputs_module, "save_generated", slow_save)
@@ -71,7 +71,7 @@ def test_a_slow_save_does_not_hold_up_the_next_request(engine_server, monkeypatc
 
 
 def test_a_failed_save_is_an_error_frame_and_the_next_request_works(engine_server, monkeypatch):
-    def full_disk(media, gen, *args):
+    def full_disk(media, gen, *args, **kwargs):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(outputs_module, "save_generated", full_disk)
@@ -90,10 +90,10 @@ def test_stopping_the_engine_while_a_result_is_saved_still_delivers_it(tmp_path,
     real = outputs_module.save_generated
     saving = threading.Event()
 
-    def slow_save(media, gen, *args):
+    def slow_save(media, gen, *args, **kwargs):
         saving.set()
         time.sleep(1.0)
-        return real(media, gen, *args)
+        return real(media, gen, *args, **kwargs)
 
     monkeypatch.setattr(outputs_module, "save_generated", slow_save)
     harness = EngineHarness(tmp_path)

@@ -23,6 +23,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from toolkit.media_info import container_comment, pil_save_kwargs
+
 IMAGE_EXTS = ("png", "jpg", "jpeg", "webp")
 VIDEO_EXTS = ("mp4", "webp")
 AUDIO_EXTS = ("wav", "flac", "mp3")
@@ -182,22 +184,23 @@ def _layout(channels, ext):
 # ----------------------------------------------------------------------------- images
 
 
-def save_image(image, path, quality=95):
-    """Save a still; quality applies to jpg/webp (png is lossless and ignores it)."""
+def save_image(image, path, quality=95, info=None):
+    """Save a still; quality applies to jpg/webp (png is lossless and ignores it). ``info``: the generation
+    settings to embed (toolkit/media_info.py)."""
     ext = _require_ext(path, IMAGE_EXTS, "an image")
     img = _to_pil(image)
     if ext in ("jpg", "jpeg"):
         img = _rgb(img)
     _mkparent(path)
     kwargs = {"compress_level": PNG_COMPRESS_LEVEL} if ext == "png" else {"quality": quality}
-    img.save(path, format=_PIL_FORMATS[ext], **kwargs)
+    img.save(path, format=_PIL_FORMATS[ext], **kwargs, **pil_save_kwargs(ext, info))
     return _meta("image", path, width=img.width, height=img.height, frames=1)
 
 
 # ----------------------------------------------------------------------------- video
 
 
-def save_video(frames, path, fps, audio=None, sample_rate=None):
+def save_video(frames, path, fps, audio=None, sample_rate=None, info=None):
     """Save frames as animated WebP or H.264 mp4 (optionally with an AAC track).
 
     Audio is only possible in mp4; asking for it with webp is an error rather than a
@@ -210,11 +213,11 @@ def save_video(frames, path, fps, audio=None, sample_rate=None):
         raise ValueError(f"audio can only be muxed into .mp4, not .{ext}")
     _mkparent(path)
     if ext == "webp":
-        return _save_webp_video(items, path, fps)
-    return _save_mp4(items, path, fps, audio, sample_rate)
+        return _save_webp_video(items, path, fps, info)
+    return _save_mp4(items, path, fps, audio, sample_rate, info)
 
 
-def _save_webp_video(items, path, fps):
+def _save_webp_video(items, path, fps, info=None):
     """Same settings as AI Toolkit; duration is whole ms so the real fps is 1000/ms."""
     pil = [_rgb(_to_pil(f)) for f in items]
     size = pil[0].size
@@ -231,6 +234,7 @@ def _save_webp_video(items, path, fps):
         loop=0,
         quality=WEBP_VIDEO_QUALITY,
         lossless=False,
+        **pil_save_kwargs("webp", info),
     )
     return _meta(
         "video",
@@ -257,7 +261,7 @@ def _even_rgb(frame, size):
     return np.ascontiguousarray(arr)
 
 
-def _save_mp4(items, path, fps, audio, sample_rate):
+def _save_mp4(items, path, fps, audio, sample_rate, info=None):
     from fractions import Fraction
 
     import av
@@ -272,6 +276,7 @@ def _save_mp4(items, path, fps, audio, sample_rate):
         sample_rate = _check_rate(sample_rate)
         _layout(pcm.shape[0], "mp4")
     with av.open(str(path), mode="w", format="mp4") as container:
+        container.metadata.update(container_comment(info))
         stream = container.add_stream("libx264", rate=rate)
         stream.width, stream.height, stream.pix_fmt = out_w, out_h, "yuv420p"
         # mbtree=0: with macroblock-tree rate control libx264 gave a different stream for identical frames in
@@ -317,7 +322,7 @@ def _encode_audio(container, stream, pcm, sample_rate):
 # ----------------------------------------------------------------------------- audio
 
 
-def save_audio(samples, path, sample_rate):
+def save_audio(samples, path, sample_rate, info=None):
     """wav (PCM_16) / flac (PCM_16) via soundfile, mp3 via PyAV's libmp3lame.
 
     mp3 goes through PyAV so that writing and probing use the same library (soundfile may
@@ -330,18 +335,24 @@ def save_audio(samples, path, sample_rate):
     sample_rate = _check_rate(sample_rate)
     _mkparent(path)
     if ext == "mp3":
-        _save_mp3(pcm, path, sample_rate)
+        _save_mp3(pcm, path, sample_rate, info)
     else:
         import soundfile as sf
 
-        sf.write(str(path), pcm.T, sample_rate, subtype="PCM_16", format=ext.upper())
+        with sf.SoundFile(
+            str(path), "w", samplerate=sample_rate, channels=pcm.shape[0], subtype="PCM_16", format=ext.upper()
+        ) as f:
+            if info:
+                f.comment = info["parameters"]
+            f.write(pcm.T)
     return _meta("audio", path, sample_rate=sample_rate, duration_s=pcm.shape[1] / sample_rate)
 
 
-def _save_mp3(pcm, path, sample_rate):
+def _save_mp3(pcm, path, sample_rate, info=None):
     import av
 
     with av.open(str(path), mode="w", format="mp3") as container:
+        container.metadata.update(container_comment(info))
         stream = _add_audio_stream(container, "libmp3lame", pcm, sample_rate)
         _encode_audio(container, stream, pcm, sample_rate)
 
@@ -412,14 +423,14 @@ def _pil_frames(image):
     return [f.convert("RGB") for f in ImageSequence.Iterator(image)]
 
 
-def _save_by_kind(kind, media, path, fps, sample_rate, audio):
+def _save_by_kind(kind, media, path, fps, sample_rate, audio, info):
     if kind == "audio":
-        return save_audio(media, path, sample_rate)
+        return save_audio(media, path, sample_rate, info=info)
     if kind == "video":
-        return save_video(media, path, fps, audio=audio, sample_rate=sample_rate)
+        return save_video(media, path, fps, audio=audio, sample_rate=sample_rate, info=info)
     if audio is not None:
         raise ValueError("audio was given for a still image")
-    return save_image(media, path)
+    return save_image(media, path, info=info)
 
 
 def _remove(path):
@@ -429,7 +440,7 @@ def _remove(path):
         pass
 
 
-def save_media(media, path, *, kind=None, fps=None, sample_rate=None, audio=None):
+def save_media(media, path, *, kind=None, fps=None, sample_rate=None, audio=None, info=None):
     """Atomically save any media plus its thumbnail; the generator's single entry point.
 
     ``kind`` (image | video | audio) is what the caller knows it made; without it the kind is inferred from the
@@ -453,7 +464,7 @@ def save_media(media, path, *, kind=None, fps=None, sample_rate=None, audio=None
     tmp_thumb = os.path.join(tmp_dir, name + ".thumb.jpg")
     final_thumb = os.path.join(thumb_dir, name + ".jpg")
     try:
-        meta = _save_by_kind(kind, media, tmp_media, fps, sample_rate, audio)
+        meta = _save_by_kind(kind, media, tmp_media, fps, sample_rate, audio, info)
         _make_thumbnail(kind, media).save(tmp_thumb, format="JPEG", quality=THUMB_QUALITY)
         os.replace(tmp_thumb, final_thumb)
         os.replace(tmp_media, path)
@@ -480,14 +491,13 @@ class GeneratedMedia:
     fps: Optional[int] = None
 
 
-def save_generated(media: GeneratedMedia, gen, count: int = 0, max_count: int = 0) -> dict:
-    """One family result written where its ``GenerateImageConfig`` (``gen``) says, atomically (``save_media``)."""
-
+def save_generated(media: GeneratedMedia, gen, count: int = 0, max_count: int = 0, info=None) -> dict:
+    """One family result written where its ``GenerateImageConfig`` (``gen``) says, atomically (``save_media``),
+    with ``info`` (the settings, toolkit/media_info.py) embedded."""
     path = gen.get_image_path(count, max_count)
     if media.kind == "image":
-        return save_media(media.image, path, kind="image")
+        return save_media(media.image, path, kind="image", info=info)
     if media.kind == "video":
-        return save_media(
-            media.frames, path, kind="video", fps=media.fps or gen.fps, audio=media.audio, sample_rate=media.sample_rate
-        )
-    return save_media(media.audio, path, kind="audio", sample_rate=media.sample_rate)
+        fps, rate = media.fps or gen.fps, media.sample_rate
+        return save_media(media.frames, path, kind="video", fps=fps, audio=media.audio, sample_rate=rate, info=info)
+    return save_media(media.audio, path, kind="audio", sample_rate=media.sample_rate, info=info)

@@ -15,6 +15,7 @@ from typing import Optional
 from urllib.parse import quote
 
 from toolkit.media import save_generated
+from toolkit.media_info import info_for
 
 
 class Outputs:
@@ -80,7 +81,7 @@ class Outputs:
         result = None
         try:
             t_save = time.monotonic()
-            result = save_generated(media, req.sample)
+            result = save_generated(media, req.sample, info=info_for(req.resolved_config()))
             req.timings["save_s"] = round(time.monotonic() - t_save, 4)
             req.timings["total_s"] = round(time.monotonic() - started, 4)
             self._write_result_sidecar(req, result)

@@ -1,0 +1,95 @@
+"""Generation settings inside the files themselves, where other tools look for them.
+
+Every peer embeds its parameters, so a file dropped into A1111/Forge, InvokeAI or an image browser says how it was
+made. The de-facto standard is A1111's ``parameters`` text: the prompt, a ``Negative prompt:`` line, then
+``Key: value`` pairs. It goes in a PNG text chunk of that name, and in EXIF ``UserComment`` (UTF-16, A1111's
+encoding) for JPEG and WebP. PNGs also carry ``aitk``: the engine's full resolved request as JSON, which restores
+every setting. Video and audio carry the same text as container ``comment`` metadata (mp4/mp3 via PyAV, wav/flac
+via libsndfile). ``read_info`` reads any of them back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional
+
+PARAMETERS, FULL = "parameters", "aitk"
+USER_COMMENT, EXIF_IFD = 0x9286, 0x8769
+UNICODE_PREFIX = b"UNICODE\0"
+
+
+def info_for(config: dict) -> dict:
+    """Both texts for a resolved request (``Request.resolved_config``: model, sample, stream)."""
+    return {PARAMETERS: parameters_text(config), FULL: json.dumps(config, sort_keys=True, default=str)}
+
+
+def parameters_text(config: dict) -> str:
+    model, sample = config.get("model", {}), config.get("sample", {})
+    pairs = [
+        ("Steps", sample.get("num_inference_steps")),
+        ("CFG scale", sample.get("guidance_scale")),
+        ("Seed", sample.get("seed")),
+        ("Size", f"{sample.get('width')}x{sample.get('height')}" if sample.get("width") else None),
+        ("Frames", sample.get("num_frames") if sample.get("num_frames", 1) > 1 else None),
+        ("Model", model.get("name_or_path")),
+        ("Arch", model.get("arch")),
+        ("LoRA", model.get("lora_path")),
+        ("Version", "ai-toolkit inference engine"),
+    ]
+    lines = [sample.get("prompt") or ""]
+    if sample.get("negative_prompt"):
+        lines.append(f"Negative prompt: {sample['negative_prompt']}")
+    lines.append(", ".join(f"{key}: {value}" for key, value in pairs if value not in (None, "")))
+    return "\n".join(lines)
+
+
+def pil_save_kwargs(ext: str, info: Optional[dict]) -> dict:
+    """What Pillow's ``save`` needs to write ``info`` into a png, jpg or webp (stills and animated WebP)."""
+    if not info:
+        return {}
+    from PIL import Image, PngImagePlugin
+
+    if ext == "png":
+        chunks = PngImagePlugin.PngInfo()
+        for key, text in info.items():
+            chunks.add_itxt(key, text)
+        return {"pnginfo": chunks}
+    exif = Image.Exif()
+    exif.get_ifd(EXIF_IFD)[USER_COMMENT] = UNICODE_PREFIX + info[PARAMETERS].encode("utf-16-be")
+    return {"exif": exif.tobytes()}
+
+
+def container_comment(info: Optional[dict]) -> dict:
+    """Container metadata (PyAV ``container.metadata``) for mp4 and mp3."""
+    return {"comment": info[PARAMETERS]} if info else {}
+
+
+def read_info(path: str) -> dict:
+    """The embedded texts of a written file ({} when it has none)."""
+    ext = os.path.splitext(str(path))[1].lower().lstrip(".")
+    if ext in ("png", "jpg", "jpeg", "webp"):
+        return _read_pil(path)
+    if ext in ("mp4", "mp3"):
+        import av
+
+        with av.open(str(path)) as container:
+            comment = container.metadata.get("comment")
+        return {PARAMETERS: comment} if comment else {}
+    import soundfile as sf
+
+    with sf.SoundFile(str(path)) as f:
+        return {PARAMETERS: f.comment} if f.comment else {}
+
+
+def _read_pil(path: str) -> dict:
+    from PIL import Image
+
+    with Image.open(path) as img:
+        texts = {k: v for k, v in getattr(img, "text", {}).items() if k in (PARAMETERS, FULL)}
+        raw = img.getexif().get_ifd(EXIF_IFD).get(USER_COMMENT)
+    if raw and not texts:
+        raw = raw if isinstance(raw, bytes) else str(raw).encode("latin-1")
+        if raw.startswith(UNICODE_PREFIX):
+            texts[PARAMETERS] = raw[len(UNICODE_PREFIX) :].decode("utf-16-be")
+    return texts
