@@ -21,6 +21,7 @@ ROUTES = [
     ("POST", "/assets"),
     ("GET", "/outputs"),
     ("GET", "/outputs/x.png"),
+    ("DELETE", "/outputs/x.png"),
     ("GET", "/openapi.json"),
 ]
 
@@ -163,6 +164,23 @@ def test_cancel_of_unknown_id_is_404(http, engine_server):
 def test_outputs_route_does_not_escape_its_folder(http, engine_server):
     for name in ("..%2F..%2Fetc%2Fpasswd", ".hidden", "%2Fetc%2Fpasswd"):
         assert http.get(f"/outputs/{name}", headers=auth(engine_server)).status_code == 404
+        assert http.delete(f"/outputs/{name}", headers=auth(engine_server)).status_code == 404
+
+
+def test_deleting_a_result_removes_its_thumbnail_and_sidecar_and_spares_one_in_use(http, engine_server, monkeypatch):
+    path = engine_server.client.generate_wait(body_for("sd1", steps=2, seed=91))["result"]["path"]
+    name, folder = os.path.basename(path), os.path.dirname(path)
+    belongings = [path, os.path.join(folder, ".thumbs", name + ".jpg"), os.path.splitext(path)[0] + ".json"]
+    assert all(os.path.exists(p) for p in belongings)
+    assert http.delete(f"/outputs/{name}.json", headers=auth(engine_server)).status_code == 404  # goes with its result
+    monkeypatch.setattr(engine_server.engine, "_control_images_in_use", lambda: {path})  # a queued edit reads it
+    refused = http.delete(f"/outputs/{name}", headers=auth(engine_server))
+    assert refused.status_code == 409 and "control image" in refused.json()["detail"] and os.path.exists(path)
+    monkeypatch.undo()
+    assert http.delete(f"/outputs/{name}", headers=auth(engine_server)).status_code == 204
+    assert not any(os.path.exists(p) for p in belongings)
+    assert name not in [e["name"] for e in http.get("/outputs", headers=auth(engine_server)).json()]
+    assert http.delete(f"/outputs/{name}", headers=auth(engine_server)).status_code == 404
 
 
 # ---------------------------------------------------------------------------------------------- uploads

@@ -255,6 +255,13 @@ class Engine:
     def list_outputs(self, limit: int = 100) -> list[dict]:
         return self.outputs.listing(limit)
 
+    def delete_output(self, path: str) -> None:
+        """A result, its thumbnail and sidecar. ``OutputInUse`` while a queued or running request reads it as a
+        control image (it would fail at load otherwise)."""
+        if os.path.abspath(path) in self._control_images_in_use():
+            raise OutputInUse(f"{os.path.basename(path)!r} is a control image of a queued or running request")
+        self.outputs.remove(path)
+
     def file_url(self, path: str) -> str:
         return self.outputs.url(path)
 
@@ -508,6 +515,10 @@ class Engine:
             self._on_info(text)
         except Exception as e:  # a locked DB must never fail a generation
             print(f"[engine] could not write job info: {e}", flush=True)
+
+
+class OutputInUse(RuntimeError):
+    pass
 
 
 class EngineBusy(RuntimeError):

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
 from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
-from extensions_built_in.inference_engine.engine import Engine, EngineBusy
+from extensions_built_in.inference_engine.engine import Engine, EngineBusy, OutputInUse
 from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS, MEDIA_TYPE
 from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.request_queue import QueueFull
@@ -226,12 +226,25 @@ def create_app(engine: Engine, token: str) -> FastAPI:
     async def outputs(limit: int = Query(100, ge=1, le=10000)):
         return await asyncio.to_thread(engine.list_outputs, limit)
 
+    def output_path(name: str, results_only: bool = False) -> str:
+        """A file in the output folder by its bare name (no folders, nothing hidden); ``results_only``: not a
+        sidecar or a file being written either (those go with their result)."""
+        path = os.path.join(engine.output_folder, os.path.basename(name))
+        hidden = name.startswith(".") or (results_only and name.endswith((".json", ".tmp")))
+        if os.path.basename(name) != name or hidden or not os.path.isfile(path):
+            raise HTTPException(404, f"no output named {name!r}")
+        return path
+
     @app.get("/outputs/{name}")
     async def output_file(name: str):
-        path = os.path.join(engine.output_folder, os.path.basename(name))
-        if os.path.basename(name) != name or name.startswith(".") or not os.path.isfile(path):
-            raise HTTPException(404, f"no output named {name!r}")
-        return FileResponse(path)
+        return FileResponse(output_path(name))
+
+    @app.delete("/outputs/{name}", status_code=204)
+    async def delete_output(name: str):
+        try:
+            await asyncio.to_thread(engine.delete_output, output_path(name, results_only=True))
+        except OutputInUse as e:
+            raise HTTPException(409, str(e)) from None
 
     return app
 
