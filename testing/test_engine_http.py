@@ -156,6 +156,16 @@ def test_malformed_json_is_422_and_the_next_request_works(http, engine_server):
     assert out["http_status"] == 200 and "result" in out
 
 
+def test_one_step_for_a_terminal_shift_scheduler_is_refused_by_name(http, engine_server):
+    """Qwen-Image's sigmas stretch to a terminal shift, 0/0 at one step: NaN sigmas and a blank image before."""
+    body = body_for("qwen_image", steps=1)
+    r = http.post("/generate?wait=1", json=body, headers=auth(engine_server))
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "sample", "num_inference_steps"]
+    assert "at least 2 steps" in r.json()["detail"][0]["msg"]
+    models = {m["arch"]: m for m in http.get("/models", headers=auth(engine_server)).json()}
+    assert models["qwen_image"]["min_steps"] == 2 and models["flux"]["min_steps"] == 1
+
+
 def test_cancel_of_unknown_id_is_404(http, engine_server):
     r = http.post("/cancel/nope", headers=auth(engine_server))
     assert r.status_code == 404

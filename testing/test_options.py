@@ -129,7 +129,7 @@ def test_every_control_image_slot_reaches_the_pipeline(engine_server, monkeypatc
     )
     for first in ("ctrl_img", "ctrl_img_1"):
         refs = {first: assets[0]["id"], "ctrl_img_2": assets[1]["id"], "ctrl_img_3": assets[2]["id"]}
-        frames, _ = run(engine_server, body_for("qwen_image_edit_plus", steps=1, **refs))
+        frames, _ = run(engine_server, body_for("qwen_image_edit_plus", steps=2, **refs))
         sample = frames[0].header["config"]["sample"]
         assert [sample[k] for k in ("ctrl_img_1", "ctrl_img_2", "ctrl_img_3")] == [a["path"] for a in assets]
         images = seen[-1]["image"]

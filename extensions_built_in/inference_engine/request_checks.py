@@ -64,6 +64,12 @@ class RequestChecks:
             gen = GenerateImageConfig(**merged)
         except (TypeError, ValueError) as e:
             raise BadRequest(("body", "sample"), str(e)) from None
+        if gen.num_inference_steps < model_class.min_steps:
+            raise BadRequest(
+                ("body", "sample", "num_inference_steps"),
+                f"{model_class.arch} needs at least {model_class.min_steps} steps (its scheduler's terminal shift "
+                "divides by zero at one step)",
+            )
         if len(gen.control_images) < model_class.control_images:
             raise BadRequest(
                 ("body", "sample", "ctrl_img"),

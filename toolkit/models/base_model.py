@@ -104,6 +104,9 @@ class BaseModel:
     # cores; a family whose step is slower so (activation scaling that costs more than it saves) says False and
     # gets float8 weights only. An explicit engine.memory_qtype wins either way.
     float8_activations: ClassVar[bool] = True
+    # Fewest steps the family's scheduler can take: Qwen-Image's and LTX-2's stretch sigmas to a terminal shift,
+    # which divides by zero at one step (NaN sigmas, a blank result), so they say 2.
+    min_steps: ClassVar[int] = 1
 
     def __init__(self, device: str, model_config: ModelConfig, dtype: Optional[str] = None):
         self.device = device
@@ -470,6 +473,7 @@ class BaseModel:
             "pipeline": cls.pipeline_class,
             "control_images": cls.control_images,
             "divisibility": cls.divisibility,
+            "min_steps": cls.min_steps,
             "native_resolution": cls.native_resolution,
             "defaults": dict(cls.defaults),
             "output_exts": list(cls.output_exts),

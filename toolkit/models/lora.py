@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 
 # Suffixes of a LoRA tensor after its module path, in the layouts diffusers reads.
 LORA_SUFFIXES = (
@@ -107,7 +108,11 @@ def _load(pipe, source, adapter: str, name: str, arch: str, load_kwargs: dict) -
     from toolkit.models.v2.pool import is_oom
 
     try:
-        pipe.load_lora_weights(source, adapter_name=adapter, **load_kwargs)
+        with warnings.catch_warnings():
+            # PEFT warns on every adapter after the first ("Already found a peft_config"): several at once is
+            # what model.loras is for.
+            warnings.filterwarnings("ignore", message="Already found a `peft_config` attribute")
+            pipe.load_lora_weights(source, adapter_name=adapter, **load_kwargs)
     except Exception as e:
         _forget(pipe, adapter)
         if is_oom(e):

@@ -73,6 +73,7 @@ class QwenImageModel(BaseModel):
     tiny_sample = dict(width=64, height=64, output_ext="png")
     # Measured (H200, 1328x1328): decoding 7.0 GiB over the weights (3.9 KB per pixel: a Wan-style 3D VAE);
     # sampling 0.65 GiB, within the default.
+    min_steps = 2  # shift_terminal in its scheduler (BaseModel.min_steps)
     working_set = WorkingSet(per_pixel=4608)
 
     def pipeline_kwargs(self, gen):
