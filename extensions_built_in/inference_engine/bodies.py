@@ -81,6 +81,7 @@ class SampleBody(BaseModel):
     ctrl_img_2: Optional[str] = Field(None, max_length=4096)
     ctrl_img_3: Optional[str] = Field(None, max_length=4096)
     output_ext: Optional[str] = Field(None, max_length=8)
+    output_quality: Optional[int] = Field(None, ge=0, le=100, description="jpg/webp quality (default 95)")
 
 
 class StreamBody(BaseModel):

@@ -16,10 +16,12 @@ import time
 from fastapi import FastAPI, HTTPException, Query, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 
+from extensions_built_in.inference_engine import openai_api
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
 from extensions_built_in.inference_engine.bodies import GenerateBody, UnloadBody
 from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
 from extensions_built_in.inference_engine.engine import Engine, EngineBusy
+from extensions_built_in.inference_engine.openai_params import OpenAIError
 from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS, MEDIA_TYPE
 from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.request_queue import QueueFull
@@ -44,18 +46,21 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
-        "(engine.json). POST /generate streams binary frames (docs/PROTOCOL.md).",
+        "(engine.json). POST /generate streams binary frames (docs/PROTOCOL.md). /v1/images/generations, "
+        "/v1/images/edits and /v1/models are OpenAI's Images API, errors in OpenAI's shape.",
     )
     expected = f"Bearer {token}".encode()
-    app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets",))
+    app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets", "/v1/images/edits"))
 
     @app.middleware("http")
     async def require_token(request: Request, call_next):
         if request.url.path != "/health":
             given = request.headers.get("authorization", "").encode()
             if not hmac.compare_digest(given, expected):
+                message = "missing or wrong bearer token"
+                body = openai_api.unauthorized(message) if openai_api.is_openai_path(request.url.path) else None
                 return JSONResponse(
-                    {"detail": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                    body or {"detail": message}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
                 )
         return await call_next(request)
 
@@ -141,6 +146,7 @@ def create_app(engine: Engine, token: str) -> FastAPI:
             raise HTTPException(404, f"no output named {name!r}")
         return FileResponse(path)
 
+    openai_api.install(app, engine)
     return app
 
 
@@ -156,8 +162,9 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         length = dict(scope["headers"]).get(b"content-length", b"")
         if length.isdigit() and int(length) > self.limit:
-            response = JSONResponse({"detail": f"request body is over {self.limit} bytes"}, status_code=413)
-            return await response(scope, receive, send)
+            message = f"request body is over {self.limit} bytes"
+            body = OpenAIError(413, message).body() if openai_api.is_openai_path(scope["path"]) else {"detail": message}
+            return await JSONResponse(body, status_code=413)(scope, receive, send)
         seen = 0
 
         async def limited_receive():
