@@ -131,6 +131,44 @@ def test_stream_without_partials_sends_only_the_completed_image(client):
     assert len(events) == 1
 
 
+def test_partial_images_preview_the_result(client):
+    """x0 estimates painted with the checkpoint's factors: on builtin:shapes each partial already shows the red
+    circle on blue (in the projection's approximate colours; raw latents this early would still be noise)."""
+    import numpy as np
+
+    events = list(
+        client.images.generate(
+            model="sd1:builtin:shapes",
+            prompt="a red circle on a blue background",
+            size="64x64",
+            stream=True,
+            partial_images=2,
+            extra_body={"num_inference_steps": 20, "guidance_scale": 5, "seed": 1},
+        )
+    )
+
+    def red_minus_blue(picture, box):
+        rgb = np.asarray(picture.convert("RGB"), dtype=float)[box]
+        return (rgb[..., 0] - rgb[..., 2]).mean()
+
+    centre, corners = np.s_[24:40, 24:40], np.s_[::56, ::56]
+    for event in events:
+        picture = checks.decode(event.b64_json)
+        assert red_minus_blue(picture, centre) - red_minus_blue(picture, corners) > 100, event.type
+
+
+def test_a_failure_after_queueing_is_an_error_event_or_status(client):
+    """A model that fails to load: JSON callers get the engine's status (424), streams an ``error`` event, which
+    the SDK's iterator raises."""
+    model = "sd1:/nonexistent/checkpoint"
+    with pytest.raises(openai.APIStatusError) as e:
+        client.images.generate(model=model, prompt="x")
+    assert e.value.status_code == 424 and e.value.body["code"] == "load_failed"
+    with pytest.raises(openai.APIError) as e:
+        list(client.images.generate(model=model, prompt="x", stream=True))
+    assert e.value.body["code"] == "load_failed"
+
+
 def test_edits_stream_as_image_edit_events(client):
     checks.check_edit(client, KONTEXT, stream=True)
 
