@@ -188,6 +188,34 @@ def test_a_client_that_leaves_a_stream_cancels_its_generation(engine):
     assert not [e for e in engine.engine.list_outputs(10000) if e["name"].startswith(running["request_id"])]
 
 
+def test_a_client_that_leaves_a_json_request_cancels_its_generations(engine):
+    """No stream: the client gives up (its read timeout) while n=2 generations run; both are cancelled."""
+    body = {"model": ALIAS, "prompt": "x", "n": 2, "num_inference_steps": 500}
+    headers = {"Authorization": f"Bearer {engine.TOKEN}"}
+    before = {e["name"] for e in engine.engine.list_outputs(10000)}
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(f"{engine.url}/v1/images/generations", json=body, headers=headers, timeout=3)
+    assert wait_until(lambda: engine.client.queue()["running"] is None and not engine.client.queue()["pending"], 30)
+    assert {e["name"] for e in engine.engine.list_outputs(10000)} == before  # neither result was written
+
+
+def test_a_queued_stream_gets_keep_alives_and_then_its_events(engine):
+    c0, r0, f0 = open_stream(engine, body_for("sd1", steps=500))
+    blocker = next(f for f in f0 if f.type == "progress").request_id
+    body = {"model": ALIAS, "prompt": "x", "stream": True}
+    headers = {"Authorization": f"Bearer {engine.TOKEN}"}
+    try:
+        with httpx.stream("POST", f"{engine.url}/v1/images/generations", json=body, headers=headers, timeout=60) as r:
+            lines = r.iter_lines()
+            assert next(lines) == ": keep-alive"  # nothing else while it waits in line
+            engine.client.cancel(blocker)
+            events = [line for line in lines if line.startswith("event:")]
+        assert events == ["event: image_generation.completed"]
+    finally:
+        r0.close()
+        c0.close()
+
+
 # ---------------------------------------------------------------------------------------------- edits
 def test_edit_with_an_image(engine, client):
     r = checks.check_edit(client, KONTEXT)

@@ -49,20 +49,8 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         "(engine.json). POST /generate streams binary frames (docs/PROTOCOL.md). /v1/images/generations, "
         "/v1/images/edits and /v1/models are OpenAI's Images API, errors in OpenAI's shape.",
     )
-    expected = f"Bearer {token}".encode()
     app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets", "/v1/images/edits"))
-
-    @app.middleware("http")
-    async def require_token(request: Request, call_next):
-        if request.url.path != "/health":
-            given = request.headers.get("authorization", "").encode()
-            if not hmac.compare_digest(given, expected):
-                message = "missing or wrong bearer token"
-                body = openai_api.unauthorized(message) if openai_api.is_openai_path(request.url.path) else None
-                return JSONResponse(
-                    body or {"detail": message}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
-                )
-        return await call_next(request)
+    app.add_middleware(RequireToken, token=token, open_paths=("/health",))  # added last: runs first
 
     @app.get("/health")
     async def health():
@@ -148,6 +136,28 @@ def create_app(engine: Engine, token: str) -> FastAPI:
 
     openai_api.install(app, engine)
     return app
+
+
+class RequireToken:
+    """401 unless ``Authorization`` is the bearer token, on every path but ``open_paths``; OpenAI-shaped on /v1.
+
+    Plain ASGI rather than ``@app.middleware("http")``: Starlette's BaseHTTPMiddleware wraps ``receive`` so that
+    ``Request.is_disconnected`` never saw a client leave, and a ``?wait=1`` request (or an OpenAI JSON request)
+    whose client had gone ran to its end instead of being cancelled."""
+
+    def __init__(self, app, token: str, open_paths: tuple = ()):
+        self.app, self.expected, self.open_paths = app, f"Bearer {token}".encode(), open_paths
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] in self.open_paths:
+            return await self.app(scope, receive, send)
+        given = next((value for key, value in scope["headers"] if key == b"authorization"), b"")
+        if hmac.compare_digest(given, self.expected):
+            return await self.app(scope, receive, send)
+        message = "missing or wrong bearer token"
+        body = openai_api.unauthorized(message) if openai_api.is_openai_path(scope["path"]) else {"detail": message}
+        response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        await response(scope, receive, send)
 
 
 class BodyLimit:
