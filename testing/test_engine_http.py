@@ -291,6 +291,21 @@ def test_disconnect_mid_run_cancels_and_the_queue_advances(engine_server):
     assert engine_server.client.generate_wait(body_for("sd1"))["http_status"] == 200
 
 
+def test_a_wait_client_that_leaves_cancels_its_request(engine_server):
+    """``?wait=1`` sends nothing until the end, so only the server's disconnect check can notice the client is
+    gone (behind Starlette's BaseHTTPMiddleware that check never fired and the request ran to its end)."""
+    before = set(os.listdir(engine_server.engine.output_folder))
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(
+            f"{engine_server.url}/generate?wait=1",
+            json=body_for("sd1", steps=500),
+            headers=auth(engine_server),
+            timeout=3,
+        )
+    assert wait_until(lambda: engine_idle(engine_server), timeout=30)
+    assert set(os.listdir(engine_server.engine.output_folder)) == before
+
+
 def test_disconnect_while_queued_removes_the_request(engine_server):
     blocker = body_for("sd1", steps=500)
     c1, r1, f1 = open_stream(engine_server, blocker)

@@ -284,6 +284,7 @@ def test_engine_config_keys_take_effect(tmp_path):
             "vram_budget_gb": 22,
             "memory": "off",
             "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"},
+            "models": {"tiny": {"arch": "sd1", "name_or_path": "tiny:sd1", "sample": {"width": 64}}},
         },
     )
     try:
@@ -298,6 +299,7 @@ def test_engine_config_keys_take_effect(tmp_path):
                 str(tmp_path / "models")
             ]  # listing: test_lora_catalog
             assert (health["assets"]["max_bytes"], health["assets"]["max_age_s"]) == (2**29, 7200)  # test_security
+            assert client._json("GET", "/v1/models")["data"][0]["id"] == "tiny"  # engine.models: test_openai_api
             deadline = time.monotonic() + 60
             while client.health()["active"] is None:  # default_model loads at start, before any request
                 assert time.monotonic() < deadline, "default_model was not loaded"

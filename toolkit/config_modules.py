@@ -155,6 +155,9 @@ class GenerateImageConfig:
     output_path: Optional[str] = None
     output_folder: Optional[str] = None
     output_ext: str = "png"
+    output_quality: Optional[int] = (
+        None  # jpg/webp encoder quality 0-100 (None: 95); the OpenAI API's output_compression
+    )
     output_tail: str = ""
     ctrl_img: Optional[str] = None
     ctrl_img_1: Optional[str] = None

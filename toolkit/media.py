@@ -184,15 +184,15 @@ def _layout(channels, ext):
 # ----------------------------------------------------------------------------- images
 
 
-def save_image(image, path, quality=95, info=None):
-    """Save a still; quality applies to jpg/webp (png is lossless and ignores it). ``info``: the generation
-    settings to embed (toolkit/media_info.py)."""
+def save_image(image, path, quality=None, info=None):
+    """Save a still; quality (0-100, default 95) applies to jpg/webp (png is lossless and ignores it). ``info``:
+    the generation settings to embed (toolkit/media_info.py)."""
     ext = _require_ext(path, IMAGE_EXTS, "an image")
     img = _to_pil(image)
     if ext in ("jpg", "jpeg"):
         img = _rgb(img)
     _mkparent(path)
-    kwargs = {"compress_level": PNG_COMPRESS_LEVEL} if ext == "png" else {"quality": quality}
+    kwargs = {"compress_level": PNG_COMPRESS_LEVEL} if ext == "png" else {"quality": 95 if quality is None else quality}
     img.save(path, format=_PIL_FORMATS[ext], **kwargs, **pil_save_kwargs(ext, info))
     return _meta("image", path, width=img.width, height=img.height, frames=1)
 
@@ -423,14 +423,14 @@ def _pil_frames(image):
     return [f.convert("RGB") for f in ImageSequence.Iterator(image)]
 
 
-def _save_by_kind(kind, media, path, fps, sample_rate, audio, info):
+def _save_by_kind(kind, media, path, fps, sample_rate, audio, info=None, quality=None):
     if kind == "audio":
         return save_audio(media, path, sample_rate, info=info)
     if kind == "video":
         return save_video(media, path, fps, audio=audio, sample_rate=sample_rate, info=info)
     if audio is not None:
         raise ValueError("audio was given for a still image")
-    return save_image(media, path, info=info)
+    return save_image(media, path, quality, info=info)
 
 
 def _remove(path):
@@ -440,7 +440,7 @@ def _remove(path):
         pass
 
 
-def save_media(media, path, *, kind=None, fps=None, sample_rate=None, audio=None, info=None):
+def save_media(media, path, *, kind=None, fps=None, sample_rate=None, audio=None, info=None, quality=None):
     """Atomically save any media plus its thumbnail; the generator's single entry point.
 
     ``kind`` (image | video | audio) is what the caller knows it made; without it the kind is inferred from the
@@ -464,7 +464,7 @@ def save_media(media, path, *, kind=None, fps=None, sample_rate=None, audio=None
     tmp_thumb = os.path.join(tmp_dir, name + ".thumb.jpg")
     final_thumb = os.path.join(thumb_dir, name + ".jpg")
     try:
-        meta = _save_by_kind(kind, media, tmp_media, fps, sample_rate, audio, info)
+        meta = _save_by_kind(kind, media, tmp_media, fps, sample_rate, audio, info, quality)
         _make_thumbnail(kind, media).save(tmp_thumb, format="JPEG", quality=THUMB_QUALITY)
         os.replace(tmp_thumb, final_thumb)
         os.replace(tmp_media, path)
@@ -496,7 +496,8 @@ def save_generated(media: GeneratedMedia, gen, count: int = 0, max_count: int = 
     with ``info`` (the settings, toolkit/media_info.py) embedded."""
     path = gen.get_image_path(count, max_count)
     if media.kind == "image":
-        return save_media(media.image, path, kind="image", info=info)
+        quality = getattr(gen, "output_quality", None)
+        return save_media(media.image, path, kind="image", info=info, quality=quality)
     if media.kind == "video":
         fps, rate = media.fps or gen.fps, media.sample_rate
         return save_media(media.frames, path, kind="video", fps=fps, audio=media.audio, sample_rate=rate, info=info)

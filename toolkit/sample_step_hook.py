@@ -38,6 +38,8 @@ class SchedulerStep:
     input_sample: Any
     sigma: Any  # tensor element or None
     pred_original_sample: Any = None
+    alphas_cumprod: Any = None  # DDPM-family schedulers without sigmas (PNDM): x0 from the noise prediction
+    prediction_type: Optional[str] = None
 
     @property
     def timestep(self) -> float:
@@ -52,9 +54,28 @@ class SchedulerStep:
         for v-prediction samplers such as Stable Audio's this is only an approximation)."""
         if self.pred_original_sample is not None:
             return self.pred_original_sample
-        if self.sigma is None:
+        if self.sigma is not None:
+            return self.input_sample - self.sigma.to(self.model_output.device) * self.model_output
+        if self.alphas_cumprod is not None and self.prediction_type in ("epsilon", "v_prediction"):
+            return self._x0_from_alphas()
+        return self.sample
+
+    def _x0_from_alphas(self):
+        """x0 on a variance-preserving schedule: (x_t - sqrt(1 - a) * eps) / sqrt(a), or sqrt(a) * x_t -
+        sqrt(1 - a) * v. The timestep indexes ``alphas_cumprod`` on the sample's device (no read-back)."""
+        import torch
+
+        x, out, t = self.input_sample, self.model_output, self.timestep_value
+        if out.shape != x.shape:  # a learned-variance output carries more channels than the sample
             return self.sample
-        return self.input_sample - self.sigma.to(self.model_output.device) * self.model_output
+        index = t.to(x.device).long() if torch.is_tensor(t) else int(t)
+        a = self.alphas_cumprod.to(device=x.device, dtype=torch.float32)[index]
+        x32, out32 = x.float(), out.float()
+        if self.prediction_type == "epsilon":
+            x0 = (x32 - (1 - a).sqrt() * out32) / a.sqrt()
+        else:
+            x0 = a.sqrt() * x32 - (1 - a).sqrt() * out32
+        return x0.to(x.dtype)
 
 
 def _sigma_of_step(scheduler):
@@ -67,8 +88,8 @@ def _sigma_of_step(scheduler):
     return sigmas[index - 1]
 
 
-# Schedulers whose tuple output's second item is not the x0 estimate (TCD's is the re-noised sample).
-SECOND_IS_NOT_X0 = {"TCDScheduler"}
+# Schedulers whose tuple's second item is not the x0 estimate (TCD's: the re-noised sample; score SDE's: the mean).
+SECOND_IS_NOT_X0 = {"TCDScheduler", "ScoreSdeVeScheduler"}
 
 
 def _unpack_output(out, scheduler=None):
@@ -130,6 +151,8 @@ def step_hook(pipe, on_step: Optional[Callable[[SchedulerStep], None]], only_pri
             input_sample=sample,
             sigma=_sigma_of_step(self),
             pred_original_sample=pred_x0,
+            alphas_cumprod=getattr(self, "alphas_cumprod", None),
+            prediction_type=getattr(getattr(self, "config", None), "prediction_type", None),
         )
         state["i"] += 1
         on_step(info)

@@ -50,6 +50,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.lora_roots = self.get_conf("engine.lora_roots") or [MODELS_PATH, os.path.abspath(training_folder)]
         self.model_roots = self.get_conf("engine.model_roots") or [MODELS_PATH]
         self.default_model = self.get_conf("engine.default_model")
+        self.models = self.get_conf("engine.models")  # alias -> model settings, for the OpenAI Images API
         self.warm_up = bool(self.get_conf("engine.warm_up", True))
         self.engine_json = os.path.join(self.job_folder, "engine.json")
         self.stop_event = threading.Event()
@@ -80,6 +81,7 @@ class InferenceEngine(BaseExtensionProcess):
             compile_cache_dir=self.compile_cache_dir,
             lora_roots=self.lora_roots,
             model_roots=self.model_roots,
+            models=self.models,
             on_info=lambda text: self.ui.update(info=text),
         )
         token = secrets.token_urlsafe(32)

@@ -26,6 +26,7 @@ from extensions_built_in.inference_engine.latent_preview import (
     shrink_tensor,
 )
 from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from extensions_built_in.inference_engine.outputs import Outputs
 from extensions_built_in.inference_engine.request import Request
 from extensions_built_in.inference_engine.request_checks import RequestChecks
@@ -68,6 +69,7 @@ class Engine:
         memory_qtype: str = "auto",
         compile: str = "off",
         compile_cache_dir: Optional[str] = None,
+        models: Optional[dict] = None,
     ):
         self.device = device
         self.output_folder = os.path.abspath(output_folder)
@@ -102,6 +104,7 @@ class Engine:
         self.outputs = Outputs(self.output_folder, files_url_prefix)
         self.checks = RequestChecks(device, self.assets, self.output_folder, lora_roots or [MODELS_PATH])
         self.model_roots = [os.path.abspath(p) for p in model_roots or [MODELS_PATH]]  # listed for pickers only
+        self.model_aliases = ModelAliases(models)  # engine.models: names OpenAI clients use (openai_api.py)
 
     @property
     def running(self) -> Optional[Request]:

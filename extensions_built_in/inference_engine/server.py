@@ -9,117 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import os
 import threading
 import time
-from typing import Literal, Optional
 
 from fastapi import FastAPI, HTTPException, Query, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from extensions_built_in.inference_engine import openai_api
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
+from extensions_built_in.inference_engine.bodies import GenerateBody, UnloadBody
 from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
 from extensions_built_in.inference_engine.engine import Engine, EngineBusy, OutputInUse
+from extensions_built_in.inference_engine.openai_params import OpenAIError
 from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS, MEDIA_TYPE
 from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.request_queue import QueueFull
 from extensions_built_in.inference_engine.stream import FrameStream
+from extensions_built_in.inference_engine.uploads import NotMultipart, UploadTooLarge, read_form
 
 HEARTBEAT_S = 1.0  # proxies and clients must see bytes at least every 2 s while a request waits or loads
 MAX_JSON_BODY = 1024 * 1024  # a generate body is a few KB; 1 MB leaves room for long prompts, not for abuse
-MAX_LORAS = 8
-MAX_MODEL_EXTRAS = 64  # unknown ModelConfig keys kept (configs pasted from AI Toolkit carry some) ...
-MAX_MODEL_EXTRAS_BYTES = 64 * 1024  # ... and their size as JSON: they are copied into every sidecar
-
-
-# ---------------------------------------------------------------------------------------------- request bodies
-class LoraBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str = Field(..., min_length=1, max_length=1024, description="a .safetensors file under a LoRA root")
-    multiplier: float = Field(1.0, ge=-10, le=10)
-
-
-class ModelBody(BaseModel):
-    """AI Toolkit's ModelConfig keys. Unknown keys are kept (configs pasted from training jobs carry many)."""
-
-    model_config = ConfigDict(extra="allow", protected_namespaces=())
-    arch: str = Field("sd1", max_length=64, description="family, optionally with a tag: 'zimage:turbo'")
-    name_or_path: str = Field(..., min_length=1, max_length=1024, description="hub id, local folder, or tiny:<arch>")
-    extras_name_or_path: Optional[str] = Field(None, max_length=1024)
-    variant: Optional[str] = Field(
-        None,
-        pattern=r"^[A-Za-z0-9_]{1,32}$",
-        description="weight files: 'fp16' reads *.fp16.safetensors where a folder has them",
-    )
-    dtype: Literal["float16", "fp16", "bfloat16", "bf16", "float32", "fp32"] = "float16"
-    quantize: bool = False
-    qtype: str = Field("qfloat8", max_length=64)
-    quantize_te: Optional[bool] = None
-    qtype_te: str = Field("qfloat8", max_length=64)
-    low_vram: bool = False
-    layer_offloading: bool = False
-    layer_offloading_transformer_percent: float = Field(1.0, ge=0, le=1)
-    layer_offloading_text_encoder_percent: float = Field(1.0, ge=0, le=1)
-    lora_path: Optional[str] = Field(None, max_length=1024)
-    lora_multiplier: float = Field(1.0, ge=-10, le=10)
-    loras: list[LoraBody] = Field(
-        default_factory=list, max_length=MAX_LORAS, description="several LoRAs at once, applied after lora_path"
-    )
-
-    @model_validator(mode="after")
-    def bounded_extras(self):
-        extras = self.model_extra or {}
-        if len(extras) > MAX_MODEL_EXTRAS:
-            raise ValueError(f"{len(extras)} unknown model keys; at most {MAX_MODEL_EXTRAS} are kept")
-        size = len(json.dumps(extras, default=str))
-        if size > MAX_MODEL_EXTRAS_BYTES:
-            raise ValueError(f"unknown model keys take {size} bytes as JSON; at most {MAX_MODEL_EXTRAS_BYTES}")
-        return self
-
-
-class SampleBody(BaseModel):
-    """AI Toolkit's GenerateImageConfig keys; omitted values take the arch's defaults (see GET /models)."""
-
-    model_config = ConfigDict(extra="forbid")
-    prompt: str = Field(..., max_length=20000)
-    negative_prompt: str = Field("", max_length=20000)
-    width: Optional[int] = Field(None, ge=16, le=4096)
-    height: Optional[int] = Field(None, ge=16, le=4096)
-    num_inference_steps: Optional[int] = Field(None, ge=1, le=500)
-    guidance_scale: Optional[float] = Field(None, ge=0, le=100)
-    seed: int = Field(-1, ge=-1, le=2**32 - 1, description="-1 picks one; the start frame reports it")
-    num_frames: Optional[int] = Field(None, ge=1, le=1025)
-    fps: Optional[int] = Field(None, ge=1, le=240)
-    duration_s: Optional[float] = Field(None, gt=0, le=600)
-    lyrics: str = Field("", max_length=20000)
-    ctrl_img: Optional[str] = Field(None, max_length=4096, description="asset id from POST /assets, or a server path")
-    ctrl_img_1: Optional[str] = Field(None, max_length=4096)
-    ctrl_img_2: Optional[str] = Field(None, max_length=4096)
-    ctrl_img_3: Optional[str] = Field(None, max_length=4096)
-    output_ext: Optional[str] = Field(None, max_length=8)
-
-
-class StreamBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    latents: Literal["raw", "x0", "none"] = "raw"
-    every_n_steps: int = Field(1, ge=1, le=1000)
-    max_frames: int = Field(0, ge=0, le=1024, description="video: at most this many latent frames (0 = all)")
-    downsample: int = Field(1, ge=1, le=64, description="average-pool latents spatially by this factor")
-
-
-class GenerateBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
-    model: ModelBody
-    sample: SampleBody
-    stream: StreamBody = StreamBody()
-
-
-class UnloadBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    all: bool = False
-    keys: list[str] = []
 
 
 # ---------------------------------------------------------------------------------------------- the app
@@ -136,20 +46,11 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
-        "(engine.json). POST /generate streams binary frames (docs/PROTOCOL.md).",
+        "(engine.json). POST /generate streams binary frames (docs/PROTOCOL.md). /v1/images/generations, "
+        "/v1/images/edits and /v1/models are OpenAI's Images API, errors in OpenAI's shape.",
     )
-    expected = f"Bearer {token}".encode()
-    app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets",))
-
-    @app.middleware("http")
-    async def require_token(request: Request, call_next):
-        if request.url.path != "/health":
-            given = request.headers.get("authorization", "").encode()
-            if not hmac.compare_digest(given, expected):
-                return JSONResponse(
-                    {"detail": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
-                )
-        return await call_next(request)
+    app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets", "/v1/images/edits"))
+    app.add_middleware(RequireToken, token=token, open_paths=("/health",))  # added last: runs first
 
     @app.get("/health")
     async def health():
@@ -246,7 +147,30 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         except OutputInUse as e:
             raise HTTPException(409, str(e)) from None
 
+    openai_api.install(app, engine)
     return app
+
+
+class RequireToken:
+    """401 unless ``Authorization`` is the bearer token, on every path but ``open_paths``; OpenAI-shaped on /v1.
+
+    Plain ASGI rather than ``@app.middleware("http")``: Starlette's BaseHTTPMiddleware wraps ``receive`` so that
+    ``Request.is_disconnected`` never saw a client leave, and a ``?wait=1`` request (or an OpenAI JSON request)
+    whose client had gone ran to its end instead of being cancelled."""
+
+    def __init__(self, app, token: str, open_paths: tuple = ()):
+        self.app, self.expected, self.open_paths = app, f"Bearer {token}".encode(), open_paths
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] in self.open_paths:
+            return await self.app(scope, receive, send)
+        given = next((value for key, value in scope["headers"] if key == b"authorization"), b"")
+        if hmac.compare_digest(given, self.expected):
+            return await self.app(scope, receive, send)
+        message = "missing or wrong bearer token"
+        body = openai_api.unauthorized(message) if openai_api.is_openai_path(scope["path"]) else {"detail": message}
+        response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        await response(scope, receive, send)
 
 
 class BodyLimit:
@@ -261,8 +185,9 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         length = dict(scope["headers"]).get(b"content-length", b"")
         if length.isdigit() and int(length) > self.limit:
-            response = JSONResponse({"detail": f"request body is over {self.limit} bytes"}, status_code=413)
-            return await response(scope, receive, send)
+            message = f"request body is over {self.limit} bytes"
+            body = OpenAIError(413, message).body() if openai_api.is_openai_path(scope["path"]) else {"detail": message}
+            return await JSONResponse(body, status_code=413)(scope, receive, send)
         seen = 0
 
         async def limited_receive():
@@ -326,38 +251,15 @@ async def wait_for_outcome(engine: Engine, req, request: Request) -> JSONRespons
     return JSONResponse(outcome, status_code=ERROR_HTTP_STATUS.get(code, 500))
 
 
-class UploadTooLarge(Exception):
-    pass
-
-
-async def capped_body(request: Request, limit: int):
-    """The request body, cut off past ``limit`` bytes: chunked uploads (the UI's streaming proxy sends them)
-    carry no length to check up front, so the cap is enforced while reading, before anything is spooled."""
-    total = 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > limit:
-            raise UploadTooLarge()
-        yield chunk
-
-
 async def receive_asset(engine: Engine, request: Request) -> JSONResponse:
     """Multipart image upload: size-capped before and while reading, then fully decoded by PIL to verify."""
-    from starlette.formparsers import MultiPartParser
-
-    limit = MAX_UPLOAD_BYTES + 64 * 1024  # the file plus multipart framing
-    length = request.headers.get("content-length")
     too_large = bad_request(("body", "file"), f"upload is larger than {MAX_UPLOAD_BYTES} bytes", 413)
-    if length and length.isdigit() and int(length) > limit:
-        return too_large
-    if "multipart/form-data" not in request.headers.get("content-type", ""):
-        return bad_request(("body",), "expected multipart/form-data with a 'file' field")
     try:
-        form = await MultiPartParser(request.headers, capped_body(request, limit), max_files=1, max_fields=4).parse()
+        form = await read_form(request, max_files=1, max_fields=4)
     except UploadTooLarge:
         return too_large
-    except Exception as e:
-        return bad_request(("body",), f"expected multipart/form-data with a 'file' field: {e}")
+    except NotMultipart as e:
+        return bad_request(("body",), "expected multipart/form-data with a 'file' field" + (f": {e}" if str(e) else ""))
     upload = form.get("file")
     if not isinstance(upload, UploadFile) and not hasattr(upload, "read"):
         return bad_request(("body", "file"), "missing 'file' field")

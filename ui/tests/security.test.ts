@@ -70,6 +70,15 @@ describe('requestGuard', () => {
     }
     const json = h({ ...LOCAL, 'content-type': 'application/json', 'content-length': '10' });
     expect(checkRequest('POST', '/api/inference/assets', json)?.status).toBe(415); // uploads are multipart
+    expect(checkRequest('POST', '/api/inference/v1/images/edits', json)?.status).toBe(415);
+  });
+
+  it("takes OpenAI's image edits as uploads and its generations as JSON", () => {
+    const form = h({ ...LOCAL, 'content-type': 'multipart/form-data; boundary=x', 'content-length': '10' });
+    const json = h({ ...LOCAL, 'content-type': 'application/json', 'content-length': '10' });
+    expect(checkRequest('POST', '/api/inference/v1/images/edits', form)).toBeNull();
+    expect(checkRequest('POST', '/api/inference/v1/images/generations', json)).toBeNull();
+    expect(checkRequest('POST', '/api/inference/v1/images/generations', form)?.status).toBe(415);
   });
 });
 

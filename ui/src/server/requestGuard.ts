@@ -8,14 +8,14 @@
  *   `none` (on every method: AI Toolkit's start/stop routes are GETs); a state-changing one's `Origin`, when
  *   sent, is this very host. Scripts and curl send neither and pass (they are no web page acting for the user).
  * - A state-changing request with a body must say what it is: `application/json`, or `multipart/form-data`
- *   for uploads. The content types a cross-site HTML form can send without a preflight (text/plain,
- *   urlencoded) are refused even where the JSON would parse.
+ *   for uploads (`/assets` and OpenAI's `/v1/images/edits`). The content types a cross-site HTML form can send
+ *   without a preflight (text/plain, urlencoded) are refused even where the JSON would parse.
  */
 export type Refusal = { status: number; error: string };
 
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]', '::1'];
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const UPLOAD_PATHS = [/^\/api\/inference\/assets\/?$/];
+const UPLOAD_PATHS = [/^\/api\/inference\/assets\/?$/, /^\/api\/inference\/v1\/images\/edits\/?$/];
 
 export function allowedHosts(): string[] {
   const extra = (process.env.AITK_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);

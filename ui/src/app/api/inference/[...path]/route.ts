@@ -8,7 +8,9 @@
  * - streams both ways: `req.body` goes up with `duplex: 'half'`, `upstream.body` comes back as is, so each
  *   frame of `/generate` reaches the browser when the engine writes it;
  * - passes `req.signal`: a client that goes away aborts the upstream request and the engine cancels the
- *   generation (even one still queued, before any response byte).
+ *   generation (even one still queued, before any response byte);
+ * - OpenAI's Images API (`/v1/...`): its own refusals in OpenAI's error shape, edits capped as uploads, and
+ *   `x-aitk-public-base` / `x-aitk-engine-job` so that `response_format: url` links lead back through here.
  */
 import type { NextRequest } from 'next/server';
 import { isAuthorized, unauthorized } from '@/server/auth';
@@ -33,20 +35,34 @@ const DROP_RESPONSE = new Set([
   'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length', 'content-encoding',
 ]);
 
+const UPLOAD_ROUTES = new Set(['assets', 'v1/images/edits']);
+
+/** OpenAI clients read `{error: {message, type, param, code}}`; the UI's own routes answer `{error: "..."}`. */
+function openAIError(status: number, message: string, code: string | null = null): Response {
+  const type = status >= 500 ? 'server_error' : 'invalid_request_error';
+  return Response.json({ error: { message, type, param: null, code } }, { status });
+}
+
 async function forward(req: NextRequest, ctx: { params: Promise<{ path: string[] }> }): Promise<Response> {
-  const refusal = checkRequest(req.method, req.nextUrl.pathname, req.headers);
-  if (refusal) return refuse(refusal);
-  if (!isAuthorized(req.headers.get('authorization'))) return unauthorized();
   const { path } = await ctx.params;
+  const openAI = path[0] === 'v1';
+  const refusal = checkRequest(req.method, req.nextUrl.pathname, req.headers);
+  if (refusal) return openAI ? openAIError(refusal.status, refusal.error) : refuse(refusal);
+  if (!isAuthorized(req.headers.get('authorization'))) {
+    return openAI ? openAIError(401, 'Unauthorized: send the UI token (AI_TOOLKIT_AUTH) as the API key', 'invalid_api_key') : unauthorized();
+  }
   // Over the engine's own limits by the length alone: answer here without touching the body (Node then
   // discards it). Forwarded, the engine's early 413 aborted the upload mid-way and the client saw a reset.
   const length = Number(req.headers.get('content-length') ?? 0);
-  const limit = path[0] === 'assets' ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES;
-  if (length > limit) return Response.json({ error: `request body is over ${limit} bytes` }, { status: 413 });
+  const limit = UPLOAD_ROUTES.has(path.join('/')) ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES;
+  if (length > limit) {
+    const message = `request body is over ${limit} bytes`;
+    return openAI ? openAIError(413, message) : Response.json({ error: message }, { status: 413 });
+  }
   const search = new URLSearchParams(req.nextUrl.searchParams);
   const engine = findEngine(search.get('job'));
   search.delete('job');
-  if (!engine.ok) return Response.json({ error: engine.error }, { status: engine.status });
+  if (!engine.ok) return openAI ? openAIError(engine.status, engine.error) : Response.json({ error: engine.error }, { status: engine.status });
 
   const query = search.toString();
   const url = `http://${engine.info.host}:${engine.info.port}/${path.map(encodeURIComponent).join('/')}${query ? `?${query}` : ''}`;
@@ -55,6 +71,11 @@ async function forward(req: NextRequest, ctx: { params: Promise<{ path: string[]
     if (!DROP_REQUEST.has(key)) headers.set(key, value);
   });
   headers.set('authorization', `Bearer ${engine.info.token}`);
+  // Where result URLs must point (engine routes are reached through this proxy), set here and never taken
+  // from the client.
+  headers.set('x-aitk-public-base', `${req.nextUrl.protocol}//${req.headers.get('host') ?? req.nextUrl.host}/api/inference`);
+  if (engine.job) headers.set('x-aitk-engine-job', engine.job.id);
+  else headers.delete('x-aitk-engine-job');
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
 
   let upstream: Response;
