@@ -21,8 +21,6 @@ from typing import Any, Callable, Optional
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
 from extensions_built_in.inference_engine.latent_preview import (
     LatentSender,
-    checkpoint_preview_factors,
-    preview_shape,
     shrink_tensor,
 )
 from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
@@ -140,7 +138,7 @@ class Engine:
             "start",
             config=req.resolved_config(),
             output={"kind": req.output_kind, "ext": gen.output_ext},
-            latent=self.latent_spec(req),
+            latent=req.latent_spec(),
             memory=self.memory.predict(model_class, model_config, gen),
         )
         position = self.queue.push(req, retry_after_s=self._retry_after_s())
@@ -148,15 +146,6 @@ class Engine:
         self.counters["requests"] += 1
         frames.emit("status", stage="queued", message="Waiting in queue", position=position)
         return req
-
-    def latent_spec(self, req: Request) -> dict:
-        spec = req.model_class.latent.to_dict()
-        spec.update(checkpoint_preview_factors(req.model.name_or_path, spec["channels"]))
-        shape = req.model_class("cpu", req.model).latent_shape(req.sample)
-        spec["shape"] = list(preview_shape(shape, spec["layout"], req.options.max_frames, req.options.downsample))
-        spec["kind"] = req.options.latents
-        spec["every_n_steps"] = req.options.every_n_steps
-        return spec
 
     def position_field(self, req: Request) -> dict:
         """``{"position": n}`` while queued (1-based place in line), ``{}`` once it runs."""
@@ -193,20 +182,9 @@ class Engine:
     def queue_snapshot(self) -> dict:
         running, pending = self.queue.snapshot()
 
-        def row(req: Request, position: int) -> dict:
-            return {
-                "request_id": req.id,
-                "arch": req.model_class.arch,
-                "name_or_path": req.model.name_or_path,
-                "prompt": req.sample.prompt,
-                "stage": req.stage,
-                "position": position,
-                "created": req.created,
-            }
-
         return {
-            "running": row(running, 0) if running else None,
-            "pending": [row(r, i + 1) for i, r in enumerate(pending)],
+            "running": running.queue_row(0) if running else None,
+            "pending": [r.queue_row(i + 1) for i, r in enumerate(pending)],
         }
 
     def health(self) -> dict:

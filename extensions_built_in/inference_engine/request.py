@@ -6,6 +6,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
+from extensions_built_in.inference_engine.latent_preview import checkpoint_preview_factors, preview_shape
 from extensions_built_in.inference_engine.request_checks import StreamOptions
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
@@ -37,4 +38,27 @@ class Request:
             "model": self.model.identity() | {"arch": self.model_class.arch},
             "sample": sample,
             "stream": asdict(self.options),
+        }
+
+    def latent_spec(self) -> dict:
+        """The start frame's ``latent``: layout, RGB factors (the checkpoint's own where it ships them) and the
+        shape the previews will have."""
+        spec = self.model_class.latent.to_dict()
+        spec.update(checkpoint_preview_factors(self.model.name_or_path, spec["channels"]))
+        shape = self.model_class("cpu", self.model).latent_shape(self.sample)
+        spec["shape"] = list(preview_shape(shape, spec["layout"], self.options.max_frames, self.options.downsample))
+        spec["kind"] = self.options.latents
+        spec["every_n_steps"] = self.options.every_n_steps
+        return spec
+
+    def queue_row(self, position: int) -> dict:
+        """``GET /queue``'s row for this request (position 0: running)."""
+        return {
+            "request_id": self.id,
+            "arch": self.model_class.arch,
+            "name_or_path": self.model.name_or_path,
+            "prompt": self.sample.prompt,
+            "stage": self.stage,
+            "position": position,
+            "created": self.created,
         }
