@@ -473,3 +473,14 @@ def test_a_full_queue_is_429_with_retry_after_and_the_engine_serves_on(tmp_path,
             assert http.post("/generate", params={"wait": 1}, json=body_for("sd1")).status_code == 200
     finally:
         h.close()
+
+
+def test_a_download_is_named_from_its_prompt_and_seed(http, engine_server):
+    body = body_for("sd1", steps=2, seed=93)
+    body["sample"]["prompt"] = "A red circle, on blue!"
+    name = os.path.basename(engine_server.client.generate_wait(body)["result"]["path"])
+    plain = http.get(f"/outputs/{name}", headers=auth(engine_server))
+    assert plain.status_code == 200 and "content-disposition" not in plain.headers  # inline, for <img>
+    download = http.get(f"/outputs/{name}?download=1", headers=auth(engine_server))
+    assert download.status_code == 200 and download.content == plain.content
+    assert download.headers["content-disposition"] == 'attachment; filename="A_red_circle_on_blue_93.png"'

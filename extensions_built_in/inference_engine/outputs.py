@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from typing import Optional
 from urllib.parse import quote
@@ -121,6 +122,16 @@ class Outputs:
                 "result": {k: v for k, v in result.items() if k != "path"} | {"url": self.url(result["path"])},
             },
         )
+
+
+def download_name(result_path: str) -> str:
+    """A name a person recognises in their downloads folder: the prompt's first words and the seed, from the
+    sidecar (the file itself is named by request id); the id when there is no sidecar."""
+    meta = read_json(sidecar_of(result_path)) or {}
+    sample = (meta.get("config") or {}).get("sample") or {}
+    words = re.sub(r"[^A-Za-z0-9]+", "_", str(sample.get("prompt") or "")).strip("_")[:60].rstrip("_")
+    stem = "_".join(str(p) for p in (words, sample.get("seed")) if p not in ("", None))
+    return (stem or os.path.splitext(os.path.basename(result_path))[0]) + os.path.splitext(result_path)[1]
 
 
 def sidecar_of(result_path: str) -> str:

@@ -22,6 +22,7 @@ from extensions_built_in.inference_engine.bodies import GenerateBody, UnloadBody
 from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
 from extensions_built_in.inference_engine.engine import Engine, EngineBusy, OutputInUse
 from extensions_built_in.inference_engine.openai_params import OpenAIError
+from extensions_built_in.inference_engine.outputs import download_name
 from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS, MEDIA_TYPE
 from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.request_queue import QueueFull
@@ -137,8 +138,10 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         return path
 
     @app.get("/outputs/{name}")
-    async def output_file(name: str):
-        return FileResponse(output_path(name))
+    async def output_file(name: str, download: bool = False):
+        """``?download=1``: an attachment named from the prompt and seed (``download_name``)."""
+        path = output_path(name)
+        return FileResponse(path, filename=download_name(path) if download else None)
 
     @app.delete("/outputs/{name}", status_code=204)
     async def delete_output(name: str):
