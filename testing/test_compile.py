@@ -72,12 +72,10 @@ class UNet2DConditionModel(torch.nn.Module):
         ("max", "quantized", "whole"),
         ("auto", "stream", None),  # weights moved by offload hooks: a compiled graph would not see them
         ("max", "visit", None),
-        ("quantized_visit", None, None),
+        ("auto", "quantized_visit", None),
     ],
 )
 def test_only_a_resident_denoiser_is_compiled(mode, placement, expected, compiled_calls):
-    if mode not in ("auto", "max"):
-        mode, placement = "auto", "quantized_visit"
     unet = UNet2DConditionModel()
     assert compile_denoiser(unet, mode, placement) == expected
     assert compile_denoiser(unet, mode, placement) == expected  # a pool hit: compiled once
