@@ -329,14 +329,9 @@ class Engine:
                     "status", stage="loading", message=f"Memory plan: {plan.summary()}", memory=plan.describe()
                 )
             try:
-                holder = self.resident.for_request(
-                    req.model_class,
-                    req.model,
-                    plan,
-                    lambda message: req.stream.emit("status", stage="loading", message=message),
-                )
-                req.timings["load_s"] = round(time.monotonic() - started, 4)
-                return self._generate(holder, req)
+                # No local keeps the holder: a failed plan's holder (its 8-bit copies on the GPU) must be gone
+                # before the next plan loads.
+                return self._generate(self._holder_for(req, plan, started), req)
             except Exception as e:
                 if (
                     attempt == 2
@@ -358,6 +353,16 @@ class Engine:
                     f"{where['allocated_gib']} GiB allocated): planning again with twice the "
                     "working-set reserve",
                 )
+
+    def _holder_for(self, req: Request, plan, started: float):
+        holder = self.resident.for_request(
+            req.model_class,
+            req.model,
+            plan,
+            lambda message: req.stream.emit("status", stage="loading", message=message),
+        )
+        req.timings["load_s"] = round(time.monotonic() - started, 4)
+        return holder
 
     def _generate(self, holder, req: Request):
         state = {"t0": time.monotonic(), "clock": StepClock(self.device), "hook_s": []}

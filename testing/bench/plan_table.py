@@ -35,6 +35,8 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
     native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
     work = model.workload(GenerateImageConfig(prompt="", **native))
     available = plannable_share(int(card_gib * GIB))  # what the engine counts on of a free card
+    if qtype == "float8dq" and not model_class.float8_activations:  # as MemoryPlanner.qtype_for decides
+        qtype = "float8"
     try:
         plan = plan_memory(arch, parts, available, work, int(host_gib * GIB), budget=int(card_gib * GIB), qtype=qtype)
         return {"fits": True, "summary": plan.summary(), "peak_gib": round(plan.peak / GIB, 1)}
@@ -60,7 +62,8 @@ def table(cards: list, host_gib: float) -> str:
     return (
         "\n".join(lines)
         + f"\n\nHost RAM assumed free: {host_gib:g} GiB. 8-bit is what ``engine.memory_qtype: auto`` picks on Ada, "
-        "Hopper and later: float8 weights and activations for denoisers (float8dq), float8 weights for encoders. "
+        "Hopper and later: float8 weights and activations for image denoisers (float8dq), float8 weights for video "
+        "denoisers, HiDream's and encoders. "
         "Working sets: each family's ``working_set`` (fitted on the H200 runs).\n"
     )
 

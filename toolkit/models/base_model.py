@@ -102,7 +102,11 @@ class BaseModel:
     working_set: ClassVar[WorkingSet] = WorkingSet()  # what sampling and decoding allocate (the memory plan's input)
     # An automatic plan's 8-bit denoiser runs its matmuls in float8 (float8dq) where the GPU has float8 tensor
     # cores; a family whose step is slower so (activation scaling that costs more than it saves) says False and
-    # gets float8 weights only. An explicit engine.memory_qtype wins either way.
+    # gets float8 weights only. An explicit engine.memory_qtype wins either way. Video families say False: their
+    # steps are compute-bound over tens of thousands of tokens, so dequantizing weights is hidden (HunyuanVideo
+    # 1.5 at 24 GiB: float8 weights 1.02x the full card's step), while per-row activation scaling allocates
+    # scratch that grows with tokens (Wan 2.1 I2V 480p: twice the bf16 working set, out of memory at 24 GiB) and
+    # overflowed to a blank video (HunyuanVideo 1.5). H200, 2026-12-01, docs/BENCHMARKS.md.
     float8_activations: ClassVar[bool] = True
     # Fewest steps the family's scheduler can take: Qwen-Image's and LTX-2's stretch sigmas to a terminal shift,
     # which divides by zero at one step (NaN sigmas, a blank result), so they say 2.

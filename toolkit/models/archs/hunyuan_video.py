@@ -71,6 +71,7 @@ class HunyuanVideoModel(BaseModel):
     # Measured (H200, 1280x720x129): sampling 12.4 GiB over the weights (464,400 latent positions: 27.5 KB each); an
     # untiled decode of the whole clip 50.5 GiB (441 B per pixel and frame).
     working_set = WorkingSet(per_position=32 * 1024, per_pixel=512, frames_at_once=0)
+    float8_activations = False  # a video step: float8 weights only (base_model.py says why)
 
     def pipeline_kwargs(self, gen):
         return dict(

@@ -187,6 +187,7 @@ class LTX2Model(BaseModel):
     # (23.9 GiB allocated), and so did a float8 denoiser beside the streamed encoder (2026-12-01).
     min_steps = 2  # shift_terminal in its scheduler (BaseModel.min_steps)
     working_set = WorkingSet(per_position=240 * 1024, per_pixel=224, frames_at_once=0, encode=3 * GIB)
+    float8_activations = False  # a video step: float8 weights only (base_model.py says why)
     # LTX-2.0's own guidance: plain CFG on both modalities. The pipeline's call defaults (STG on block 28,
     # modality isolation, rescale 0.7, cross timesteps) track LTX-2.3; extra_kwargs can still set them.
     call_defaults = dict(

@@ -59,6 +59,7 @@ class Wan21Model(BaseModel):
     # positions: 27.6 KB each); Wan's causal VAE decodes a few frames at a time whatever the length: 4.5 GiB
     # (10.8 KB per pixel of one frame; 4.3 GiB for the 1.3B model's 33 frames). Wan 2.2 14B inherits this.
     working_set = WorkingSet(per_position=32 * 1024, per_pixel=12 * 1024, frames_at_once=1)
+    float8_activations = False  # a video step: float8 weights only (base_model.py says why)
 
     def pipeline_kwargs(self, gen):
         return dict(

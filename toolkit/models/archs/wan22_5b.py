@@ -97,6 +97,7 @@ class Wan225bModel(BaseModel):
     # Wan 2.2's VAE is causal like 2.1's (a few frames at a time); the full card's peak, 10.7 GiB over the weights
     # at 1280x704x121, fits this rate. Stages not measured one by one yet.
     working_set = WorkingSet(per_pixel=12 * 1024, frames_at_once=1)
+    float8_activations = False  # a video step: float8 weights only (base_model.py says why)
 
     def pipeline_kwargs(self, gen):
         kw = dict(
