@@ -1,10 +1,13 @@
 # The two commands a new user needs (README): `make demo` and `make test`. Both set everything up first.
-.PHONY: setup demo test test-python
+.PHONY: setup demo engine test test-python
 
 setup:
 	@bash scripts/setup.sh
 
 demo: setup
+	@bash scripts/demo.sh
+
+engine: setup
 	.venv/bin/python run.py config/examples/inference_engine_demo.yaml
 
 test:

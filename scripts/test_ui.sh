@@ -16,12 +16,8 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
+bash scripts/ui_deps.sh || { echo "0 passed, 1 failed (npm ci)" > "$logs/ui-vitest.log"; exit 1; }
 cd ui
-stamp=node_modules/.aitk-lock
-if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
-  npm ci --no-audit --no-fund --loglevel=error || { echo "0 passed, 1 failed (npm ci)" > "$logs/ui-vitest.log"; exit 1; }
-  cp package-lock.json "$stamp"
-fi
 
 export OMP_NUM_THREADS=1  # the engine the e2e starts runs next to Next, Chromium and the test runner on 2 cores
 npx vitest run 2>&1 | tee "$logs/ui-vitest.log"

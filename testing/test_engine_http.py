@@ -16,6 +16,7 @@ ROUTES = [
     ("GET", "/models"),
     ("POST", "/generate"),
     ("POST", "/cancel/abc"),
+    ("GET", "/requests/abc/frames"),
     ("GET", "/queue"),
     ("POST", "/unload"),
     ("POST", "/assets"),
@@ -201,11 +202,11 @@ def png_bytes(size=(32, 24), color=(200, 30, 30)) -> bytes:
     return buf.getvalue()
 
 
-def open_stream(engine_server, body, deadline_s=120):
+def open_stream(engine_server, body, deadline_s=120, method="POST", path="/generate"):
     """A raw streaming request we can abandon mid-way; returns (response, decoder-fed frame iterator).
     Heartbeats keep a stuck stream alive for ever, so reading it past ``deadline_s`` fails the test."""
     client = httpx.Client(base_url=engine_server.url, timeout=60, headers=auth(engine_server))
-    response = client.send(client.build_request("POST", "/generate", json=body), stream=True)
+    response = client.send(client.build_request(method, path, json=body), stream=True)
     decoder = FrameDecoder()
     deadline = time.monotonic() + deadline_s
 

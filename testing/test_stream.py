@@ -129,7 +129,7 @@ def test_next_chunk_returns_exactly_the_buffered_frames_or_nothing_after_the_tim
         assert await s.next_chunk(0.05) == b""
         s.emit("status", stage="queued", message="a")
         s.emit("status", stage="queued", message="b")
-        expected = b"".join(list(s._frames and [data for _, data in s._frames]))
+        expected = b"".join(data for _, data in s.main.frames)
         chunk = await s.next_chunk(1)
         assert chunk == expected
         assert [f.header["message"] for f in read_frames(chunk)] == ["a", "b"]
@@ -157,15 +157,48 @@ def test_next_chunk_rechecks_after_clearing_its_wakeup():
         s = FrameStream("r", asyncio.get_running_loop())
         real_take, looks = s.take, []
 
-        def take():
+        def take(reader=None):
             looks.append(1)
             if len(looks) == 1:  # the first look sees nothing; the frame arrives right after it
-                s._frames.append(("status", s._encoder.frame("status", stage="queued", message="raced")))
+                s.main.frames.append(("status", s._encoder.frame("status", stage="queued", message="raced")))
                 return []
-            return real_take()
+            return real_take(reader)
 
         s.take = take
         chunk = await s.next_chunk(2)
         assert [f.header["message"] for f in read_frames(chunk)] == ["raced"]
 
     asyncio.run(main())
+
+
+def test_an_attaching_reader_gets_where_the_run_stands_then_live_frames_and_leaves_the_others_alone():
+    """``GET /requests/{id}/frames``: start, the newest status/progress/latent, every result; never a stale
+    status or progress, never a second copy for the main reader."""
+    import numpy as np
+
+    def progress(step):
+        s.emit("progress", step=step, total=9, eta_s=None, it_s=None)
+
+    s = FrameStream("r")
+    s.emit("start", config={}, output={}, latent={})
+    for step in (1, 2, 3):
+        s.emit("status", stage="sampling", message=f"s{step}")
+        progress(step)
+        s.emit_latent(step, np.zeros((1, 4, 2, 2)), "BCHW")
+    s.emit("result", path="a.png", url="u", kind="image", ext="png", bytes=1, timings={})
+    late = s.attach()
+    replay = [f for chunk in s.take(late) for f in read_frames(chunk)]
+    assert [f.type for f in replay] == ["start", "status", "progress", "latent", "result"]
+    assert replay[1].header["message"] == "s3" and replay[2].header["step"] == 3 and replay[3].header["step"] == 3
+    progress(4)
+    assert [f.header["step"] for chunk in s.take(late) for f in read_frames(chunk)] == [4]
+    main = [f for chunk in s.take() for f in read_frames(chunk)]
+    assert [f.type for f in main].count("progress") == 4  # the main reader lost nothing to the attach
+    s.release(late)
+    progress(5)
+    assert s.take(late) == [] and not s.detached
+    s.release(s.main)
+    assert s.detached and s.emit("end", ok=True)
+    after = s.attach()  # a finished run: its replay ends with its end frame, and nobody is registered
+    assert [f.type for chunk in s.take(after) for f in read_frames(chunk)][-1] == "end"
+    assert s.drained_for(after) and s.drained

@@ -12,6 +12,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 MAX_LORAS = 8
+MAX_BATCH = 16  # one request holds the queue for all its results; more is a script's job
 MAX_MODEL_EXTRAS = 64  # unknown ModelConfig keys kept (configs pasted from AI Toolkit carry some) ...
 MAX_MODEL_EXTRAS_BYTES = 64 * 1024  # ... and their size as JSON: they are copied into every sidecar
 
@@ -82,6 +83,10 @@ class SampleBody(BaseModel):
     ctrl_img_3: Optional[str] = Field(None, max_length=4096)
     output_ext: Optional[str] = Field(None, max_length=8)
     output_quality: Optional[int] = Field(None, ge=0, le=100, description="jpg/webp quality (default 95)")
+    batch_count: int = Field(1, ge=1, le=MAX_BATCH, description="results made one after another, each its own frame")
+    batch_seeds: Literal["consecutive", "random"] = Field(
+        "consecutive", description="seeds after the first: seed+1, seed+2… (A1111's batch count), or each random"
+    )
 
 
 class StreamBody(BaseModel):

@@ -112,11 +112,23 @@ class EngineClient:
             raise GenerationTimeout(f"no answer from /generate?wait=1 within {limit} s") from None
         return response.json() | {"http_status": response.status_code}
 
-    def generate(self, body: dict, timeout_s: Optional[float] = None) -> Iterator[Frame]:
+    def submit(self, body: dict) -> dict:
+        """``?detach=1``: queued at once and the engine's to finish; ``frames(request_id)`` follows it."""
+        return self._json("POST", "/generate", params={"detach": 1}, json=body)
+
+    def frames(self, request_id: str, timeout_s: Optional[float] = None) -> Iterator[Frame]:
+        """A submitted (or any recent) request's frames: where it stands, then live to its end. Closing the
+        generator early leaves the run going."""
+        return self.generate(None, timeout_s, path=f"/requests/{request_id}/frames")
+
+    def generate(
+        self, body: Optional[dict], timeout_s: Optional[float] = None, path: str = "/generate"
+    ) -> Iterator[Frame]:
         """Yield frames as they arrive. Closing the generator early drops the connection (= cancel)."""
         limit = timeout_s or self.generation_timeout_s
         deadline = time.monotonic() + limit if limit else None
-        with self.http.stream("POST", "/generate", json=body) as response:
+        method = "POST" if body is not None else "GET"
+        with self.http.stream(method, path, json=body) as response:
             if response.status_code >= 400:
                 response.read()
                 raise EngineError(response.status_code, response.json().get("detail"))
@@ -124,7 +136,8 @@ class EngineClient:
             for chunk in response.iter_raw():
                 yield from decoder.feed(chunk)
                 if deadline is not None and time.monotonic() > deadline:
-                    self.cancel_quietly(response.headers.get("x-request-id"))
+                    if body is not None:  # a run this stream owns; one followed by ``frames`` is left going
+                        self.cancel_quietly(response.headers.get("x-request-id"))
                     raise GenerationTimeout(
                         f"the stream of request {response.headers.get('x-request-id')} did not end within {limit} s"
                     )

@@ -123,6 +123,7 @@ class Engine:
     def submit(self, model: dict, sample: dict, stream: dict, frames: FrameStream) -> Request:
         """Check, then queue. ``BadRequest`` names a field; ``QueueFull`` means come back later (the stream
         is then dropped unread)."""
+        batch = {k: sample.pop(k) for k in ("batch_count", "batch_seeds") if k in sample}
         model_class, model_config, gen, options = self.checks.resolve(model, sample, stream)
         req = Request(
             frames.request_id,
@@ -131,7 +132,8 @@ class Engine:
             gen,
             options,
             frames,
-            body={"model": model, "sample": sample, "stream": stream},
+            body={"model": model, "sample": sample | batch, "stream": stream},
+            **batch,
         )
         gen.output_path = os.path.join(self.output_folder, f"{req.id}.{gen.output_ext}")
         frames.emit(
@@ -175,6 +177,10 @@ class Engine:
         if any(r.id == request_id for r in list(self._recent)):
             return "finished"
         return None
+
+    def find_request(self, request_id: str) -> Optional[Request]:
+        """Queued, running, or among the last finished (``_recent``): what ``GET /requests/{id}/frames`` reaches."""
+        return next((r for r in reversed(self._recent) if r.id == request_id), None)
 
     def open_streams(self) -> list[Request]:
         return [r for r in list(self._recent) if not r.stream.drained]
@@ -287,37 +293,64 @@ class Engine:
         # Wall-clock stamps: where a queue of requests loses time between them (testing/bench/engine_process.py
         # queue_row: the next request's picked_at against this one's sampled_at).
         req.timings["picked_at"] = round(time.time(), 4)
+        submitted = 0  # results handed to the saver: a failure's frames must come after theirs
         try:
             if req.cancelled.is_set():
                 raise GenerationCancelled()
-            media = self._load_and_generate(req, started)
-            req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
-            self._on_status(req, "Saving", "saving")
-            req.timings["sampled_at"] = round(time.time(), 4)
-            self.saver.submit(lambda: self.outputs.save_result(req, media, started))
+            for image in req.images():
+                if req.stream.closed:  # saving an earlier result failed: the request ended with that error
+                    break
+                self._make(req, image, started if image.index == 0 else time.monotonic())
+                submitted += 1
             # Freed only now, after sampling: parking in RAM or freeing never delays the request that caused
             # it (its file is written meanwhile), and the pre-load eviction makes room earlier when tight.
             self.pool.release_unused()
-        except GenerationCancelled:
-            req.stream.finish(False, "cancelled", "Cancelled")
-        except LoadFailed as e:
-            req.stream.finish(False, "load_failed", str(e))
-        except LoraMismatch as e:
-            req.stream.finish(False, "bad_request", str(e))
-        except PlanDoesNotFit as e:
-            req.stream.finish(False, "too_large", str(e))
-        except Exception as e:
-            if is_oom(e):
-                where = self.memory.oom_snapshot(req.stage)
-                self._free_after_oom(e)
-                req.stream.finish(False, "oom", self.memory.oom_message(where, e))
+        except BaseException as e:
+            code, message = self._failure(req, e)
+            if submitted:
+                self.saver.submit(lambda: req.stream.finish(False, code, message))
             else:
-                req.stream.finish(False, "internal", f"{type(e).__name__}: {e}"[:2000])
-        except BaseException:  # KeyboardInterrupt: the engine is stopping mid-request
-            req.stream.finish(False, "cancelled", "Engine stopping")
-            raise
+                req.stream.finish(False, code, message)
+            if not isinstance(e, Exception):  # KeyboardInterrupt: the engine is stopping mid-request
+                raise
         finally:
             self.queue.finished(req)
+
+    def _make(self, req: Request, image, started: float) -> None:
+        """One result of the request (a batch makes several): sample it here, save it on the saver thread."""
+        req.sample = image.sample
+        if image.count > 1:
+            req.stream.emit(
+                "status",
+                stage=req.stage,
+                message=f"Image {image.index + 1} of {image.count}",
+                image=image.index + 1,
+                images=image.count,
+            )
+        media = self._load_and_generate(req, started)
+        req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
+        self._on_status(req, "Saving", "saving")
+        req.timings["sampled_at"] = round(time.time(), 4)
+        timings = dict(req.timings)  # the next image's sampling rewrites req.timings while this one saves
+        self.saver.submit(lambda: self.outputs.save_result(req, media, started, image, timings))
+
+    def _failure(self, req: Request, error: BaseException) -> tuple[str, str]:
+        """The error frame's code and message for what ended a request."""
+        if isinstance(error, GenerationCancelled):
+            return "cancelled", "Cancelled"
+        if isinstance(error, LoadFailed):
+            return "load_failed", str(error)
+        if isinstance(error, LoraMismatch):
+            return "bad_request", str(error)
+        if isinstance(error, PlanDoesNotFit):
+            return "too_large", str(error)
+        if not isinstance(error, Exception):
+            return "cancelled", "Engine stopping"
+        if is_oom(error):
+            where = self.memory.oom_snapshot(req.stage)
+            self._free_after_oom(error)
+            return "oom", self.memory.oom_message(where, error)
+        return "internal", f"{type(error).__name__}: {error}"[:2000]
 
     def _load_and_generate(self, req: Request, started: float):
         """Plan, load, sample. Out of memory under an automatic plan, loading or sampling: once more, with a plan
@@ -368,7 +401,7 @@ class Engine:
         state = {"t0": time.monotonic(), "clock": StepClock(self.device), "hook_s": []}
         holder.sample_step_hook = lambda step: self._on_step(req, step, state)
         try:
-            media = holder.generate_media(req.sample)
+            media = holder.generate_media(req.sample)  # this image's (Request.images)
         except BaseException:
             # The CPU runs up to a step ahead of the GPU: waiting for a failed request's last previews would
             # wait for the steps queued ahead, and its error frame would come a step late.

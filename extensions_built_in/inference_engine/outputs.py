@@ -76,21 +76,24 @@ class Outputs:
             except FileNotFoundError:
                 pass
 
-    def save_result(self, req, media, started: float) -> None:
-        """On the saver thread: the file, its thumbnail and sidecar, then the result frame and the end. A full disk
-        or a codec refusing the frames fails this request only, and leaves no half result behind."""
-        result = None
+    def save_result(self, req, media, started: float, image, timings: dict) -> None:
+        """On the saver thread: the file, its thumbnail and sidecar, then the result frame (and after a batch's
+        last, the end). A full disk or a codec refusing the frames fails this request only, and leaves no half
+        result behind. ``image``: which result of the request (``Request.images``), with its own sample."""
+        result, sample = None, image.sample
         try:
             t_save = time.monotonic()
-            result = save_generated(media, req.sample, info=info_for(req.resolved_config()))
-            req.timings["save_s"] = round(time.monotonic() - t_save, 4)
-            req.timings["total_s"] = round(time.monotonic() - started, 4)
-            self._write_result_sidecar(req, result)
+            result = save_generated(media, sample, info=info_for(req.resolved_config(sample)))
+            timings["save_s"] = round(time.monotonic() - t_save, 4)
+            timings["total_s"] = round(time.monotonic() - started, 4)
+            req.timings["total_s"] = timings["total_s"]  # the queue's Retry-After reads the latest
+            self._write_result_sidecar(req, result, sample, timings)
         except Exception as e:  # a full disk, a codec refusing the frames: the request fails, the engine serves on
             if result is not None:  # the file made it, its sidecar did not: no half result stays behind
                 self.remove(result["path"])
             req.stream.finish(False, "internal", f"Saving the result failed: {type(e).__name__}: {e}"[:2000])
             return
+        batch = {"image": image.index + 1, "images": image.count} if image.count > 1 else {}
         req.stream.emit(
             "result",
             path=result["path"],
@@ -104,21 +107,23 @@ class Outputs:
             sample_rate=result.get("sample_rate"),
             duration_s=result.get("duration_s"),
             bytes=result["bytes"],
-            timings=req.timings,
-            seed=req.sample.seed,
+            timings=timings,
+            seed=sample.seed,
+            **batch,
         )
-        req.stream.finish(True)
+        if image.last:
+            req.stream.finish(True)
 
-    def _write_result_sidecar(self, req, result: dict) -> None:
+    def _write_result_sidecar(self, req, result: dict, sample, timings: dict) -> None:
         self.write_sidecar(
             result["path"],
             {
                 "request_id": req.id,
                 "created": req.created,
-                "config": req.resolved_config(),
+                "config": req.resolved_config(sample),
                 "request": req.body,
-                "seed": req.sample.seed,
-                "timings": req.timings,
+                "seed": sample.seed,
+                "timings": timings,
                 "result": {k: v for k, v in result.items() if k != "path"} | {"url": self.url(result["path"])},
             },
         )

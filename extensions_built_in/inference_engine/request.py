@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import random
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from typing import Iterator, Optional
 
 from extensions_built_in.inference_engine.latent_preview import checkpoint_preview_factors, preview_shape
 from extensions_built_in.inference_engine.request_checks import StreamOptions
 from extensions_built_in.inference_engine.stream import FrameStream
-from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.config_modules import MAX_SEED, GenerateImageConfig, ModelConfig
 
 
 @dataclass
@@ -26,19 +29,42 @@ class Request:
     message: str = "Waiting in queue"
     created: float = field(default_factory=time.time)
     timings: dict = field(default_factory=dict)
+    batch_count: int = 1
+    batch_seeds: str = "consecutive"
 
     @property
     def output_kind(self) -> str:
         return self.model_class.modality
 
-    def resolved_config(self) -> dict:
-        """The request as the engine runs it (defaults filled in): the start frame and the sidecar carry it."""
-        sample = {k: v for k, v in asdict(self.sample).items() if k not in ("output_path", "output_folder", "gen_time")}
-        return {
+    def resolved_config(self, sample: Optional[GenerateImageConfig] = None) -> dict:
+        """The request as the engine runs it (defaults filled in): the start frame carries it, and each result's
+        sidecar with that result's own ``sample`` (its seed)."""
+        fields = asdict(sample or self.sample)
+        config = {
             "model": self.model.identity() | {"arch": self.model_class.arch},
-            "sample": sample,
+            "sample": {k: v for k, v in fields.items() if k not in ("output_path", "output_folder", "gen_time")},
             "stream": asdict(self.options),
         }
+        if self.batch_count > 1:
+            config["batch"] = {"count": self.batch_count, "seeds": self.batch_seeds}
+        return config
+
+    def images(self) -> Iterator["BatchImage"]:
+        """Each result of a batch: the first is the request's own sample; the rest take the next seeds (or
+        random ones) and files named after the request id with ``_2``, ``_3``…"""
+        first = self.sample
+        stem, ext = os.path.splitext(first.output_path or "")
+        for index in range(self.batch_count):
+            if index == 0:
+                sample = first
+            else:
+                seed = (
+                    random.randint(0, MAX_SEED)
+                    if self.batch_seeds == "random"
+                    else (first.seed + index) % (MAX_SEED + 1)
+                )
+                sample = replace(first, seed=seed, output_path=f"{stem}_{index + 1}{ext}")
+            yield BatchImage(index, self.batch_count, sample)
 
     def latent_spec(self) -> dict:
         """The start frame's ``latent``: layout, RGB factors (the checkpoint's own where it ships them) and the
@@ -58,7 +84,21 @@ class Request:
             "arch": self.model_class.arch,
             "name_or_path": self.model.name_or_path,
             "prompt": self.sample.prompt,
+            "seed": self.sample.seed,
+            "batch_count": self.batch_count,
+            "detached": self.stream.detached,
             "stage": self.stage,
             "position": position,
             "created": self.created,
         }
+
+
+@dataclass(frozen=True)
+class BatchImage:
+    index: int
+    count: int
+    sample: GenerateImageConfig
+
+    @property
+    def last(self) -> bool:
+        return self.index == self.count - 1

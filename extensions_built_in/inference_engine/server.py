@@ -62,7 +62,11 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         return await asyncio.to_thread(engine.models)
 
     @app.post("/generate", responses={200: {"content": {MEDIA_TYPE: {}}, "description": "binary frame stream"}})
-    async def generate(body: GenerateBody, request: Request, wait: bool = Query(False)):
+    async def generate(body: GenerateBody, request: Request, wait: bool = Query(False), detach: bool = Query(False)):
+        """``?wait=1``: one JSON object at the end. ``?detach=1``: 202 at once; the run is the engine's (no
+        disconnect cancels it) and ``GET /requests/{id}/frames`` streams it, as often as a page reloads."""
+        if wait and detach:
+            return bad_request(("query", "detach"), "wait=1 and detach=1 exclude each other")
         stream = FrameStream(engine.new_request_id(), asyncio.get_running_loop())
         try:
             req = engine.submit(
@@ -77,11 +81,22 @@ def create_app(engine: Engine, token: str) -> FastAPI:
             return JSONResponse({"detail": str(e)}, status_code=429, headers={"Retry-After": str(e.retry_after_s)})
         if wait:
             return await wait_for_outcome(engine, req, request)
-        return StreamingResponse(
-            stream_frames(engine, req, request),
-            media_type=MEDIA_TYPE,
-            headers={"X-Request-Id": req.id, "Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"},
-        )
+        if detach:
+            stream.release(stream.main)
+            return JSONResponse(
+                {"request_id": req.id, **engine.position_field(req), "frames": f"/requests/{req.id}/frames"},
+                status_code=202,
+            )
+        return frames_response(engine, req, request, stream.main)
+
+    @app.get("/requests/{request_id}/frames", responses={200: {"content": {MEDIA_TYPE: {}}}})
+    async def request_frames(request_id: str, request: Request):
+        """A queued, running or recently finished request's frames: where it stands, then live to its end.
+        Leaving never cancels it (``POST /cancel/{id}`` does)."""
+        req = engine.find_request(request_id)
+        if req is None:
+            raise HTTPException(404, f"no queued, running or recent request {request_id!r}")
+        return frames_response(engine, req, request, req.stream.attach())
 
     @app.post("/cancel/{request_id}")
     async def cancel(request_id: str):
@@ -204,16 +219,25 @@ class BodyLimit:
         await self.app(scope, limited_receive, send)
 
 
-async def stream_frames(engine: Engine, req, request: Request):
-    """The response body: frames as they come, heartbeats while waiting; a vanished client cancels."""
+def frames_response(engine: Engine, req, request: Request, reader) -> StreamingResponse:
+    return StreamingResponse(
+        stream_frames(engine, req, request, reader),
+        media_type=MEDIA_TYPE,
+        headers={"X-Request-Id": req.id, "Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"},
+    )
+
+
+async def stream_frames(engine: Engine, req, request: Request, reader):
+    """The response body: frames as they come, heartbeats while waiting. A vanished client cancels the run only
+    when it held the main reader (the ``POST /generate`` that made it, not detached)."""
     stream = req.stream
     checked = time.monotonic()
     try:
         while True:
-            chunk = await stream.next_chunk(timeout=0.5)
+            chunk = await stream.next_chunk(timeout=0.5, reader=reader)
             if chunk:
                 yield chunk
-            if stream.drained:
+            if stream.drained_for(reader):
                 return
             # At most twice a second: each check costs this thread ~0.1 ms of GIL per chunk, which a
             # launch-bound sampler (SDXL on an H200) pays in step time. Starlette also cancels on disconnect.
@@ -224,7 +248,9 @@ async def stream_frames(engine: Engine, req, request: Request):
             if time.monotonic() - stream.last_emit > HEARTBEAT_S:
                 stream.emit("status", stage=req.stage, message=req.message, **engine.position_field(req))
     finally:
-        if not stream.drained:
+        owner = reader is stream.main
+        stream.release(reader)
+        if owner and not stream.drained_for(reader):
             engine.cancel(req.id)
 
 

@@ -6,6 +6,12 @@ replaces an older one that is still unsent (latest wins), while every other fram
 stamped under the same lock that orders the buffer, so delivered ``seq`` values always increase (with gaps
 where a latent frame was dropped).
 
+A stream has one reader per HTTP response reading it: the ``POST /generate`` response (the main reader), and one
+per ``GET /requests/{id}/frames`` that attached later. A reader that attaches gets the frames a page needs to
+draw the run as it stands (``start``, the latest ``status``, ``progress`` and ``latent``, every ``result``, and
+the ``error``/``end`` if it is over), then every frame from then on. A run whose main reader is dropped
+(``?detach=1``) belongs to the engine: nobody's disconnect cancels it.
+
 Neither torch nor HTTP here: the engine calls ``emit``; the server awaits ``next_chunk``.
 """
 
@@ -20,15 +26,28 @@ from typing import Any, Optional
 
 from extensions_built_in.inference_engine.protocol import FrameEncoder
 
+KEPT_LATEST = ("status", "progress", "latent")  # an attaching reader needs only the newest of each
+KEPT_ALL = ("start", "result", "error", "end")
+
+
+class Reader:
+    """One response's unsent frames, and the event that wakes it."""
+
+    def __init__(self, loop: Optional[asyncio.AbstractEventLoop]):
+        self.frames: deque = deque()  # (type, bytes)
+        self.wakeup = asyncio.Event() if loop is not None else None
+
 
 class FrameStream:
     def __init__(self, request_id: str, loop: Optional[asyncio.AbstractEventLoop] = None):
         self.request_id = request_id
         self._encoder = FrameEncoder(request_id)
         self._lock = threading.Lock()
-        self._frames: deque = deque()  # (type, bytes)
         self._loop = loop
-        self._wakeup = asyncio.Event() if loop is not None else None
+        self.main: Optional[Reader] = Reader(loop)
+        self._readers: list[Reader] = [self.main]
+        self._kept: list = []  # (order, type, bytes): what an attaching reader is sent first
+        self._order = 0
         self.closed = False  # an ``end`` frame was emitted; nothing follows it
         self.dropped_latents = 0
         self.last_emit = time.monotonic()
@@ -54,9 +73,8 @@ class FrameStream:
         with self._lock:
             if self.closed:
                 return False
-            self._frames.append((type, self._encoder.frame(type, **fields)))
+            self._append(type, self._encoder.frame(type, **fields))
             self.closed = type == "end"
-            self.last_emit = time.monotonic()
         self._notify()
         return True
 
@@ -64,15 +82,26 @@ class FrameStream:
         with self._lock:
             if self.closed:
                 return False
-            for i, (kind, _) in enumerate(self._frames):
-                if kind == "latent":  # the reader has not taken it yet: the newer one wins
-                    del self._frames[i]
-                    self.dropped_latents += 1
-                    break
-            self._frames.append(("latent", self._encoder.latent(step, array, layout, **fields)))
-            self.last_emit = time.monotonic()
+            self._append("latent", self._encoder.latent(step, array, layout, **fields))
         self._notify()
         return True
+
+    def _append(self, type: str, data: bytes) -> None:
+        """Under the lock. A latent frame a reader has not taken yet is replaced: the newer one wins."""
+        for reader in self._readers:
+            if type == "latent":
+                for i, (kind, _) in enumerate(reader.frames):
+                    if kind == "latent":
+                        del reader.frames[i]
+                        self.dropped_latents += 1
+                        break
+            reader.frames.append((type, data))
+        if type in KEPT_LATEST:
+            self._kept = [k for k in self._kept if k[1] != type]
+        if type in KEPT_LATEST or type in KEPT_ALL:
+            self._kept.append((self._order, type, data))
+        self._order += 1
+        self.last_emit = time.monotonic()
 
     def finish(self, ok: bool, error_code: Optional[str] = None, message: str = "") -> None:
         """End the stream (idempotent): an ``error`` frame first when not ok, then ``end``."""
@@ -86,36 +115,68 @@ class FrameStream:
     def _notify(self) -> None:
         if self._loop is None or self._held:
             return
-        try:
-            self._loop.call_soon_threadsafe(self._wakeup.set)
-        except RuntimeError:  # the server's loop is gone (shutdown); nobody is reading any more
-            pass
+        for reader in list(self._readers):
+            try:
+                self._loop.call_soon_threadsafe(reader.wakeup.set)
+            except RuntimeError:  # the server's loop is gone (shutdown); nobody is reading any more
+                return
+
+    # ------------------------------------------------------------------ readers
+    def attach(self) -> Reader:
+        """A new reader: the run as it stands, then everything from now on."""
+        reader = Reader(self._loop)
+        with self._lock:
+            reader.frames.extend((type, data) for _, type, data in sorted(self._kept, key=lambda k: k[0]))
+            if not self.closed:
+                self._readers.append(reader)
+        return reader
+
+    def release(self, reader: Reader) -> None:
+        """A reader's response ended: frames stop piling up for it."""
+        with self._lock:
+            if reader in self._readers:
+                self._readers.remove(reader)
+            if reader is self.main:
+                self.main = None
+
+    @property
+    def detached(self) -> bool:
+        """Nobody holds the main reader: the run is the engine's (``?detach=1``)."""
+        return self.main is None
 
     # ------------------------------------------------------------------ reader side (the server's event loop)
-    def take(self) -> list[bytes]:
+    def take(self, reader: Optional[Reader] = None) -> list[bytes]:
+        reader = reader or self.main
         with self._lock:
-            frames = [data for _, data in self._frames]
-            self._frames.clear()
+            if reader is None:
+                return []
+            frames = [data for _, data in reader.frames]
+            reader.frames.clear()
             return frames
+
+    def drained_for(self, reader: Optional[Reader]) -> bool:
+        with self._lock:
+            return self.closed and (reader is None or not reader.frames)
 
     @property
     def drained(self) -> bool:
-        with self._lock:
-            return self.closed and not self._frames
+        """The main reader has had every frame (a detached run: it has ended)."""
+        return self.drained_for(self.main)
 
-    async def next_chunk(self, timeout: float) -> bytes:
+    async def next_chunk(self, timeout: float, reader: Optional[Reader] = None) -> bytes:
         """Everything buffered, as one chunk; b"" when ``timeout`` passed with nothing new."""
-        frames = self.take()
-        if frames:
+        reader = reader or self.main
+        frames = self.take(reader)
+        if frames or reader is None:
             return b"".join(frames)
-        self._wakeup.clear()
-        frames = self.take()  # re-check after clearing, or a notify in between would be lost
+        reader.wakeup.clear()
+        frames = self.take(reader)  # re-check after clearing, or a notify in between would be lost
         if not frames:
             try:
-                await asyncio.wait_for(self._wakeup.wait(), timeout)
+                await asyncio.wait_for(reader.wakeup.wait(), timeout)
             except asyncio.TimeoutError:
                 return b""
-            frames = self.take()
+            frames = self.take(reader)
         return b"".join(frames)
 
     def collect(self) -> list[bytes]:

@@ -1,61 +1,39 @@
 'use client';
 /**
- * One generation at a time: POST /api/inference/generate, read the binary frame stream as it arrives,
- * keep the newest latent for the preview and expose a snapshot for rendering (throttled, so 150 steps/s
- * do not mean 150 React renders/s).
+ * Runs belong to the engine, not to this tab. Generate submits with `?detach=1` (the engine queues it and answers
+ * at once), and the preview follows one run at a time through `GET /requests/{id}/frames`, which starts with where
+ * the run stands. So the form stays usable while a run goes on, a reload or a visit to /jobs re-attaches to the
+ * running request (found in `GET /queue`), and leaving never cancels anything: Cancel does.
  */
-import { useCallback, useRef, useState } from 'react';
-import { apiFetch, errorMessage } from '@/utils/api';
-import { type Frame, type Latent, type LatentSpec, type Stage, FrameParser, latentOf } from '@/utils/engineStream';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { apiFetch, apiJson, errorMessage } from '@/utils/api';
+import { type Latent, FrameParser, latentOf } from '@/utils/engineStream';
+import {
+  EMPTY_QUEUE, FINISHED, IDLE, type QueueState, type RunView, applyFrame, endedWithoutEnd, nextToWatch,
+} from '@/utils/runView';
 
-export type Phase = 'idle' | 'connecting' | Stage | 'done' | 'error' | 'cancelled';
-
-export interface ResultInfo {
-  path: string;
-  url: string;
-  kind: 'image' | 'video' | 'audio';
-  ext: string;
-  width?: number | null;
-  height?: number | null;
-  frames?: number | null;
-  fps?: number | null;
-  duration_s?: number | null;
-  seed?: number;
-  timings?: Record<string, number | null>;
-}
-
-export interface RunView {
-  requestId: string | null;
-  phase: Phase;
-  message: string;
-  step: number;
-  total: number;
-  etaS: number | null;
-  itS: number | null;
-  position: number | null;
-  seed: number | null;
-  spec: LatentSpec | null;
-  outputKind: string | null;
-  latentStep: number;
-  latentCount: number;
-  result: ResultInfo | null;
-  error: { code: string; message: string } | null;
-  elapsedMs: number;
-}
-
-const IDLE: RunView = {
-  requestId: null, phase: 'idle', message: '', step: 0, total: 0, etaS: null, itS: null, position: null, seed: null,
-  spec: null, outputKind: null, latentStep: 0, latentCount: 0, result: null, error: null, elapsedMs: 0,
-};
+export type { Phase, ResultInfo, RunView } from '@/utils/runView';
 
 const RENDER_EVERY_MS = 50;
+const QUEUE_POLL_MS = { active: 1000, idle: 5000 };
 
-export function useGeneration(jobId: string | null, onFinished?: (view: RunView) => void) {
+async function failure(res: Response): Promise<string> {
+  const text = await res.text();
+  try {
+    return errorMessage(JSON.parse(text)) || `HTTP ${res.status}`;
+  } catch {
+    return text || `HTTP ${res.status}`;
+  }
+}
+
+export function useGeneration(jobId: string | null, onResult?: () => void) {
   const [view, setView] = useState<RunView>(IDLE);
+  const [queue, setQueue] = useState<QueueState>(EMPTY_QUEUE);
   const live = useRef<RunView>(IDLE);
   const latent = useRef<Latent | null>(null);
-  const abort = useRef<AbortController | null>(null);
+  const watch = useRef<{ id: string; abort: AbortController } | null>(null);
   const flushTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const q = `job=${encodeURIComponent(jobId ?? '')}`;
 
   const flush = useCallback((now = false) => {
     if (now) {
@@ -70,129 +48,119 @@ export function useGeneration(jobId: string | null, onFinished?: (view: RunView)
     }, RENDER_EVERY_MS);
   }, []);
 
-  const apply = useCallback((frame: Frame, t0: number) => {
-    const h = frame.header as Record<string, unknown>;
-    const v = live.current;
-    v.elapsedMs = performance.now() - t0;
-    switch (frame.type) {
-      case 'start': {
-        const config = h.config as { sample?: { seed?: number; num_inference_steps?: number } };
-        v.requestId = frame.header.request_id;
-        v.spec = h.latent as LatentSpec;
-        v.outputKind = (h.output as { kind: string }).kind;
-        v.seed = config.sample?.seed ?? null;
-        v.total = config.sample?.num_inference_steps ?? 0;
-        v.phase = 'queued';
-        break;
-      }
-      case 'status':
-        v.phase = (h.stage as Phase) ?? v.phase;
-        v.message = String(h.message ?? '');
-        v.position = typeof h.position === 'number' ? h.position : null;
-        break;
-      case 'progress':
-        v.phase = 'sampling';
-        v.step = h.step as number;
-        v.total = h.total as number;
-        v.etaS = (h.eta_s as number | null) ?? null;
-        v.itS = (h.it_s as number | null) ?? null;
-        break;
-      case 'latent':
-        latent.current = latentOf(frame);
-        v.latentStep = latent.current.step;
-        v.latentCount += 1;
-        break;
-      case 'result':
-        v.result = h as unknown as ResultInfo;
-        break;
-      case 'error':
-        v.error = { code: String(h.code), message: String(h.message) };
-        v.phase = h.code === 'cancelled' ? 'cancelled' : 'error';
-        break;
-      case 'end':
-        if (h.ok) {
-          v.phase = 'done';
-          v.message = `finished in ${(v.elapsedMs / 1000).toFixed(1)} s`;
-        }
-        else if (v.phase !== 'cancelled') v.phase = 'error';
-        break;
-    }
-  }, []);
+  const refreshQueue = useRef<() => Promise<QueueState | null>>(async () => null);
 
-  const run = useCallback(
-    async (body: unknown) => {
-      if (!jobId) return;
-      abort.current?.abort();
-      const ac = new AbortController();
-      abort.current = ac;
+  /** Follow one run's frames until its end (or until another run is followed instead). */
+  const follow = useCallback(
+    async (id: string) => {
+      if (!jobId || watch.current?.id === id) return;
+      watch.current?.abort.abort();
+      const mine = { id, abort: new AbortController() };
+      watch.current = mine;
       latent.current = null;
-      live.current = { ...IDLE, phase: 'connecting', message: 'Connecting to the engine' };
+      live.current = { ...IDLE, requestId: id, phase: 'connecting', message: 'Attaching to the run' };
       flush(true);
-      const t0 = performance.now();
       try {
-        const res = await apiFetch(`/api/inference/generate?job=${encodeURIComponent(jobId)}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-          signal: ac.signal,
-        });
-        if (!res.ok || !res.body) {
-          const text = await res.text();
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            /* plain text */
-          }
-          throw new Error(errorMessage(parsed) || `HTTP ${res.status}`);
-        }
+        const res = await apiFetch(`/api/inference/requests/${id}/frames?${q}`, { signal: mine.abort.signal });
+        if (!res.ok || !res.body) throw new Error(await failure(res));
         const reader = res.body.getReader();
         const parser = new FrameParser();
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
-          for (const frame of parser.push(value)) apply(frame, t0);
+          for (const frame of parser.push(value)) {
+            if (frame.type === 'latent') latent.current = latentOf(frame);
+            applyFrame(live.current, frame);
+            if (frame.type === 'result') onResult?.();
+          }
           flush();
         }
         parser.end();
-        if (!['done', 'error', 'cancelled'].includes(live.current.phase)) {
-          live.current.phase = 'error';
-          live.current.error = { code: 'internal', message: 'the stream ended without an end frame' };
-        }
+        endedWithoutEnd(live.current);
       } catch (e) {
-        const v = live.current;
-        if (ac.signal.aborted) {
-          v.phase = 'cancelled';
-          v.error ??= { code: 'cancelled', message: 'Cancelled' };
-        } else {
-          v.phase = 'error';
-          v.error = { code: 'client', message: (e as Error).message };
-        }
+        if (mine.abort.signal.aborted) return; // another run is followed now, or the page is leaving
+        live.current.phase = 'error';
+        live.current.error = { code: 'client', message: (e as Error).message };
+        live.current.message = (e as Error).message;
       } finally {
-        if (abort.current === ac) abort.current = null;
-        flush(true);
-        onFinished?.({ ...live.current });
+        if (watch.current === mine) {
+          watch.current = null;
+          flush(true);
+          onResult?.();
+          void refreshQueue.current(); // the next run in line, if any, is followed from here
+        }
       }
     },
-    [jobId, apply, flush, onFinished],
+    [jobId, q, flush, onResult],
   );
 
-  /** Ask the engine to cancel (the stream then ends with a `cancelled` error); drop the connection if it hangs. */
+  refreshQueue.current = async () => {
+    if (!jobId) return null;
+    try {
+      const state = await apiJson<QueueState>(`/api/inference/queue?${q}`);
+      setQueue(state);
+      const next = nextToWatch(state);
+      if (next && !watch.current) void follow(next);
+      return state;
+    } catch {
+      return null; // engine starting or stopping: the next poll tries again
+    }
+  };
+
+  // Re-attach on load and after navigation; keep the queue list fresh while anything waits.
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout>;
+    let stopped = false;
+    const tick = async () => {
+      const state = await refreshQueue.current();
+      const active = Boolean(watch.current || state?.running || state?.pending.length);
+      if (!stopped) timer = setTimeout(tick, active ? QUEUE_POLL_MS.active : QUEUE_POLL_MS.idle);
+    };
+    void tick();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      watch.current?.abort.abort(); // stop reading; the run itself goes on in the engine
+      watch.current = null;
+    };
+  }, [jobId]);
+
+  /** Queue a run; the preview follows it when nothing else is followed. Returns an error message or null. */
+  const submit = useCallback(
+    async (body: unknown): Promise<string | null> => {
+      if (!jobId) return 'No engine selected';
+      const res = await apiFetch(`/api/inference/generate?detach=1&${q}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (!res.ok) return failure(res);
+      const { request_id } = (await res.json()) as { request_id: string };
+      if (!watch.current || FINISHED.includes(live.current.phase)) void follow(request_id);
+      void refreshQueue.current();
+      return null;
+    },
+    [jobId, q, follow],
+  );
+
+  const cancelRun = useCallback(
+    async (id: string) => {
+      if (!jobId) return;
+      await apiFetch(`/api/inference/cancel/${id}?${q}`, { method: 'POST' }).catch(() => undefined);
+      void refreshQueue.current();
+    },
+    [jobId, q],
+  );
+
+  /** Cancel the run the preview follows (its stream then ends with a `cancelled` error frame). */
   const cancel = useCallback(async () => {
-    const ac = abort.current;
     const id = live.current.requestId;
-    if (!ac) return;
-    if (!id || !jobId) return ac.abort();
+    if (!id) return;
     live.current.message = 'Cancelling';
     flush(true);
-    try {
-      await apiFetch(`/api/inference/cancel/${id}?job=${encodeURIComponent(jobId)}`, { method: 'POST' });
-    } catch {
-      /* the abort below covers it */
-    }
-    setTimeout(() => abort.current === ac && ac.abort(), 5000);
-  }, [jobId, flush]);
+    await cancelRun(id);
+  }, [flush, cancelRun]);
 
-  const busy = !['idle', 'done', 'error', 'cancelled'].includes(view.phase);
-  return { view, latent, run, cancel, busy };
+  const busy = !FINISHED.includes(view.phase);
+  return { view, latent, submit, cancel, cancelRun, busy, queue };
 }

@@ -5,6 +5,7 @@ import Gallery from '@/components/generate/Gallery';
 import ModelPanel from '@/components/generate/ModelPanel';
 import PreviewPanel from '@/components/generate/PreviewPanel';
 import PromptPanel from '@/components/generate/PromptPanel';
+import QueueList from '@/components/generate/QueueList';
 import {
   DEFAULT_SAMPLE, type ModelForm, type SampleForm, type StreamForm, generateBody, sampleDefaults, snap,
 } from '@/components/generate/formState';
@@ -49,14 +50,16 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   };
 
   const refreshOutputs = outputs.refresh;
-  const onFinished = useCallback(() => void refreshOutputs(), [refreshOutputs]);
-  const gen = useGeneration(jobId, onFinished);
+  const onResult = useCallback(() => void refreshOutputs(), [refreshOutputs]);
+  const gen = useGeneration(jobId, onResult);
+  const [submitError, setSubmitError] = useState<string | null>(null);
 
-  const generate = () => {
+  // The form stays usable while runs go on: Generate queues another one in the engine.
+  const generate = async () => {
     if (!arch) return;
     const snapped = { ...sample, width: snap(sample.width, arch.divisibility), height: snap(sample.height, arch.divisibility) };
     setSample(snapped);
-    gen.run(generateBody(arch, model, snapped, stream));
+    setSubmitError(await gen.submit(generateBody(arch, model, snapped, stream)));
   };
 
   const reuse = (entry: OutputEntry) => {
@@ -85,20 +88,22 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
       />
       <div className="flex flex-col gap-4 lg:flex-row">
         <div className="w-full shrink-0 lg:w-96">
-          <ModelPanel archs={archs} model={model} onArch={changeArch} onChange={setModel} disabled={gen.busy} jobId={jobId} online={online} />
-          <PromptPanel arch={arch} jobId={jobId} sample={sample} stream={stream} onSample={setSample} onStream={setStream} disabled={gen.busy} />
+          <ModelPanel archs={archs} model={model} onArch={changeArch} onChange={setModel} disabled={false} jobId={jobId} online={online} />
+          <PromptPanel arch={arch} jobId={jobId} sample={sample} stream={stream} onSample={setSample} onStream={setStream} disabled={false} />
           <button
             className="btn-primary w-full py-2 text-base"
-            disabled={!online || !arch || gen.busy || !sample.prompt.trim() || missingControl}
-            onClick={generate}
+            disabled={!online || !arch || !sample.prompt.trim() || missingControl}
+            onClick={() => void generate()}
             data-testid="generate"
           >
-            {gen.busy ? 'Generating…' : online ? 'Generate' : 'Start an engine first'}
+            {!online ? 'Start an engine first' : gen.busy ? 'Queue another' : 'Generate'}
           </button>
+          {submitError && <div className="mt-2 text-sm text-rose-400" data-testid="submit-error">{submitError}</div>}
           {models.error && online && <div className="mt-2 text-sm text-rose-400">{models.error.message}</div>}
         </div>
         <div className="min-w-0 flex-1">
           <PreviewPanel view={gen.view} latent={gen.latent} busy={gen.busy} onCancel={gen.cancel} />
+          <QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} />
           <Gallery outputs={outputs.data ?? []} onReuse={reuse} />
         </div>
       </div>

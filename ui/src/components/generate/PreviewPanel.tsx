@@ -7,7 +7,7 @@
 import { type RefObject, useEffect, useRef, useState } from 'react';
 import { type Latent, frameCount, projectLatent } from '@/utils/engineStream';
 import { timingsText } from '@/utils/timings';
-import type { RunView } from '@/hooks/useGeneration';
+import type { RunView } from '@/utils/runView';
 import Media from './Media';
 
 interface Props {
@@ -52,7 +52,7 @@ export default function PreviewPanel({ view, latent, busy, onCancel }: Props) {
   const pct = view.total ? Math.round((100 * view.step) / view.total) : 0;
   const layout = latent.current?.layout ?? view.spec?.layout;
   return (
-    <section className="card mb-4" data-testid="preview-panel">
+    <section className="card mb-4" data-testid="preview-panel" data-request-id={view.requestId ?? ""}>
       <div className="mb-3 flex items-center justify-between">
         <h2 className="text-sm font-semibold">Preview</h2>
         <div className="flex items-center gap-3 text-sm">
@@ -66,13 +66,13 @@ export default function PreviewPanel({ view, latent, busy, onCancel }: Props) {
       </div>
       <div className="flex flex-wrap gap-4">
         <div className="flex flex-col items-center">
-          <div className="flex h-80 w-80 items-center justify-center rounded bg-black">
+          <div className="flex aspect-square w-80 max-w-full items-center justify-center rounded bg-black">
             <canvas
               ref={canvas}
               width={1}
               height={1}
               className={`pixelated max-h-80 max-w-80 ${view.latentCount ? '' : 'invisible'}`}
-              style={layout === 'BLC' ? { width: '20rem', height: '10rem' } : { width: '20rem', height: 'auto', aspectRatio: `${canvasAspect(latent.current)}` }}
+              style={layout === 'BLC' ? { width: '20rem', maxWidth: '100%', height: '10rem' } : { width: '20rem', maxWidth: '100%', height: 'auto', aspectRatio: `${canvasAspect(latent.current)}` }}
               data-testid="preview-canvas"
             />
           </div>
@@ -80,7 +80,7 @@ export default function PreviewPanel({ view, latent, busy, onCancel }: Props) {
             {view.latentCount ? `latent of step ${view.latentStep}${layout === 'BLC' ? ' · time →, channels ↓' : ''}` : 'latent preview'}
           </div>
           {frames > 1 && (
-            <div className="mt-2 flex w-80 items-center gap-2">
+            <div className="mt-2 flex w-80 max-w-full items-center gap-2">
               <button className="btn-ghost px-2 py-0.5 text-xs" onClick={() => setPlaying(!playing)} data-testid="frame-play">
                 {playing ? 'Pause' : 'Play'}
               </button>
@@ -106,10 +106,12 @@ export default function PreviewPanel({ view, latent, busy, onCancel }: Props) {
         </div>
         {view.result && (
           <div className="flex flex-col items-center">
-            <div className="flex h-80 w-80 items-center justify-center rounded bg-black">
+            <div className="flex aspect-square w-80 max-w-full items-center justify-center rounded bg-black">
               <Media url={view.result.url} name={view.result.path} className="max-h-80 max-w-80 w-full" />
             </div>
-            <div className="mt-1 text-xs text-gray-500">result · seed {view.result.seed ?? view.seed}</div>
+            <div className="mt-1 text-xs text-gray-500">
+              result{view.images > 1 ? ` ${view.result.image ?? view.results} of ${view.images}` : ''} · seed {view.result.seed ?? view.seed}
+            </div>
             <div className="text-xs text-gray-500" data-testid="result-timings">{timingsText(view.result.timings)}</div>
           </div>
         )}
@@ -124,6 +126,7 @@ export default function PreviewPanel({ view, latent, busy, onCancel }: Props) {
           </span>
           <span>eta {fmtSeconds(view.etaS)}</span>
           <span>{view.itS ? `${view.itS.toFixed(1)} it/s` : '— it/s'}</span>
+          {view.images > 1 && <span data-testid="batch-progress">image {view.image} of {view.images}</span>}
           {view.seed !== null && <span>seed {view.seed}</span>}
           {view.position ? <span>queue position {view.position}</span> : null}
           <span className="text-gray-500">{view.message}</span>

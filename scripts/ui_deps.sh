@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The UI's npm packages, installed when package-lock.json changed since the last install (better-sqlite3
+# compiles from source: a minute or two the first time). Used by scripts/test_ui.sh and scripts/demo.sh.
+set -euo pipefail
+cd "$(dirname "$0")/../ui"
+stamp=node_modules/.aitk-lock
+if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
+  npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json "$stamp"
+fi

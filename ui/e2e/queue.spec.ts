@@ -1,0 +1,105 @@
+/**
+ * Runs are the engine's, not the tab's (useGeneration: `?detach=1`, `GET /requests/{id}/frames`, `GET /queue`):
+ * the form stays editable while a run goes on, more runs queue behind it with their places in line, one can be
+ * cancelled while it waits, and a reload mid-run re-attaches to the same run, which continues and finishes.
+ * Its own engine job, started through the jobs API as the UI starts jobs.
+ */
+import { type Page, expect, test } from '@playwright/test';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { TOKEN, TRAINING_FOLDER, authHeaders, currentStep, runStatus, screenshot, setNumber, waitForStep } from './helpers';
+
+test.describe.configure({ mode: 'serial' });
+
+const NAME = 'queue_engine';
+const OUTPUTS = path.join(TRAINING_FOLDER, NAME, 'outputs');
+let jobId = '';
+let page: Page;
+
+function jobConfig() {
+  const engine = { warm_up: false };
+  return { job: 'extension', config: { name: NAME, process: [{ type: 'InferenceEngine', sqlite_db_path: './aitk_db.db', device: 'auto', engine }] } };
+}
+
+function resultsOf(requestId: string): string[] {
+  try {
+    return readdirSync(OUTPUTS).filter((n) => n.startsWith(requestId) && !n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+}
+
+test.beforeAll(async ({ browser, request }) => {
+  const created = await request.post('/api/jobs', {
+    headers: authHeaders(),
+    data: { name: NAME, gpu_ids: '0', job_config: jobConfig(), job_type: 'inference' },
+  });
+  expect(created.status()).toBe(200);
+  jobId = (await created.json()).id;
+  expect((await request.get(`/api/jobs/${jobId}/start`, { headers: authHeaders() })).status()).toBe(200);
+  expect((await request.get('/api/queue/0/start', { headers: authHeaders() })).status()).toBe(200);
+  page = await browser.newPage();
+  await page.addInitScript((token) => localStorage.setItem('AI_TOOLKIT_AUTH', token), TOKEN);
+  page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+});
+
+test.afterAll(async ({ request }) => {
+  await page?.close();
+  if (!jobId) return;
+  await request.get(`/api/jobs/${jobId}/stop`, { headers: authHeaders() });
+  await expect
+    .poll(async () => (await (await request.get(`/api/jobs?id=${jobId}`, { headers: authHeaders() })).json()).status, { timeout: 60_000 })
+    .toBe('stopped');
+});
+
+async function fillForm(prompt: string, steps: number) {
+  await page.getByTestId('prompt').fill(prompt);
+  await setNumber(page, 'num_inference_steps', steps);
+}
+
+test('queue three runs while one runs, cancel one, reload mid-run: the run continues and every queued run finishes', async () => {
+  await page.goto(`/generate?job=${jobId}`);
+  await expect(page.getByTestId('engine-health')).toContainText('online', { timeout: 120_000 });
+  await page.getByTestId('arch-select').selectOption('sd1');
+  await page.getByTestId('model-path').fill('tiny:sd1');
+  await setNumber(page, 'width', 64);
+  await setNumber(page, 'height', 64);
+  await fillForm('the long run', 400);
+  await page.getByTestId('generate').click();
+  await waitForStep(page, 3, 120_000);
+  const longRun = await page.getByTestId('preview-panel').getAttribute('data-request-id');
+  expect(longRun).toMatch(/^[0-9a-f]{32}$/);
+
+  // The form is editable mid-run, and Generate queues.
+  for (const prompt of ['queued one', 'queued two', 'queued three']) {
+    await fillForm(prompt, 4);
+    await expect(page.getByTestId('generate')).toBeEnabled();
+    await page.getByTestId('generate').click();
+  }
+  await expect(page.getByTestId('queue-item')).toHaveCount(3);
+  await expect(page.getByTestId('queue-position')).toHaveText(['#1', '#2', '#3']);
+  await expect(page.getByTestId('queue-item').nth(1)).toContainText('queued two');
+  await screenshot(page, 'generate-queue.png');
+
+  // Cancel the middle one while it waits: the one behind it moves up.
+  await page.getByTestId('queue-cancel').nth(1).click();
+  await expect(page.getByTestId('queue-item')).toHaveCount(2);
+  await expect(page.getByTestId('queue-item')).toContainText(['queued one', 'queued three']);
+  await expect(page.getByTestId('queue-position')).toHaveText(['#1', '#2']);
+
+  // A reload mid-run: the page follows the same run again, from where it stands.
+  const before = await currentStep(page);
+  expect(before).toBeLessThan(400);
+  await page.reload();
+  await expect(page.getByTestId('preview-panel')).toHaveAttribute('data-request-id', longRun!, { timeout: 30_000 });
+  await expect.poll(() => currentStep(page), { timeout: 60_000 }).toBeGreaterThan(before);
+  await expect(page.getByTestId('queue-item')).toHaveCount(2);
+  await expect.poll(() => resultsOf(longRun!).length, { timeout: 240_000 }).toBe(1);
+
+  // Then the two still queued run in order, and the preview follows each; nothing is left waiting.
+  await expect(page.getByTestId('queue')).toHaveCount(0, { timeout: 120_000 });
+  await expect(runStatus(page)).toHaveText('done', { timeout: 60_000 });
+  await expect(page.getByTestId('step-counter')).toHaveText('4 / 4');
+  const files = readdirSync(OUTPUTS).filter((n) => n.endsWith('.png'));
+  expect(files.length).toBe(3); // the long run and two queued ones: the cancelled one made nothing
+});
