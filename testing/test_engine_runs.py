@@ -88,7 +88,7 @@ def results_of(frames) -> list:
     return [f for f in frames if f.type == "result"]
 
 
-def test_a_batch_makes_each_result_with_the_next_seed_its_own_file_and_sidecar(engine_server):
+def test_a_batch_makes_each_result_with_the_next_seed_its_own_file_and_sidecar(engine_server, capfd):
     frames = list(engine_server.client.generate(body_for("sd1", steps=2, seed=40, batch_count=4)))
     start, results = frames[0], results_of(frames)
     assert start.header["config"]["batch"] == {"count": 4, "seeds": "consecutive"}
@@ -107,6 +107,9 @@ def test_a_batch_makes_each_result_with_the_next_seed_its_own_file_and_sidecar(e
     assert len(pixels) == 4, "each seed draws its own image"
     status = [f.header["message"] for f in frames if f.type == "status"]
     assert "Image 2 of 4" in status and "Image 4 of 4" in status
+    # The engine's log (the job page shows it) records the request once, when it is over.
+    [line] = [x for x in capfd.readouterr().out.splitlines() if start.request_id[:8] in x]
+    assert "sd1 tiny:sd1" in line and "2 steps" in line and "4 images: done in" in line
 
 
 def test_a_random_seed_batch_and_a_cancelled_batch_keeps_what_it_finished(engine_server):

@@ -307,6 +307,7 @@ class Engine:
             self.pool.release_unused()
         except BaseException as e:
             code, message = self._failure(req, e)
+            print(req.log_line(f"{code}: {message.splitlines()[0] if message else ''}"[:300]), flush=True)
             if submitted:
                 self.saver.submit(lambda: req.stream.finish(False, code, message))
             else:

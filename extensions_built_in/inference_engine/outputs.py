@@ -92,6 +92,7 @@ class Outputs:
             if result is not None:  # the file made it, its sidecar did not: no half result stays behind
                 self.remove(result["path"])
             req.stream.finish(False, "internal", f"Saving the result failed: {type(e).__name__}: {e}"[:2000])
+            print(req.log_line(f"saving failed: {type(e).__name__}: {e}"[:300]), flush=True)
             return
         batch = {"image": image.index + 1, "images": image.count} if image.count > 1 else {}
         req.stream.emit(
@@ -113,6 +114,7 @@ class Outputs:
         )
         if image.last:
             req.stream.finish(True)
+            print(req.log_line(f"done in {timings['total_s']:.1f} s"), flush=True)
 
     def _write_result_sidecar(self, req, result: dict, sample, timings: dict) -> None:
         self.write_sidecar(

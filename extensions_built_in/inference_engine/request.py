@@ -66,6 +66,16 @@ class Request:
                 sample = replace(first, seed=seed, output_path=f"{stem}_{index + 1}{ext}")
             yield BatchImage(index, self.batch_count, sample)
 
+    def log_line(self, outcome: str) -> str:
+        """One line per finished request in the engine's log (the job page shows it): what ran and how it ended."""
+        s = self.sample
+        size = f"{s.duration_s:g} s" if self.output_kind == "audio" else f"{s.width}x{s.height}"
+        images = f", {self.batch_count} images" if self.batch_count > 1 else ""
+        return (
+            f"[engine] request {self.id[:8]}: {self.model_class.arch} {self.model.name_or_path}, {size}, "
+            f"{s.num_inference_steps} steps, seed {s.seed}{images}: {outcome}"
+        )
+
     def latent_spec(self) -> dict:
         """The start frame's ``latent``: layout, RGB factors (the checkpoint's own where it ships them) and the
         shape the previews will have."""

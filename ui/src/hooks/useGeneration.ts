@@ -129,18 +129,35 @@ export function useGeneration(jobId: string | null, onResult?: () => void) {
   const submit = useCallback(
     async (body: unknown): Promise<string | null> => {
       if (!jobId) return 'No engine selected';
+      // Nothing running: the preview switches to this run now, not when the engine has answered (the last
+      // run's `done` must not stand for this one's).
+      const idle = !watch.current || FINISHED.includes(live.current.phase);
+      if (idle) {
+        watch.current?.abort.abort();
+        watch.current = null;
+        latent.current = null;
+        live.current = { ...IDLE, phase: 'connecting', message: 'Queueing the run' };
+        flush(true);
+      }
       const res = await apiFetch(`/api/inference/generate?detach=1&${q}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-      if (!res.ok) return failure(res);
+      if (!res.ok) {
+        const message = await failure(res);
+        if (idle) {
+          live.current = { ...IDLE };
+          flush(true);
+        }
+        return message;
+      }
       const { request_id } = (await res.json()) as { request_id: string };
-      if (!watch.current || FINISHED.includes(live.current.phase)) void follow(request_id);
+      if (idle) void follow(request_id);
       void refreshQueue.current();
       return null;
     },
-    [jobId, q, follow],
+    [jobId, q, follow, flush],
   );
 
   const cancelRun = useCallback(
