@@ -38,7 +38,7 @@ export function useEngines(preferredJobId: string | null) {
   const health = usePoll(
     () => apiJson<EngineHealth>(`/api/inference/health?job=${encodeURIComponent(selected!.id)}`),
     2000,
-    Boolean(running),
+    Boolean(running && selected?.engine_ready),
     true,
   );
 
@@ -70,7 +70,7 @@ export function useEngines(preferredJobId: string | null) {
     running,
     // health from a previous engine must not show once that one stopped, nor once the latest poll failed
     // (an engine killed and started again answers "starting" while its predecessor's last health is kept)
-    health: running && !health.error ? health.data : null,
+    health: running && selected?.engine_ready && !health.error ? health.data : null,
     healthError: running ? health.error : null,
     start,
     stop,

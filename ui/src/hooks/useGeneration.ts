@@ -26,7 +26,7 @@ async function failure(res: Response): Promise<string> {
   }
 }
 
-export function useGeneration(jobId: string | null, onResult?: () => void) {
+export function useGeneration(jobId: string | null, online: boolean, onResult?: () => void) {
   const [view, setView] = useState<RunView>(IDLE);
   const [queue, setQueue] = useState<QueueState>(EMPTY_QUEUE);
   const live = useRef<RunView>(IDLE);
@@ -107,8 +107,10 @@ export function useGeneration(jobId: string | null, onResult?: () => void) {
     }
   };
 
-  // Re-attach on load and after navigation; keep the queue list fresh while anything waits.
+  // Re-attach on load and after navigation; keep the queue list fresh while anything waits. Only while the
+  // engine answers: a stopped or starting one would be a 503 in the console every poll.
   useEffect(() => {
+    if (!online) return;
     let timer: ReturnType<typeof setTimeout>;
     let stopped = false;
     const tick = async () => {
@@ -120,10 +122,19 @@ export function useGeneration(jobId: string | null, onResult?: () => void) {
     return () => {
       stopped = true;
       clearTimeout(timer);
-      watch.current?.abort.abort(); // stop reading; the run itself goes on in the engine
-      watch.current = null;
     };
-  }, [jobId]);
+  }, [jobId, online]);
+
+  useEffect(
+    () => () => {
+      watch.current?.abort.abort(); // another engine, or leaving the page: stop reading; the run goes on
+      watch.current = null;
+    },
+    [jobId],
+  );
+  useEffect(() => {
+    if (!online) setQueue(EMPTY_QUEUE);
+  }, [online]);
 
   /** Queue a run; the preview follows it when nothing else is followed. Returns an error message or null. */
   const submit = useCallback(

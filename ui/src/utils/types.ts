@@ -17,6 +17,7 @@ export interface Job {
   queue_position: number;
   pid: number | null;
   job_type: string;
+  engine_ready?: boolean; // inference jobs: engine.json is written (GET /api/jobs)
   job_ref: string | null;
 }
 

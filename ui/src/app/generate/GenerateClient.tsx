@@ -51,7 +51,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
 
   const refreshOutputs = outputs.refresh;
   const onResult = useCallback(() => void refreshOutputs(), [refreshOutputs]);
-  const gen = useGeneration(jobId, onResult);
+  const gen = useGeneration(jobId, online, onResult);
   const [submitError, setSubmitError] = useState<string | null>(null);
 
   // The form stays usable while runs go on: Generate queues another one in the engine.

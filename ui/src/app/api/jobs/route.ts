@@ -6,6 +6,8 @@
  *   POST {id?, name, gpu_ids, job_config, job_type?, job_ref?}  create (or update with id); 409 on a taken name
  */
 import type { NextRequest } from 'next/server';
+import { engineFolder, readEngineJson } from '@/server/engines';
+import { isInferenceJob } from '@/server/jobConfig';
 import { DuplicateNameError, createJob, getJob, getJobByName, getJobByRef, listJobs, updateJob } from '@/server/jobs';
 
 export const dynamic = 'force-dynamic';
@@ -16,7 +18,11 @@ export async function GET(req: NextRequest) {
   if (q.has('id')) return Response.json(getJob(q.get('id')!));
   if (q.has('job_ref')) return Response.json(getJobByRef(q.get('job_ref')!));
   const jobs = listJobs({ jobType: q.get('job_type') || undefined, onlyActive: q.get('only_active') === 'true' });
-  return Response.json({ jobs });
+  // `engine_ready`: a running engine job has written its engine.json, so the page polls its health only then
+  // (before, every poll of a starting engine was a 503 in the browser's console).
+  return Response.json({
+    jobs: jobs.map((j) => (isInferenceJob(j) ? { ...j, engine_ready: j.status === 'running' && readEngineJson(engineFolder(j)) !== null } : j)),
+  });
 }
 
 export async function POST(req: NextRequest) {
