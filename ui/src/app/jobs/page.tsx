@@ -38,16 +38,17 @@ export default function JobsPage() {
           ))}
         </div>
       </section>
+      {/* Phones keep the name, status and actions; type, GPU and info move under the name, the time is dropped. */}
       <section className="card overflow-x-auto">
         <table className="w-full text-left text-sm" data-testid="jobs-table">
           <thead className="text-xs uppercase text-gray-400">
             <tr>
               <th className="py-2 pr-3">Name</th>
-              <th className="pr-3">Type</th>
-              <th className="pr-3">GPU</th>
+              <th className="hidden pr-3 md:table-cell">Type</th>
+              <th className="hidden pr-3 md:table-cell">GPU</th>
               <th className="pr-3">Status</th>
-              <th className="pr-3">Info</th>
-              <th className="pr-3">Updated</th>
+              <th className="hidden pr-3 lg:table-cell">Info</th>
+              <th className="hidden pr-3 lg:table-cell">Updated</th>
               <th>Actions</th>
             </tr>
           </thead>
@@ -55,11 +56,20 @@ export default function JobsPage() {
             {jobs.data?.map((job) => (
               <tr key={job.id} className="border-t border-gray-800" data-testid="job-row" data-job-id={job.id} data-status={displayStatus(job)}>
                 <td className="py-2 pr-3">
-                  <Link className="text-sky-400 hover:underline" href={`/jobs/${job.id}`}>
+                  <Link className="break-all text-sky-400 hover:underline" href={`/jobs/${job.id}`}>
                     {job.name}
                   </Link>
+                  <div className="text-xs text-gray-400 md:hidden" data-testid="job-row-details">
+                    {job.job_type} · GPU {job.gpu_ids}
+                    {isInferenceJob(job) && (
+                      <Link className="ml-2 text-sky-400 hover:underline" href={`/generate?job=${job.id}`}>
+                        generate
+                      </Link>
+                    )}
+                  </div>
+                  {job.info && <div className="break-words text-xs text-gray-500 lg:hidden">{job.info}</div>}
                 </td>
-                <td className="pr-3 text-gray-300">
+                <td className="hidden pr-3 text-gray-300 md:table-cell">
                   {job.job_type}
                   {isInferenceJob(job) && (
                     <Link className="ml-2 text-xs text-sky-400 hover:underline" href={`/generate?job=${job.id}`}>
@@ -67,14 +77,14 @@ export default function JobsPage() {
                     </Link>
                   )}
                 </td>
-                <td className="pr-3">{job.gpu_ids}</td>
+                <td className="hidden pr-3 md:table-cell">{job.gpu_ids}</td>
                 <td className="pr-3">
                   <StatusBadge status={displayStatus(job)} />
                 </td>
-                <td className="max-w-xs truncate pr-3 text-gray-400" title={job.info}>
+                <td className="hidden max-w-xs truncate pr-3 text-gray-400 lg:table-cell" title={job.info}>
                   {job.info}
                 </td>
-                <td className="pr-3 text-xs text-gray-500">{new Date(job.updated_at).toLocaleString()}</td>
+                <td className="hidden pr-3 text-xs text-gray-500 lg:table-cell">{new Date(job.updated_at).toLocaleString()}</td>
                 <td>
                   <JobActions job={job} onChange={refresh} compact />
                 </td>
