@@ -49,7 +49,7 @@ export default function Gallery({ jobId, online, version, onReuse }: Props) {
 
   const archs = [...new Set(outputs.facets.map((f) => f.arch).filter((a): a is string => Boolean(a)))];
   return (
-    <section className="card" data-testid="gallery" aria-label="Results">
+    <section className="card" data-testid="gallery" data-loaded={outputs.loaded} aria-label="Results">
       <div className="mb-3 flex flex-wrap items-center gap-2">
         <h2 className="text-sm font-semibold">
           Results (<span data-testid="gallery-total">{outputs.total}</span>)
