@@ -1,7 +1,7 @@
 /** Small page helpers for the generate flow. */
 import { type Browser, type Locator, type Page, expect } from '@playwright/test';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { crc32, deflateSync } from 'node:zlib';
 import path from 'node:path';
 
@@ -102,10 +102,22 @@ export async function ensureEngine(page: Page) {
   await expect(page.getByTestId('engine-health')).toContainText('online', { timeout: 120_000 });
 }
 
+/** Stop it from the page, and wait until its process has exited too (Python writes `stopped` just before). */
 export async function stopEngine(page: Page) {
+  const pid = Number(readFileSync(path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'pid.txt'), 'utf8'));
   await page.getByTestId('engine-stop').click();
   await expect(page.getByTestId('engine-status')).toHaveText('stopped', { timeout: 60_000 });
   await expect(page.getByTestId('engine-health')).toHaveText('offline');
+  await expect
+    .poll(() => {
+      try {
+        process.kill(pid, 0);
+        return 'alive';
+      } catch {
+        return 'gone';
+      }
+    }, { timeout: 30_000 })
+    .toBe('gone');
 }
 
 /** One tiny:sd1 picture: 64 px, a few steps, this prompt and seed; waits until it is in the gallery. */

@@ -55,7 +55,8 @@ export default function Sidebar() {
   const { data } = usePoll(() => apiJson<{ jobs: Job[] }>('/api/jobs?only_active=true'), 3000);
   const [open, setOpen] = useState(false);
 
-  // a link followed from the drawer lands on a page the drawer would cover
+  // The drawer opens under the top bar, so the same button (now "Close the menu") stays where the finger is.
+  // A link followed from the drawer lands on a page the drawer would cover: it closes.
   useEffect(() => setOpen(false), [pathname]);
   useEffect(() => {
     if (!open) return;
@@ -66,7 +67,7 @@ export default function Sidebar() {
 
   return (
     <>
-      <header className="sticky top-0 z-30 flex items-center gap-3 border-b border-gray-800 bg-gray-900/95 px-3 py-2 md:hidden">
+      <header className="sticky top-0 z-50 flex items-center gap-3 border-b border-gray-800 bg-gray-900/95 px-3 py-2 md:hidden">
         <button
           className="btn-ghost px-2 py-1"
           onClick={() => setOpen((o) => !o)}
@@ -86,7 +87,7 @@ export default function Sidebar() {
       <nav
         id="sidebar-nav"
         aria-label="Main"
-        className={`${open ? 'fixed inset-y-0 left-0 z-40 flex w-64 max-w-[85vw] overflow-y-auto shadow-xl' : 'hidden'} flex-col border-r border-gray-800 bg-gray-900 p-3 md:static md:flex md:w-52 md:shrink-0 md:bg-gray-900/60 md:shadow-none`}
+        className={`${open ? 'fixed inset-y-0 left-0 z-40 flex w-64 max-w-[85vw] overflow-y-auto pt-16 shadow-xl' : 'hidden'} flex-col border-r border-gray-800 bg-gray-900 p-3 md:static md:flex md:w-52 md:shrink-0 md:bg-gray-900/60 md:shadow-none`}
         data-testid="sidebar"
       >
         <NavContent pathname={pathname} jobs={data?.jobs} />

@@ -133,7 +133,7 @@ export default function Viewer({ items, index, onIndex, onClose, onDelete, onReu
       aria-modal="true"
       aria-label="Result viewer"
       tabIndex={-1}
-      className="fixed inset-0 z-50 flex flex-col bg-gray-950/95 outline-none"
+      className="fixed inset-0 z-[60] flex flex-col bg-gray-950 outline-none"
       data-testid="viewer"
     >
       <div className="flex flex-wrap items-center gap-1.5 border-b border-gray-800 p-2" role="toolbar" aria-label="Viewer controls">
