@@ -1,13 +1,14 @@
 /**
  * The gallery and its viewer on the real stack (see playwright.config.ts): three tiny:sd1 pictures, the viewer's
  * zoom, 1:1, keys, full screen and compare, deleting through the engine and, with the engine stopped, listing,
- * paging, filtering, downloading and deleting straight from disk.
+ * paging, filtering, downloading and deleting straight from disk; a video and an audio result play in the viewer.
  */
 import { type Page, expect, test } from '@playwright/test';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  ENGINE_JOB_NAME, TRAINING_FOLDER, authHeaders, authedPage, ensureEngine, galleryItems, generateTiny, screenshot, stopEngine,
+  ENGINE_JOB_NAME, TRAINING_FOLDER, authHeaders, authedPage, ensureEngine, galleryItems, generateTiny, screenshot, screenshotOf, stopEngine,
 } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
@@ -47,7 +48,7 @@ test('three tiny:sd1 pictures land in the gallery with model, steps, CFG and see
   const engine = await (await request.get(`/api/inference/outputs?job=${jobId}`, { headers: authHeaders() })).json();
   expect(disk.items.map((e: { name: string }) => e.name)).toEqual(engine.map((e: { name: string }) => e.name));
   expect(disk.total).toBe(3);
-  await screenshot(page, 'gallery.png');
+  await screenshotOf(page.getByTestId('gallery'), 'gallery.png');
 });
 
 test('the viewer zooms by buttons, keys and wheel, shows 1:1, steps with ←/→, goes full screen, closes on Esc', async () => {
@@ -239,4 +240,37 @@ test('offline: download named from the prompt and seed, delete from disk with it
   expect(existsSync(path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'engine.json'))).toBe(false);
   await page.getByTestId('gallery-filter').selectOption('');
   await expect(page.getByTestId('gallery-total')).toHaveText('31');
+});
+
+test('offline: a video and an audio result play in the viewer', async () => {
+  // written by the toolkit's own media writer (H.264 mp4, PCM wav), as the engine saves them
+  const script = [
+    'import sys, numpy as np',
+    'from toolkit.media import save_video, save_audio',
+    'rng = np.random.default_rng(0)',
+    'save_video(rng.integers(0, 255, (12, 64, 64, 3), dtype=np.uint8), sys.argv[1], fps=8)',
+    'save_audio(np.sin(np.linspace(0, 880 * np.pi, 16000)).astype(np.float32) * 0.2, sys.argv[2], sample_rate=16000)',
+  ].join('\n');
+  const made = spawnSync(path.resolve('..', '.venv', 'bin', 'python'), ['-c', script, path.join(outputs, 'clip.mp4'), path.join(outputs, 'tone.wav')], {
+    cwd: path.resolve('..'), encoding: 'utf8',
+  });
+  expect(made.status, made.stderr).toBe(0);
+  await page.reload();
+  await expect(page.getByTestId('gallery-total')).toHaveText('33');
+
+  for (const [name, testId] of [['clip.mp4', 'viewer-video'], ['tone.wav', 'viewer-audio']]) {
+    await page.locator(`[data-testid="gallery-item"][data-name="${name}"]`).getByTestId('gallery-open').click();
+    const media = page.getByTestId(testId);
+    await expect(media).toBeVisible();
+    const played = await media.evaluate(async (m: HTMLMediaElement) => {
+      m.muted = true;
+      await m.play();
+      await new Promise((r) => setTimeout(r, 400));
+      return { time: m.currentTime, error: m.error?.code ?? null };
+    });
+    expect(played.error, name).toBeNull();
+    expect(played.time, name).toBeGreaterThan(0.05);
+    if (name === 'clip.mp4') await expect.poll(zoomPercent).toBeGreaterThan(100); // a video zooms like a picture
+    await page.keyboard.press('Escape');
+  }
 });

@@ -92,6 +92,9 @@ export async function authedPage(browser: Browser, viewport?: { width: number; h
 /** Start the GPU-0 engine from /generate (or keep the one running) and wait until it answers /health. */
 export async function ensureEngine(page: Page) {
   await page.goto('/generate');
+  // Start before the job list has loaded would try to create the job again (409: the name exists)
+  const jobs = (await (await page.request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json()).jobs;
+  if (jobs.some((j: { name: string }) => j.name === ENGINE_JOB_NAME)) await expect(page.getByTestId('engine-status')).toBeVisible();
   const start = page.getByTestId('engine-start');
   const stop = page.getByTestId('engine-stop');
   await expect(start.or(stop)).toBeVisible();

@@ -84,6 +84,12 @@ test('phone: the sidebar folds into a menu button that opens and closes it', asy
   await screenshot(page, 'phone-menu.png');
   await page.keyboard.press('Escape');
   await expect(nav).toBeHidden();
+  // the drawer opens under the top bar: the same button closes it
+  await menu.click();
+  await expect(nav).toBeVisible();
+  await expect(menu).toHaveAttribute('aria-label', 'Close the menu');
+  await menu.click();
+  await expect(nav).toBeHidden();
 
   await menu.click();
   await nav.getByRole('link', { name: 'Jobs' }).click();
@@ -114,6 +120,8 @@ test('phone: the jobs table keeps name, status and actions readable; the job pag
     expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
   }
   await expect(row.getByTestId('job-row-details')).toContainText('inference · GPU 0');
+  // the name has a line of its own, not broken mid-word into a narrow column
+  expect((await name.boundingBox())!.height).toBeLessThan(24);
   await screenshot(page, 'phone-jobs.png');
 
   await name.click();

@@ -29,7 +29,7 @@ const FIT: Zoom = { fit: true, factor: 1 };
 function Caption({ entry, testId }: { entry: OutputEntry; testId: string }) {
   const prompt = sampleOf(entry.meta).prompt;
   return (
-    <div className="min-w-0 flex-1 px-3 py-2 text-xs text-gray-300" data-testid={testId}>
+    <div className="min-w-0 shrink-0 px-3 py-2 text-xs text-gray-300" data-testid={testId}>
       <div className="break-words text-sm text-gray-100">{prompt || entry.name}</div>
       <div className="break-words text-gray-400">{captionParts(entry.meta).join(' · ')}</div>
     </div>
