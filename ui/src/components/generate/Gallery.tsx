@@ -32,9 +32,15 @@ function Thumb({ entry }: { entry: OutputEntry }) {
   return <img src={entry.url} alt="" loading="lazy" className="max-h-full w-full object-contain [image-rendering:pixelated]" data-testid="media-image" />;
 }
 
-/** `value` of the model filter: "" (all), `arch` or `arch\u0000model`. */
+/** `value` of the model filter: "" (all), `arch`, or `["arch","model"]` (model names may hold any character). */
 function filterValue(arch?: string | null, model?: string | null): string {
-  return arch ? (model ? `${arch}\u0000${model}` : arch) : '';
+  return arch ? (model ? JSON.stringify([arch, model]) : arch) : '';
+}
+
+function parseFilter(value: string): { arch: string | null; model: string | null } {
+  if (!value.startsWith('[')) return { arch: value || null, model: null };
+  const [arch, model] = JSON.parse(value) as [string, string];
+  return { arch, model };
 }
 
 export default function Gallery({ jobId, online, version, onReuse }: Props) {
@@ -60,10 +66,7 @@ export default function Gallery({ jobId, online, version, onReuse }: Props) {
             className="input ml-auto w-full sm:w-64"
             aria-label="Show results of one model"
             value={filterValue(outputs.filter.arch, outputs.filter.model)}
-            onChange={(e) => {
-              const [arch, model] = e.target.value.split('\u0000');
-              outputs.setFilter({ arch: arch || null, model: model || null });
-            }}
+            onChange={(e) => outputs.setFilter(parseFilter(e.target.value))}
             data-testid="gallery-filter"
           >
             <option value="">All models</option>
