@@ -1,7 +1,7 @@
 /** Small page helpers for the generate flow. */
-import { type Page, expect } from '@playwright/test';
+import { type Browser, type Locator, type Page, expect } from '@playwright/test';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { crc32, deflateSync } from 'node:zlib';
 import path from 'node:path';
 
@@ -72,4 +72,74 @@ export function bigNoisePng(size = 2048): Buffer {
     chunk('IDAT', deflateSync(rows, { level: 0 })),
     chunk('IEND', Buffer.alloc(0)),
   ]);
+}
+
+/** A screenshot of one element (below the fold on a phone, where `screenshot` would miss it). */
+export async function screenshotOf(locator: Locator, name: string) {
+  const dir = path.resolve(process.env.E2E_SCREENSHOT_DIR ?? 'test-results/screenshots');
+  mkdirSync(dir, { recursive: true });
+  await locator.screenshot({ path: path.join(dir, name) });
+}
+
+/** A page that sends the e2e token, as a person who typed it into the AuthGate. */
+export async function authedPage(browser: Browser, viewport?: { width: number; height: number }): Promise<Page> {
+  const page = await browser.newPage(viewport ? { viewport } : {});
+  await page.addInitScript((token) => localStorage.setItem('AI_TOOLKIT_AUTH', token), TOKEN);
+  page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
+  return page;
+}
+
+/** Start the GPU-0 engine from /generate (or keep the one running) and wait until it answers /health. */
+export async function ensureEngine(page: Page) {
+  await page.goto('/generate');
+  // Start before the job list has loaded would try to create the job again (409: the name exists)
+  const jobs = (await (await page.request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json()).jobs;
+  if (jobs.some((j: { name: string }) => j.name === ENGINE_JOB_NAME)) await expect(page.getByTestId('engine-status')).toBeVisible();
+  const start = page.getByTestId('engine-start');
+  const stop = page.getByTestId('engine-stop');
+  await expect(start.or(stop)).toBeVisible();
+  if (await start.isVisible()) {
+    await page.getByTestId('engine-gpu').fill('0');
+    await start.click();
+  }
+  await expect(page.getByTestId('engine-health')).toContainText('online', { timeout: 120_000 });
+}
+
+/** Stop it from the page, and wait until its process has exited too (Python writes `stopped` just before). */
+export async function stopEngine(page: Page) {
+  const pid = Number(readFileSync(path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'pid.txt'), 'utf8'));
+  await page.getByTestId('engine-stop').click();
+  await expect(page.getByTestId('engine-status')).toHaveText('stopped', { timeout: 60_000 });
+  await expect(page.getByTestId('engine-health')).toHaveText('offline');
+  await expect
+    .poll(() => {
+      try {
+        process.kill(pid, 0);
+        return 'alive';
+      } catch {
+        return 'gone';
+      }
+    }, { timeout: 30_000 })
+    .toBe('gone');
+}
+
+/** One tiny:sd1 picture: 64 px, a few steps, this prompt and seed; waits until it is in the gallery. */
+export async function generateTiny(page: Page, prompt: string, seed: number, steps = 4) {
+  await page.getByTestId('arch-select').selectOption('sd1');
+  await page.getByTestId('model-path').fill('tiny:sd1');
+  await setNumber(page, 'width', 64);
+  await setNumber(page, 'height', 64);
+  await setNumber(page, 'num_inference_steps', steps);
+  await setNumber(page, 'seed', seed);
+  await page.getByTestId('prompt').fill(prompt);
+  await expect(page.getByTestId('gallery')).toHaveAttribute('data-loaded', 'true');
+  const before = Number(await page.getByTestId('gallery-total').textContent());
+  await page.getByTestId('generate').click();
+  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  await expect(page.getByTestId('gallery-total')).toHaveText(String(before + 1));
+}
+
+/** document.scrollingElement overflows the window sideways by this many px (0: no horizontal scroll). */
+export function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => document.scrollingElement!.scrollWidth - window.innerWidth);
 }

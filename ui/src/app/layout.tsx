@@ -12,9 +12,9 @@ export const metadata: Metadata = {
 export default function RootLayout({ children }: { children: React.ReactNode }) {
   return (
     <html lang="en">
-      <body className="flex min-h-screen">
+      <body className="flex min-h-screen flex-col md:flex-row">
         <Sidebar />
-        <main className="min-w-0 flex-1 p-5">
+        <main className="min-w-0 flex-1 p-3 md:p-5">
           <AuthGate>{children}</AuthGate>
         </main>
       </body>

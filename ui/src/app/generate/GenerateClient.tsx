@@ -22,7 +22,6 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   const q = `job=${encodeURIComponent(jobId ?? '')}`;
 
   const models = usePoll(() => apiJson<ArchInfo[]>(`/api/inference/models?${q}`), 30000, online);
-  const outputs = usePoll(() => apiJson<OutputEntry[]>(`/api/inference/outputs?${q}&limit=60`), 10000, online);
   const archs = useMemo(() => models.data ?? [], [models.data]);
 
   const [model, setModel] = useState<ModelForm>({ arch: 'sd1', name_or_path: 'tiny:sd1', dtype: 'float16', loras: [] });
@@ -49,8 +48,8 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
     setSample(sampleDefaults(a, path, sample));
   };
 
-  const refreshOutputs = outputs.refresh;
-  const onResult = useCallback(() => void refreshOutputs(), [refreshOutputs]);
+  const [outputsVersion, setOutputsVersion] = useState(0);
+  const onResult = useCallback(() => setOutputsVersion((v) => v + 1), []);
   const gen = useGeneration(jobId, online, onResult);
   const [submitError, setSubmitError] = useState<string | null>(null);
 
@@ -104,7 +103,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
         <div className="min-w-0 flex-1">
           <PreviewPanel view={gen.view} latent={gen.latent} busy={gen.busy} onCancel={gen.cancel} />
           <QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} />
-          <Gallery outputs={outputs.data ?? []} onReuse={reuse} />
+          <Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} />
         </div>
       </div>
     </div>

@@ -38,28 +38,39 @@ export default function JobsPage() {
           ))}
         </div>
       </section>
+      {/* Below md each row stacks: the name on its own line with type, GPU and info under it, then status and
+          actions; the header row and the time go. From md the columns come back, info and time from lg. */}
       <section className="card overflow-x-auto">
-        <table className="w-full text-left text-sm" data-testid="jobs-table">
-          <thead className="text-xs uppercase text-gray-400">
+        <table className="block w-full text-left text-sm md:table" data-testid="jobs-table">
+          <thead className="hidden text-xs uppercase text-gray-400 md:table-header-group">
             <tr>
               <th className="py-2 pr-3">Name</th>
-              <th className="pr-3">Type</th>
-              <th className="pr-3">GPU</th>
+              <th className="hidden pr-3 md:table-cell">Type</th>
+              <th className="hidden pr-3 md:table-cell">GPU</th>
               <th className="pr-3">Status</th>
-              <th className="pr-3">Info</th>
-              <th className="pr-3">Updated</th>
+              <th className="hidden pr-3 lg:table-cell">Info</th>
+              <th className="hidden pr-3 lg:table-cell">Updated</th>
               <th>Actions</th>
             </tr>
           </thead>
-          <tbody>
+          <tbody className="block md:table-row-group">
             {jobs.data?.map((job) => (
-              <tr key={job.id} className="border-t border-gray-800" data-testid="job-row" data-job-id={job.id} data-status={displayStatus(job)}>
-                <td className="py-2 pr-3">
-                  <Link className="text-sky-400 hover:underline" href={`/jobs/${job.id}`}>
+              <tr key={job.id} className="flex flex-wrap items-center gap-x-3 gap-y-1 border-t border-gray-800 py-2 first:border-t-0 md:table-row md:py-0 md:first:border-t" data-testid="job-row" data-job-id={job.id} data-status={displayStatus(job)}>
+                <td className="w-full min-w-0 pr-3 md:w-auto md:py-2">
+                  <Link className="break-words text-sky-400 hover:underline" href={`/jobs/${job.id}`}>
                     {job.name}
                   </Link>
+                  <div className="whitespace-nowrap text-xs text-gray-400 md:hidden" data-testid="job-row-details">
+                    {job.job_type} · GPU {job.gpu_ids}
+                    {isInferenceJob(job) && (
+                      <Link className="ml-2 text-sky-400 hover:underline" href={`/generate?job=${job.id}`}>
+                        generate
+                      </Link>
+                    )}
+                  </div>
+                  {job.info && <div className="break-words text-xs text-gray-500 lg:hidden">{job.info}</div>}
                 </td>
-                <td className="pr-3 text-gray-300">
+                <td className="hidden pr-3 text-gray-300 md:table-cell">
                   {job.job_type}
                   {isInferenceJob(job) && (
                     <Link className="ml-2 text-xs text-sky-400 hover:underline" href={`/generate?job=${job.id}`}>
@@ -67,14 +78,14 @@ export default function JobsPage() {
                     </Link>
                   )}
                 </td>
-                <td className="pr-3">{job.gpu_ids}</td>
+                <td className="hidden pr-3 md:table-cell">{job.gpu_ids}</td>
                 <td className="pr-3">
                   <StatusBadge status={displayStatus(job)} />
                 </td>
-                <td className="max-w-xs truncate pr-3 text-gray-400" title={job.info}>
+                <td className="hidden max-w-xs truncate pr-3 text-gray-400 lg:table-cell" title={job.info}>
                   {job.info}
                 </td>
-                <td className="pr-3 text-xs text-gray-500">{new Date(job.updated_at).toLocaleString()}</td>
+                <td className="hidden pr-3 text-xs text-gray-500 lg:table-cell">{new Date(job.updated_at).toLocaleString()}</td>
                 <td>
                   <JobActions job={job} onChange={refresh} compact />
                 </td>

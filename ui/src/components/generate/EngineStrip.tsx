@@ -39,10 +39,10 @@ export default function EngineStrip({ jobs, selected, onSelect, health, healthEr
 
   return (
     <section className="card mb-4 flex flex-wrap items-center gap-x-4 gap-y-2" data-testid="engine-strip">
-      <div className="flex items-center gap-2">
+      <div className="flex min-w-0 max-w-full flex-wrap items-center gap-2">
         <span className="text-sm font-semibold">Engine</span>
         {jobs.length > 1 ? (
-          <select className="input w-56" value={selected?.id ?? ''} onChange={(e) => onSelect(e.target.value)} data-testid="engine-select">
+          <select className="input w-56 max-w-full" value={selected?.id ?? ''} onChange={(e) => onSelect(e.target.value)} data-testid="engine-select">
             {jobs.map((j) => (
               <option key={j.id} value={j.id}>
                 {j.name} (GPU {j.gpu_ids}, {j.status})
@@ -50,13 +50,15 @@ export default function EngineStrip({ jobs, selected, onSelect, health, healthEr
             ))}
           </select>
         ) : (
-          <span className="text-sm text-gray-300">{selected?.name ?? 'none yet'}</span>
+          <span className="break-all text-sm text-gray-300">{selected?.name ?? 'none yet'}</span>
         )}
         {selected && <StatusBadge status={displayStatus(selected)} testId="engine-status" />}
       </div>
-      <div className="min-w-0 flex-1 truncate text-sm text-gray-300" data-testid="engine-health" title={selected?.info}>
+      {/* wraps rather than truncates: on a phone the health line is what says why the engine is not ready */}
+      <div className="min-w-0 flex-1 basis-full break-words text-sm text-gray-300 sm:basis-auto" data-testid="engine-health" title={selected?.info}>
         {healthText(selected, health, healthError)}
-        {selected?.info && selected.status === 'running' && <span className="ml-2 text-gray-500">— {selected.info}</span>}
+        {/* an idle engine's info restates the health line (state and model): only progress and start-up add to it */}
+        {selected?.info && selected.status === 'running' && !(health?.ok && !health.busy) && <span className="ml-2 text-gray-500">— {selected.info}</span>}
         {selected && selected.status === 'error' && <span className="ml-2 text-rose-400">{selected.info}</span>}
       </div>
       <div className="flex items-center gap-2">
