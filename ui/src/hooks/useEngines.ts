@@ -45,7 +45,9 @@ export function useEngines(preferredJobId: string | null) {
   const start = useCallback(
     async (gpuIds: string) => {
       const name = engineJobName(gpuIds);
-      let job = (jobs.data ?? []).find((j) => j.name === name);
+      // The list may not have arrived yet: creating the job again would be "Job name already exists".
+      const list = jobs.data ?? (await apiJson<{ jobs: Job[] }>('/api/jobs?job_type=inference')).jobs;
+      let job = list.find((j) => j.name === name);
       if (!job) job = await apiJson<Job>('/api/jobs', postJson({ name, gpu_ids: gpuIds, job_config: engineJobConfig(name), job_type: 'inference' }));
       if (!ACTIVE_STATUSES.includes(job.status)) await apiJson(`/api/jobs/${job.id}/start`);
       await apiJson(`/api/queue/${encodeURIComponent(job.gpu_ids)}/start`);
