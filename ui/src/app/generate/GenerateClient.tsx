@@ -1,13 +1,11 @@
 'use client';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useMemo } from 'react';
 import EngineStrip from '@/components/generate/EngineStrip';
 import Gallery from '@/components/generate/Gallery';
-import ModelPanel from '@/components/generate/ModelPanel';
+import GenerateForm from '@/components/generate/GenerateForm';
 import PreviewPanel from '@/components/generate/PreviewPanel';
-import PromptPanel from '@/components/generate/PromptPanel';
-import {
-  DEFAULT_SAMPLE, type ModelForm, type SampleForm, type StreamForm, generateBody, sampleDefaults, snap,
-} from '@/components/generate/formState';
+import { fromConfig } from '@/components/generate/restore';
+import { useGenerateForm } from '@/components/generate/useGenerateForm';
 import { useEngines } from '@/hooks/useEngines';
 import { useGeneration } from '@/hooks/useGeneration';
 import { usePoll } from '@/hooks/usePoll';
@@ -24,53 +22,19 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   const outputs = usePoll(() => apiJson<OutputEntry[]>(`/api/inference/outputs?${q}&limit=60`), 10000, online);
   const archs = useMemo(() => models.data ?? [], [models.data]);
 
-  const [model, setModel] = useState<ModelForm>({ arch: 'sd1', name_or_path: 'tiny:sd1', dtype: 'float16', loras: [] });
-  const [sample, setSample] = useState<SampleForm>(DEFAULT_SAMPLE);
-  const [stream, setStream] = useState<StreamForm>({ latents: 'x0', every_n_steps: 1 });
-  const arch = archs.find((a) => a.arch === model.arch);
-
-  // Once the arch list arrives: keep the chosen arch if the engine has it, and take its defaults.
-  const defaultsApplied = useRef(false);
-  useEffect(() => {
-    if (!archs.length || defaultsApplied.current) return;
-    defaultsApplied.current = true;
-    const a = archs.find((x) => x.arch === model.arch) ?? archs[0];
-    setModel((m) => ({ ...m, arch: a.arch }));
-    setSample((s) => sampleDefaults(a, model.name_or_path, s));
-  }, [archs, model.arch, model.name_or_path]);
-
-  const changeArch = (name: string) => {
-    const a = archs.find((x) => x.arch === name);
-    if (!a) return;
-    // tiny checkpoints follow the arch; a real path the user typed stays
-    const path = !model.name_or_path || model.name_or_path.startsWith('tiny:') ? `tiny:${name}` : model.name_or_path;
-    setModel({ ...model, arch: name, name_or_path: path });
-    setSample(sampleDefaults(a, path, sample));
-  };
+  // the form (its state, memory, defaults and restoring) lives in components/generate; see useGenerateForm
+  const form = useGenerateForm(archs, engines.health?.device);
 
   const refreshOutputs = outputs.refresh;
   const onFinished = useCallback(() => void refreshOutputs(), [refreshOutputs]);
   const gen = useGeneration(jobId, onFinished);
 
-  const generate = () => {
-    if (!arch) return;
-    const snapped = { ...sample, width: snap(sample.width, arch.divisibility), height: snap(sample.height, arch.divisibility) };
-    setSample(snapped);
-    gen.run(generateBody(arch, model, snapped, stream));
-  };
-
+  // Reuse keeps everything the sidecar's resolved request says, control images included
   const reuse = (entry: OutputEntry) => {
     const cfg = entry.meta?.config;
-    if (!cfg) return;
-    if (cfg.model?.arch) {
-      const m = cfg.model;
-      const loras = [...(m.lora_path ? [{ path: m.lora_path, multiplier: m.lora_multiplier ?? 1 }] : []), ...(m.loras ?? [])];
-      setModel((old) => ({ ...old, arch: m.arch!, name_or_path: m.name_or_path ?? old.name_or_path, loras }));
-    }
-    setSample((s) => ({ ...s, ...(cfg.sample as Partial<SampleForm>), ctrl_img: '' }));
+    if (cfg) form.restore(fromConfig(cfg));
   };
 
-  const missingControl = Boolean(arch && arch.control_images > 0 && !sample.ctrl_img);
   return (
     <div className="mx-auto max-w-[1500px]">
       <h1 className="mb-4 text-xl font-semibold">Generate</h1>
@@ -85,17 +49,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
       />
       <div className="flex flex-col gap-4 lg:flex-row">
         <div className="w-full shrink-0 lg:w-96">
-          <ModelPanel archs={archs} model={model} onArch={changeArch} onChange={setModel} disabled={gen.busy} jobId={jobId} online={online} />
-          <PromptPanel arch={arch} jobId={jobId} sample={sample} stream={stream} onSample={setSample} onStream={setStream} disabled={gen.busy} />
-          <button
-            className="btn-primary w-full py-2 text-base"
-            disabled={!online || !arch || gen.busy || !sample.prompt.trim() || missingControl}
-            onClick={generate}
-            data-testid="generate"
-          >
-            {gen.busy ? 'Generating…' : online ? 'Generate' : 'Start an engine first'}
-          </button>
-          {models.error && online && <div className="mt-2 text-sm text-rose-400">{models.error.message}</div>}
+          <GenerateForm form={form} archs={archs} jobId={jobId} online={online} busy={gen.busy} onGenerate={gen.run} error={online ? models.error?.message : undefined} />
         </div>
         <div className="min-w-0 flex-1">
           <PreviewPanel view={gen.view} latent={gen.latent} busy={gen.busy} onCancel={gen.cancel} />
