@@ -13,11 +13,13 @@ export default function PromptHistory({ history, onPick, onClear, disabled }: Pr
   const [open, setOpen] = useState(false);
   return (
     <div className="mb-2 text-xs">
-      <div className="flex items-center gap-3 text-gray-400">
-        <button type="button" className="hover:text-gray-200 disabled:opacity-40" disabled={!history.length} aria-expanded={open} onClick={() => setOpen(!open)} data-testid="prompt-history-toggle">
+      <div className="flex items-center justify-between gap-3 text-gray-400">
+        <button type="button" className="whitespace-nowrap hover:text-gray-200 disabled:opacity-40" disabled={!history.length} aria-expanded={open} onClick={() => setOpen(!open)} data-testid="prompt-history-toggle">
           {open ? '▾' : '▸'} Recent prompts ({history.length})
         </button>
-        <span className="text-gray-600">Alt+↑/↓ in the prompt · Ctrl+Enter generates</span>
+        <span className="truncate text-gray-600" title="Alt+↑/↓ in the prompt walks the recent prompts; Ctrl/Cmd+Enter anywhere in the form generates">
+          Alt+↑/↓ recall · Ctrl+Enter runs
+        </span>
       </div>
       {open && history.length > 0 && (
         <div className="mt-1 rounded border border-gray-800 bg-gray-950" data-testid="prompt-history">

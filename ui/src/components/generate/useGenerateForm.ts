@@ -43,10 +43,12 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
   );
 
   // Before the engine answers, show the remembered form (the engine's arch list confirms it below).
+  const shownFromMemory = useRef(false);
   useEffect(() => {
     const m = loadMemory(localStorage);
     const back = m && recall(m, m.arch, { model: DEFAULT_MODEL, sample: DEFAULT_SAMPLE });
     if (!m || !back) return;
+    shownFromMemory.current = true;
     setModel(back.model);
     setSample({ ...back.sample, prompt: m.prompt, negative_prompt: m.negative_prompt });
   }, []);
@@ -58,20 +60,24 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
     memory.current = loadMemory(localStorage);
     const m = memory.current;
     const remembered = m && archs.find((a) => a.arch === m.arch);
-    if (remembered) {
-      const s = settingsFor(remembered, { model: DEFAULT_MODEL, sample: { ...DEFAULT_SAMPLE, prompt: m.prompt, negative_prompt: m.negative_prompt } });
-      setModel(s.model);
-      setSample(s.sample);
+    // what was typed while the engine was still starting is kept: only untouched defaults are replaced
+    const prompt = (fallback: string) => (s: SampleForm) => (s.prompt === DEFAULT_SAMPLE.prompt ? fallback : s.prompt);
+    if (remembered && shownFromMemory.current) {
+      // already on screen since mount, maybe edited since: only make the format one this engine writes
+      setSample((s) => (remembered.output_exts.includes(s.output_ext) ? s : { ...s, output_ext: remembered.output_exts[0] }));
+    } else if (remembered) {
+      setModel((cur) => settingsFor(remembered, { model: cur, sample: DEFAULT_SAMPLE }).model);
+      setSample((cur) => ({ ...settingsFor(remembered, { model: DEFAULT_MODEL, sample: cur }).sample, prompt: prompt(m.prompt)(cur) }));
     } else if (device === 'cpu' && archs.some((a) => a.arch === BUILTIN_MODELS[CPU_DEFAULT].arch)) {
       const shapes = BUILTIN_MODELS[CPU_DEFAULT];
       const a = archs.find((x) => x.arch === shapes.arch)!;
-      setModel({ ...DEFAULT_MODEL, arch: a.arch, name_or_path: CPU_DEFAULT });
-      setSample(sampleDefaults(a, CPU_DEFAULT, { ...DEFAULT_SAMPLE, prompt: shapes.prompt }));
+      setModel((cur) => ({ ...cur, arch: a.arch, name_or_path: CPU_DEFAULT }));
+      setSample((cur) => ({ ...sampleDefaults(a, CPU_DEFAULT, cur), prompt: prompt(shapes.prompt)(cur) }));
     } else {
       const a = archs.find((x) => x.arch === DEFAULT_MODEL.arch) ?? archs[0];
       const path = `tiny:${a.arch}`;
-      setModel({ ...DEFAULT_MODEL, arch: a.arch, name_or_path: path });
-      setSample(sampleDefaults(a, path, DEFAULT_SAMPLE));
+      setModel((cur) => ({ ...cur, arch: a.arch, name_or_path: path }));
+      setSample((cur) => sampleDefaults(a, path, cur));
     }
     setReady(true);
   }, [archs, device, ready, settingsFor]);
