@@ -43,7 +43,10 @@ export interface ArchInfo {
   modality: 'image' | 'video' | 'audio';
   description?: string;
   control_images: number;
+  /** optional references beyond the required ones (not sent by every engine version) */
+  max_control_images?: number;
   divisibility: number;
+  min_steps?: number;
   native_resolution: number;
   defaults: ArchDefaults;
   output_exts: string[];

@@ -6,7 +6,7 @@
 import { usePoll } from '@/hooks/usePoll';
 import { apiJson } from '@/utils/api';
 import type { ArchInfo, CheckpointEntry } from '@/utils/types';
-import type { ModelForm } from './formState';
+import { BUILTIN_MODELS, type ModelForm } from './formState';
 import LoraPicker from './LoraPicker';
 
 const DTYPES = ['float16', 'bfloat16', 'float32'];
@@ -44,7 +44,7 @@ export default function ModelPanel({ archs, model, onArch, onChange, disabled, j
         ))}
       </select>
       <label className="label" htmlFor="name_or_path">
-        Model (hub id, local path or tiny:&lt;arch&gt;)
+        Model (hub id, local path, builtin:shapes or tiny:&lt;arch&gt;)
       </label>
       <input
         id="name_or_path"
@@ -56,7 +56,14 @@ export default function ModelPanel({ archs, model, onArch, onChange, disabled, j
         data-testid="model-path"
       />
       <datalist id="checkpoint-options" data-testid="checkpoint-options">
-        <option value={`tiny:${model.arch}`}>offline tiny checkpoint</option>
+        <option value={`tiny:${model.arch}`}>offline tiny checkpoint (random weights)</option>
+        {Object.entries(BUILTIN_MODELS)
+          .filter(([, b]) => b.arch === model.arch)
+          .map(([path]) => (
+            <option key={path} value={path}>
+              trained demo checkpoint shipped with the toolkit
+            </option>
+          ))}
         {(checkpoints.data ?? []).map((c) => (
           <option key={c.path} value={c.path}>
             {c.kind === 'diffusers' ? `${c.name} (diffusers folder${c.pipeline ? `, ${c.pipeline}` : ''})` : `${c.name} (single file)`}
@@ -71,6 +78,20 @@ export default function ModelPanel({ archs, model, onArch, onChange, disabled, j
           <option key={d}>{d}</option>
         ))}
       </select>
+      <details className="mt-2 text-sm" data-testid="model-advanced">
+        <summary className="cursor-pointer text-gray-400">Advanced</summary>
+        <div className="mt-2 space-y-1">
+          <label className="flex items-center gap-2 text-gray-300" title="8-bit weights (qfloat8) for the denoiser and text encoders: about half the memory">
+            <input type="checkbox" checked={model.quantize} disabled={disabled} onChange={(e) => onChange({ ...model, quantize: e.target.checked })} data-testid="model-quantize" />
+            Quantize (8-bit weights)
+          </label>
+          <label className="flex items-center gap-2 text-gray-300" title="keep parts on the CPU until they are needed: slower, fits smaller GPUs">
+            <input type="checkbox" checked={model.low_vram} disabled={disabled} onChange={(e) => onChange({ ...model, low_vram: e.target.checked })} data-testid="model-low-vram" />
+            Low VRAM (offload idle parts)
+          </label>
+          <p className="text-xs text-gray-500">Both off: the engine plans memory itself. Either on: your choice replaces its plan.</p>
+        </div>
+      </details>
       <LoraPicker jobId={jobId} online={online} arch={model.arch} loras={model.loras} onChange={(loras) => onChange({ ...model, loras })} disabled={disabled} />
       {arch && (
         <p className="mt-2 text-xs text-gray-500">

@@ -1,22 +1,31 @@
 'use client';
 /** Prompt and sampling settings; fields follow the arch's modality (size for images/video, frames/fps, duration). */
-import { useState } from 'react';
-import { apiFetch, errorMessage } from '@/utils/api';
+import { type Dispatch, type KeyboardEvent, type SetStateAction, useState } from 'react';
+import { stepHistory } from '@/utils/promptHistory';
 import type { ArchInfo } from '@/utils/types';
-import { type SampleForm, type StreamForm, snap } from './formState';
+import ControlImages from './ControlImages';
+import type { NumberKey } from './formChecks';
+import { type SampleForm, type StreamForm, controlSlots, nativeResolution, snap, takesLyrics } from './formState';
+import PromptHistory from './PromptHistory';
+import SizePresets from './SizePresets';
 
 interface Props {
   arch: ArchInfo | undefined;
+  modelPath: string;
   jobId: string | null;
   sample: SampleForm;
   stream: StreamForm;
-  onSample: (s: SampleForm) => void;
+  onSample: Dispatch<SetStateAction<SampleForm>>;
   onStream: (s: StreamForm) => void;
+  errors: Partial<Record<NumberKey, string>>;
+  history: string[];
+  onClearHistory: () => void;
+  onUploading: (uploading: boolean) => void;
   disabled: boolean;
 }
 
 function NumberField(props: {
-  id: keyof SampleForm | 'every_n_steps';
+  id: NumberKey;
   label: string;
   value: number;
   onChange: (v: number) => void;
@@ -26,6 +35,7 @@ function NumberField(props: {
   max?: number;
   disabled: boolean;
   hint?: string;
+  error?: string;
 }) {
   return (
     <div>
@@ -35,39 +45,48 @@ function NumberField(props: {
       <input
         id={props.id}
         type="number"
-        className="input"
+        className={`input ${props.error ? 'border-rose-500' : ''}`}
         value={Number.isFinite(props.value) ? props.value : ''}
         step={props.step ?? 1}
         min={props.min}
         max={props.max}
         disabled={props.disabled}
+        aria-invalid={Boolean(props.error)}
+        aria-describedby={props.error ? `${props.id}-error` : undefined}
         onChange={(e) => props.onChange(e.target.value === '' ? NaN : Number(e.target.value))}
         onBlur={props.onBlur}
         data-testid={props.id}
       />
-      {props.hint && <div className="mt-0.5 text-xs text-amber-400">{props.hint}</div>}
+      {props.error ? (
+        <div id={`${props.id}-error`} className="mt-0.5 text-xs text-rose-400" data-testid={`${props.id}-error`}>
+          {props.error}
+        </div>
+      ) : (
+        props.hint && <div className="mt-0.5 text-xs text-amber-400">{props.hint}</div>
+      )}
     </div>
   );
 }
 
-export default function PromptPanel({ arch, jobId, sample, stream, onSample, onStream, disabled }: Props) {
-  const [upload, setUpload] = useState<{ preview: string; info: string } | null>(null);
-  const [uploadError, setUploadError] = useState('');
+export default function PromptPanel(props: Props) {
+  const { arch, modelPath, jobId, sample, stream, onSample, onStream, errors, history, onClearHistory, onUploading, disabled } = props;
+  // Alt+Up/Down through recent prompts: -1 is the prompt being written, kept to come back to
+  const [recall, setRecall] = useState({ index: -1, draft: '' });
   const div = arch?.divisibility ?? 8;
   const modality = arch?.modality ?? 'image';
-  const set = <K extends keyof SampleForm>(key: K, value: SampleForm[K]) => onSample({ ...sample, [key]: value });
+  const set = <K extends keyof SampleForm>(key: K, value: SampleForm[K]) => onSample((s) => ({ ...s, [key]: value }));
   const snapHint = (v: number) => (Number.isFinite(v) && snap(v, div) !== v ? `will snap to ${snap(v, div)}` : undefined);
+  // an empty field stays empty on blur (its error says so) rather than snapping to one step
+  const snapOnBlur = (key: 'width' | 'height') => () => Number.isFinite(sample[key]) && set(key, snap(sample[key], div));
 
-  async function uploadControl(file: File) {
-    setUploadError('');
-    const form = new FormData();
-    form.append('file', file);
-    const res = await apiFetch(`/api/inference/assets?job=${encodeURIComponent(jobId ?? '')}`, { method: 'POST', body: form });
-    const body = await res.json().catch(() => null);
-    if (!res.ok) return setUploadError(errorMessage(body) || `upload failed (HTTP ${res.status})`);
-    setUpload({ preview: URL.createObjectURL(file), info: `${body.width}×${body.height}` });
-    set('ctrl_img', body.id);
-  }
+  const promptKeys = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (!e.altKey || (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') || !history.length) return;
+    e.preventDefault();
+    const index = stepHistory(history.length, recall.index, e.key === 'ArrowUp' ? 'older' : 'newer');
+    const draft = recall.index === -1 ? sample.prompt : recall.draft;
+    setRecall({ index, draft });
+    set('prompt', index === -1 ? draft : history[index]);
+  };
 
   return (
     <section className="card mb-4" data-testid="prompt-panel">
@@ -75,24 +94,60 @@ export default function PromptPanel({ arch, jobId, sample, stream, onSample, onS
       <label className="label" htmlFor="prompt">
         Prompt
       </label>
-      <textarea id="prompt" className="input mb-2 h-20 resize-y" value={sample.prompt} disabled={disabled} onChange={(e) => set('prompt', e.target.value)} data-testid="prompt" />
+      <textarea
+        id="prompt"
+        className="input mb-1 h-20 resize-y"
+        value={sample.prompt}
+        disabled={disabled}
+        onChange={(e) => {
+          setRecall({ index: -1, draft: '' });
+          set('prompt', e.target.value);
+        }}
+        onKeyDown={promptKeys}
+        data-testid="prompt"
+      />
+      <PromptHistory
+        history={history}
+        disabled={disabled}
+        onClear={onClearHistory}
+        onPick={(p) => {
+          setRecall({ index: -1, draft: '' });
+          set('prompt', p);
+        }}
+      />
       <label className="label" htmlFor="negative_prompt">
         Negative prompt
       </label>
-      <textarea id="negative_prompt" className="input mb-3 h-12 resize-y" value={sample.negative_prompt} disabled={disabled} onChange={(e) => set('negative_prompt', e.target.value)} />
+      <textarea id="negative_prompt" className="input mb-3 h-12 resize-y" value={sample.negative_prompt} disabled={disabled} onChange={(e) => set('negative_prompt', e.target.value)} data-testid="negative_prompt" />
+      {arch && takesLyrics(arch) && (
+        <>
+          <label className="label" htmlFor="lyrics">
+            Lyrics ([verse], [chorus]… ; empty for instrumental)
+          </label>
+          <textarea id="lyrics" className="input mb-3 h-24 resize-y font-mono text-xs" value={sample.lyrics} disabled={disabled} onChange={(e) => set('lyrics', e.target.value)} data-testid="lyrics" />
+        </>
+      )}
 
       <div className="grid grid-cols-2 gap-2">
         {modality !== 'audio' && (
           <>
-            <NumberField id="width" label="Width" value={sample.width} step={div} min={div} disabled={disabled} onChange={(v) => set('width', v)} onBlur={() => set('width', snap(sample.width, div))} hint={snapHint(sample.width)} />
-            <NumberField id="height" label="Height" value={sample.height} step={div} min={div} disabled={disabled} onChange={(v) => set('height', v)} onBlur={() => set('height', snap(sample.height, div))} hint={snapHint(sample.height)} />
+            {arch && (
+              <SizePresets
+                native={nativeResolution(arch, modelPath)}
+                divisibility={div}
+                width={sample.width}
+                height={sample.height}
+                disabled={disabled}
+                onPick={(width, height) => onSample((s) => ({ ...s, width, height }))}
+              />
+            )}
+            <NumberField id="width" label="Width" value={sample.width} step={div} min={div} disabled={disabled} onChange={(v) => set('width', v)} onBlur={snapOnBlur('width')} hint={snapHint(sample.width)} error={errors.width} />
+            <NumberField id="height" label="Height" value={sample.height} step={div} min={div} disabled={disabled} onChange={(v) => set('height', v)} onBlur={snapOnBlur('height')} hint={snapHint(sample.height)} error={errors.height} />
           </>
         )}
-        <NumberField id="num_inference_steps" label="Steps" value={sample.num_inference_steps} min={1} max={500} disabled={disabled} onChange={(v) => set('num_inference_steps', v)} />
-        <NumberField id="guidance_scale" label="CFG" value={sample.guidance_scale} step={0.5} min={0} disabled={disabled} onChange={(v) => set('guidance_scale', v)} />
-        <div>
-          <NumberField id="seed" label="Seed (-1 random)" value={sample.seed} min={-1} disabled={disabled} onChange={(v) => set('seed', v)} />
-        </div>
+        <NumberField id="num_inference_steps" label="Steps" value={sample.num_inference_steps} min={arch?.min_steps ?? 1} max={500} disabled={disabled} onChange={(v) => set('num_inference_steps', v)} error={errors.num_inference_steps} />
+        <NumberField id="guidance_scale" label="CFG" value={sample.guidance_scale} step={0.5} min={0} disabled={disabled} onChange={(v) => set('guidance_scale', v)} error={errors.guidance_scale} />
+        <NumberField id="seed" label="Seed (-1 random)" value={sample.seed} min={-1} disabled={disabled} onChange={(v) => set('seed', v)} error={errors.seed} />
         <div className="flex items-end">
           <button type="button" className="btn-ghost w-full" disabled={disabled} onClick={() => set('seed', Math.floor(Math.random() * 2 ** 32))}>
             Random seed
@@ -100,13 +155,14 @@ export default function PromptPanel({ arch, jobId, sample, stream, onSample, onS
         </div>
         {modality === 'video' && (
           <>
-            <NumberField id="num_frames" label="Frames" value={sample.num_frames} min={1} disabled={disabled} onChange={(v) => set('num_frames', v)} />
-            <NumberField id="fps" label="FPS" value={sample.fps} min={1} disabled={disabled} onChange={(v) => set('fps', v)} />
+            <NumberField id="num_frames" label="Frames" value={sample.num_frames} min={1} disabled={disabled} onChange={(v) => set('num_frames', v)} error={errors.num_frames} />
+            <NumberField id="fps" label="FPS" value={sample.fps} min={1} disabled={disabled} onChange={(v) => set('fps', v)} error={errors.fps} />
           </>
         )}
         {modality === 'audio' && (
-          <NumberField id="duration_s" label="Duration (s)" value={sample.duration_s} step={0.5} min={0.5} disabled={disabled} onChange={(v) => set('duration_s', v)} />
+          <NumberField id="duration_s" label="Duration (s)" value={sample.duration_s} step={0.5} min={0.5} disabled={disabled} onChange={(v) => set('duration_s', v)} error={errors.duration_s} />
         )}
+        <NumberField id="batch_count" label="Batch count" value={sample.batch_count} min={1} max={16} disabled={disabled} onChange={(v) => set('batch_count', v)} error={errors.batch_count} hint={sample.batch_count > 1 ? 'seeds seed, seed+1, …' : undefined} />
         <div>
           <label className="label" htmlFor="output_ext">
             Format
@@ -119,20 +175,16 @@ export default function PromptPanel({ arch, jobId, sample, stream, onSample, onS
         </div>
       </div>
 
-      {arch && arch.control_images > 0 && (
-        <div className="mt-3">
-          <label className="label" htmlFor="ctrl_img">
-            Control image (required)
-          </label>
-          <input id="ctrl_img" type="file" accept="image/png,image/jpeg,image/webp,image/bmp" className="text-sm" disabled={disabled || !jobId} onChange={(e) => e.target.files?.[0] && uploadControl(e.target.files[0])} data-testid="ctrl-img" />
-          {upload && (
-            <div className="mt-2 flex items-center gap-2 text-xs text-gray-400">
-              <img src={upload.preview} alt="control" className="h-12 w-12 rounded object-cover" />
-              uploaded {upload.info}
-            </div>
-          )}
-          {uploadError && <div className="mt-1 text-xs text-rose-400">{uploadError}</div>}
-        </div>
+      {arch && controlSlots(arch) > 0 && (
+        <ControlImages
+          jobId={jobId}
+          slots={controlSlots(arch)}
+          required={arch.control_images}
+          value={sample.ctrl_imgs}
+          onChange={(ctrl_imgs) => set('ctrl_imgs', ctrl_imgs)}
+          onUploading={onUploading}
+          disabled={disabled}
+        />
       )}
 
       <details className="mt-3 text-sm">

@@ -1,11 +1,20 @@
 /** The generate form: values, arch defaults and size snapping (the engine snaps too and reports it). */
-import type { ArchInfo, LoraChoice } from '@/utils/types';
+import type { ArchDefaults, ArchInfo, LoraChoice } from '@/utils/types';
 
 export interface ModelForm {
   arch: string;
   name_or_path: string;
   dtype: string;
   loras: LoraChoice[];
+  quantize: boolean;
+  low_vram: boolean;
+}
+
+/** One control image: what the engine is sent (an asset id or a server path) and what the form shows. */
+export interface ControlRef {
+  ref: string;
+  preview: string;
+  info: string;
 }
 
 export interface SampleForm {
@@ -20,13 +29,18 @@ export interface SampleForm {
   fps: number;
   duration_s: number;
   output_ext: string;
-  ctrl_img: string;
+  lyrics: string;
+  batch_count: number;
+  /** by slot: ctrl_img, ctrl_img_2, ctrl_img_3 (null: empty slot) */
+  ctrl_imgs: (ControlRef | null)[];
 }
 
 export interface StreamForm {
   latents: 'raw' | 'x0' | 'none';
   every_n_steps: number;
 }
+
+export const DEFAULT_MODEL: ModelForm = { arch: 'sd1', name_or_path: 'tiny:sd1', dtype: 'float16', loras: [], quantize: false, low_vram: false };
 
 export const DEFAULT_SAMPLE: SampleForm = {
   prompt: 'a red fox in the snow, golden hour',
@@ -40,13 +54,50 @@ export const DEFAULT_SAMPLE: SampleForm = {
   fps: 16,
   duration_s: 10,
   output_ext: 'png',
-  ctrl_img: '',
+  lyrics: '',
+  batch_count: 1,
+  ctrl_imgs: [],
 };
 
-/** The arch's defaults (and its tiny-checkpoint sample settings when the model is `tiny:<arch>`). */
+/**
+ * Trained checkpoints that ship in the repository, with the settings they were trained for
+ * (toolkit/models/builtin/<name>/README.md). builtin:shapes is the CPU newcomer's default: it draws something,
+ * where tiny:<arch> random weights draw noise.
+ */
+export const BUILTIN_MODELS: Record<string, { arch: string; sample: ArchDefaults; native: number; prompt: string }> = {
+  'builtin:shapes': {
+    arch: 'sd1',
+    sample: { width: 64, height: 64, num_inference_steps: 20, guidance_scale: 5 },
+    native: 64,
+    prompt: 'a red circle on a blue background',
+  },
+};
+
+/**
+ * What GET /models does not say (toolkit/models/archs): optional extra references beyond the required
+ * `control_images` (qwen_image_edit_plus: max_control_images = 3), and which audio families take lyrics.
+ */
+const MAX_CONTROL_IMAGES: Record<string, number> = { qwen_image_edit_plus: 3 };
+const LYRICS_ARCHS = new Set(['ace_step_15']);
+
+export function controlSlots(arch: Pick<ArchInfo, 'arch' | 'control_images'> & { max_control_images?: number }): number {
+  return Math.max(arch.control_images, arch.max_control_images ?? MAX_CONTROL_IMAGES[arch.arch] ?? 0);
+}
+
+export function takesLyrics(arch: Pick<ArchInfo, 'arch' | 'modality'>): boolean {
+  return arch.modality === 'audio' && LYRICS_ARCHS.has(arch.arch);
+}
+
+/** The pixel count presets aim at: the checkpoint's own training size where the form knows it. */
+export function nativeResolution(arch: ArchInfo, modelPath: string): number {
+  return BUILTIN_MODELS[modelPath]?.arch === arch.arch ? BUILTIN_MODELS[modelPath].native : arch.native_resolution;
+}
+
+/** The arch's defaults, then the checkpoint's (tiny:<arch> sample settings, a builtin model's training size). */
 export function sampleDefaults(arch: ArchInfo, modelPath: string, current: SampleForm): SampleForm {
-  const tiny = modelPath.startsWith('tiny:') ? (arch.tiny_sample ?? {}) : {};
-  const d = { ...arch.defaults, ...tiny };
+  const own = modelPath.startsWith('tiny:') ? (arch.tiny_sample ?? {}) : (BUILTIN_MODELS[modelPath]?.sample ?? {});
+  const d = { ...arch.defaults, ...own };
+  const slots = controlSlots(arch);
   return {
     ...current,
     width: d.width ?? current.width,
@@ -57,7 +108,8 @@ export function sampleDefaults(arch: ArchInfo, modelPath: string, current: Sampl
     fps: d.fps ?? current.fps,
     duration_s: d.duration_s ?? current.duration_s,
     output_ext: d.output_ext && arch.output_exts.includes(d.output_ext) ? d.output_ext : arch.output_exts[0],
-    ctrl_img: '',
+    // a reference picked for one edit family still fits another; a family without references drops them
+    ctrl_imgs: current.ctrl_imgs.slice(0, slots),
   };
 }
 
@@ -66,6 +118,8 @@ export function snap(value: number, divisibility: number): number {
   const d = Math.max(1, divisibility);
   return Math.max(d, Math.round(value / d) * d);
 }
+
+const CONTROL_KEYS = ['ctrl_img', 'ctrl_img_2', 'ctrl_img_3'];
 
 /** The POST /generate body: only the fields the arch's modality uses. */
 export function generateBody(arch: ArchInfo, model: ModelForm, s: SampleForm, stream: StreamForm) {
@@ -80,12 +134,17 @@ export function generateBody(arch: ArchInfo, model: ModelForm, s: SampleForm, st
   if (arch.modality !== 'audio') Object.assign(sample, { width: s.width, height: s.height });
   if (arch.modality === 'video') Object.assign(sample, { num_frames: s.num_frames, fps: s.fps });
   if (arch.modality === 'audio') sample.duration_s = s.duration_s;
-  if (s.ctrl_img) sample.ctrl_img = s.ctrl_img;
+  if (takesLyrics(arch) && s.lyrics.trim()) sample.lyrics = s.lyrics;
+  // the engine reads the references in order: an emptied first slot must not leave ctrl_img unset
+  s.ctrl_imgs.filter((c): c is ControlRef => Boolean(c)).slice(0, CONTROL_KEYS.length).forEach((c, i) => (sample[CONTROL_KEYS[i]] = c.ref));
+  if (s.batch_count > 1) sample.batch_count = s.batch_count;
   return {
     model: {
       arch: model.arch,
       name_or_path: model.name_or_path,
       dtype: model.dtype,
+      ...(model.quantize ? { quantize: true } : {}),
+      ...(model.low_vram ? { low_vram: true } : {}),
       ...(model.loras.length ? { loras: model.loras.map((l) => ({ path: l.path, multiplier: l.multiplier })) } : {}),
     },
     sample,

@@ -1,0 +1,59 @@
+/**
+ * Settings to put back into the form: from a gallery entry's sidecar config, or from a file's embedded info (the
+ * engine's `aitk` request JSON when present, else the A1111 `parameters` text every peer writes).
+ */
+import type { EmbeddedInfo } from '@/utils/imageInfo';
+import { parametersSettings } from '@/utils/parameters';
+import type { LoraChoice } from '@/utils/types';
+import type { SampleForm } from './formState';
+
+export interface Restored {
+  arch?: string;
+  name_or_path?: string;
+  loras?: LoraChoice[];
+  sample: Partial<Omit<SampleForm, 'ctrl_imgs'>>;
+  /** server paths (or asset ids) of the references, in order */
+  controls: string[];
+  source: 'config' | 'parameters';
+}
+
+interface ConfigLike {
+  model?: { arch?: string; name_or_path?: string; lora_path?: string | null; lora_multiplier?: number; loras?: { path: string; multiplier: number }[] };
+  sample?: Record<string, unknown>;
+}
+
+const NUMBER_FIELDS = ['width', 'height', 'num_inference_steps', 'guidance_scale', 'seed', 'num_frames', 'fps', 'duration_s'] as const;
+const TEXT_FIELDS = ['prompt', 'negative_prompt', 'output_ext', 'lyrics'] as const;
+
+/** From a resolved request ({model, sample}): the sidecar's `config` or a PNG's `aitk` chunk. */
+export function fromConfig(cfg: ConfigLike): Restored {
+  const s = cfg.sample ?? {};
+  const sample: Restored['sample'] = {};
+  for (const k of NUMBER_FIELDS) if (typeof s[k] === 'number' && Number.isFinite(s[k])) sample[k] = s[k] as number;
+  for (const k of TEXT_FIELDS) if (typeof s[k] === 'string') sample[k] = s[k] as string;
+  // the engine resolves ctrl_img into ctrl_img_1 (GenerateImageConfig.__post_init__); either may be present
+  const first = s.ctrl_img_1 ?? s.ctrl_img;
+  const controls = [first, s.ctrl_img_2, s.ctrl_img_3].filter((c): c is string => typeof c === 'string' && c.length > 0);
+  const out: Restored = { sample, controls, source: 'config' };
+  const m = cfg.model;
+  if (m?.arch) out.arch = m.arch;
+  if (m?.name_or_path) out.name_or_path = m.name_or_path;
+  if (m) out.loras = [...(m.lora_path ? [{ path: m.lora_path, multiplier: m.lora_multiplier ?? 1 }] : []), ...(m.loras ?? [])];
+  return out;
+}
+
+/** From a file's embedded texts; null when it carries no settings this form can use. */
+export function fromEmbedded(info: EmbeddedInfo): Restored | null {
+  if (info.aitk) {
+    try {
+      const cfg = JSON.parse(info.aitk);
+      if (cfg && typeof cfg === 'object' && cfg.sample) return fromConfig(cfg);
+    } catch {
+      /* a damaged chunk: the parameters text still says most of it */
+    }
+  }
+  if (!info.parameters) return null;
+  const p = parametersSettings(info.parameters);
+  const { model, arch, ...sample } = p;
+  return { ...(arch ? { arch } : {}), ...(model ? { name_or_path: model } : {}), sample, controls: [], source: 'parameters' };
+}

@@ -1,0 +1,127 @@
+'use client';
+/**
+ * The form's state and where it comes from: remembered settings (localStorage, per arch), the engine's arch
+ * defaults, a gallery entry's sidecar ("Reuse") or a dropped file's embedded settings.
+ */
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { ArchInfo } from '@/utils/types';
+import { type FormMemory, loadMemory, recall, remember, saveMemory } from './formMemory';
+import {
+  BUILTIN_MODELS, type ControlRef, DEFAULT_MODEL, DEFAULT_SAMPLE, type ModelForm, type SampleForm, type StreamForm, controlSlots, generateBody,
+  sampleDefaults, snap,
+} from './formState';
+import type { Restored } from './restore';
+
+const CPU_DEFAULT = 'builtin:shapes';
+
+/** A server path (a reused reference lives in the engine's assets or output folder) shown through /api/files. */
+function controlFromPath(ref: string): ControlRef {
+  const isPath = ref.includes('/');
+  return { ref, preview: isPath ? `/api/files/${encodeURIComponent(ref)}` : '', info: isPath ? ref.split('/').pop()! : 'asset' };
+}
+
+export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
+  const [model, setModel] = useState<ModelForm>(DEFAULT_MODEL);
+  const [sample, setSample] = useState<SampleForm>(DEFAULT_SAMPLE);
+  const [stream, setStream] = useState<StreamForm>({ latents: 'x0', every_n_steps: 1 });
+  const memory = useRef<FormMemory | null>(null);
+  const [ready, setReady] = useState(false); // the starting settings are decided: from here on, changes are remembered
+  const arch = archs.find((a) => a.arch === model.arch);
+
+  /** The form for an arch: its remembered settings, else its defaults (the prompt stays whatever it is). */
+  const settingsFor = useCallback(
+    (a: ArchInfo, current: { model: ModelForm; sample: SampleForm }) => {
+      const keep = { prompt: current.sample.prompt, negative_prompt: current.sample.negative_prompt, ctrl_imgs: current.sample.ctrl_imgs.slice(0, controlSlots(a)) };
+      const back = recall(memory.current, a.arch, { model: DEFAULT_MODEL, sample: DEFAULT_SAMPLE });
+      if (back) return { model: back.model, sample: { ...sampleDefaults(a, back.model.name_or_path, back.sample), ...back.sample, ...keep } };
+      // a checkpoint named for one family (tiny:, builtin:) means nothing to another; a path the user typed stays
+      const p = current.model.name_or_path;
+      const path = !p || p.startsWith('tiny:') || p.startsWith('builtin:') ? `tiny:${a.arch}` : p;
+      return { model: { ...current.model, arch: a.arch, name_or_path: path }, sample: { ...sampleDefaults(a, path, current.sample), ...keep } };
+    },
+    [],
+  );
+
+  // Before the engine answers, show the remembered form (the engine's arch list confirms it below).
+  const shownFromMemory = useRef(false);
+  useEffect(() => {
+    const m = loadMemory(localStorage);
+    const back = m && recall(m, m.arch, { model: DEFAULT_MODEL, sample: DEFAULT_SAMPLE });
+    if (!m || !back) return;
+    shownFromMemory.current = true;
+    setModel(back.model);
+    setSample({ ...back.sample, prompt: m.prompt, negative_prompt: m.negative_prompt });
+  }, []);
+
+  // The starting form, once the engine's arch list (and so its device) is known: the remembered arch and its
+  // settings; else, on a CPU engine, builtin:shapes (it draws something; tiny:sd1's random weights draw noise).
+  useEffect(() => {
+    if (ready || !archs.length) return;
+    memory.current = loadMemory(localStorage);
+    const m = memory.current;
+    const remembered = m && archs.find((a) => a.arch === m.arch);
+    // what was typed while the engine was still starting is kept: only untouched defaults are replaced
+    const prompt = (fallback: string) => (s: SampleForm) => (s.prompt === DEFAULT_SAMPLE.prompt ? fallback : s.prompt);
+    if (remembered && shownFromMemory.current) {
+      // already on screen since mount, maybe edited since: only make the format one this engine writes
+      setSample((s) => (remembered.output_exts.includes(s.output_ext) ? s : { ...s, output_ext: remembered.output_exts[0] }));
+    } else if (remembered) {
+      setModel((cur) => settingsFor(remembered, { model: cur, sample: DEFAULT_SAMPLE }).model);
+      setSample((cur) => ({ ...settingsFor(remembered, { model: DEFAULT_MODEL, sample: cur }).sample, prompt: prompt(m.prompt)(cur) }));
+    } else if (device === 'cpu' && archs.some((a) => a.arch === BUILTIN_MODELS[CPU_DEFAULT].arch)) {
+      const shapes = BUILTIN_MODELS[CPU_DEFAULT];
+      const a = archs.find((x) => x.arch === shapes.arch)!;
+      setModel((cur) => ({ ...cur, arch: a.arch, name_or_path: CPU_DEFAULT }));
+      setSample((cur) => ({ ...sampleDefaults(a, CPU_DEFAULT, cur), prompt: prompt(shapes.prompt)(cur) }));
+    } else {
+      const a = archs.find((x) => x.arch === DEFAULT_MODEL.arch) ?? archs[0];
+      const path = `tiny:${a.arch}`;
+      setModel((cur) => ({ ...cur, arch: a.arch, name_or_path: path }));
+      setSample((cur) => sampleDefaults(a, path, cur));
+    }
+    setReady(true);
+  }, [archs, device, ready, settingsFor]);
+
+  useEffect(() => {
+    if (!ready) return;
+    memory.current = remember(memory.current, model, sample);
+    try {
+      saveMemory(localStorage, memory.current);
+    } catch {
+      /* storage full or disabled: the form still works, it just is not remembered */
+    }
+  }, [ready, model, sample]);
+
+  const changeArch = (name: string) => {
+    const a = archs.find((x) => x.arch === name);
+    if (!a) return;
+    const s = settingsFor(a, { model, sample });
+    setModel(s.model);
+    setSample(s.sample);
+  };
+
+  /** Settings from a gallery entry or a dropped file, over that arch's current form. */
+  const restore = (r: Restored): string | null => {
+    const a = r.arch ? archs.find((x) => x.arch === r.arch) : arch;
+    if (!a) return r.arch ? `this engine has no ${r.arch} family` : 'no family to restore into';
+    const base = a.arch === model.arch ? { model, sample } : settingsFor(a, { model, sample });
+    const controls = r.controls.slice(0, controlSlots(a)).map(controlFromPath);
+    setModel({ ...base.model, ...(r.name_or_path ? { name_or_path: r.name_or_path } : {}), ...(r.loras ? { loras: r.loras } : {}) });
+    const next = { ...base.sample, ...r.sample, ctrl_imgs: controls.length ? controls : base.sample.ctrl_imgs };
+    if (r.sample.output_ext && !a.output_exts.includes(r.sample.output_ext)) next.output_ext = base.sample.output_ext;
+    setSample(next);
+    return null;
+  };
+
+  /** The request to send, with sizes snapped as the engine would (the form then shows what ran). */
+  const body = () => {
+    if (!arch) return null;
+    const snapped = { ...sample, width: snap(sample.width, arch.divisibility), height: snap(sample.height, arch.divisibility) };
+    setSample(snapped);
+    return generateBody(arch, model, snapped, stream);
+  };
+
+  return { model, setModel, sample, setSample, stream, setStream, arch, changeArch, restore, body, ready };
+}
+
+export type GenerateFormState = ReturnType<typeof useGenerateForm>;

@@ -1,0 +1,89 @@
+/**
+ * A1111's `parameters` text, the format every peer reads and writes: the prompt (any number of lines), an
+ * optional `Negative prompt:` line (which may run over several lines), then one line of `Key: value` pairs.
+ */
+
+export interface ParsedParameters {
+  prompt: string;
+  negative_prompt: string;
+  /** every `Key: value` pair as written (quoted values unquoted) */
+  pairs: Record<string, string>;
+}
+
+// A1111's own pattern (modules/infotext_utils.py re_param): a key, a colon, then a quoted or comma-free value
+const PAIR = /\s*(\w[\w \-/]+):\s*("(?:\\.|[^\\"])+"|[^,]*)(?:,|$)/g;
+
+function parsePairs(line: string): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const m of line.matchAll(PAIR)) {
+    let value = m[2].trim();
+    if (value.startsWith('"') && value.endsWith('"')) {
+      try {
+        value = JSON.parse(value);
+      } catch {
+        value = value.slice(1, -1);
+      }
+    }
+    pairs[m[1].trim()] = value;
+  }
+  return pairs;
+}
+
+/** The pairs line is the last line, when it holds at least three pairs (A1111's rule; a prompt line rarely does). */
+export function parseParameters(text: string): ParsedParameters {
+  const lines = text.replace(/\r\n?/g, '\n').trim().split('\n');
+  let pairs: Record<string, string> = {};
+  const last = lines.at(-1) ?? '';
+  if (lines.length && [...last.matchAll(PAIR)].length >= 3) {
+    pairs = parsePairs(last);
+    lines.pop();
+  }
+  const prompt: string[] = [];
+  const negative: string[] = [];
+  let inNegative = false;
+  for (const line of lines) {
+    if (!inNegative && line.startsWith('Negative prompt:')) {
+      inNegative = true;
+      negative.push(line.slice('Negative prompt:'.length).trim());
+    } else (inNegative ? negative : prompt).push(line);
+  }
+  return { prompt: prompt.join('\n').trim(), negative_prompt: negative.join('\n').trim(), pairs };
+}
+
+export interface ParametersSettings {
+  prompt: string;
+  negative_prompt: string;
+  num_inference_steps?: number;
+  guidance_scale?: number;
+  seed?: number;
+  width?: number;
+  height?: number;
+  num_frames?: number;
+  model?: string;
+  arch?: string;
+}
+
+function num(value: string | undefined, integer: boolean): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) && (!integer || Number.isInteger(n)) ? n : undefined;
+}
+
+/** The settings a generate form can take from the text (unknown or malformed values are left out). */
+export function parametersSettings(text: string): ParametersSettings {
+  const { prompt, negative_prompt, pairs } = parseParameters(text);
+  const out: ParametersSettings = { prompt, negative_prompt };
+  const size = /^(\d+)x(\d+)$/.exec(pairs.Size ?? '');
+  const fields: [keyof ParametersSettings, number | undefined][] = [
+    ['num_inference_steps', num(pairs.Steps, true)],
+    ['guidance_scale', num(pairs['CFG scale'], false)],
+    ['seed', num(pairs.Seed, true)],
+    ['width', size ? Number(size[1]) : undefined],
+    ['height', size ? Number(size[2]) : undefined],
+    ['num_frames', num(pairs.Frames, true)],
+  ];
+  for (const [key, value] of fields) if (value !== undefined) (out as unknown as Record<string, unknown>)[key] = value;
+  if (pairs.Model) out.model = pairs.Model;
+  if (pairs.Arch) out.arch = pairs.Arch;
+  return out;
+}
