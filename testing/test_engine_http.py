@@ -485,3 +485,12 @@ def test_a_download_is_named_from_its_prompt_and_seed(http, engine_server):
     download = http.get(f"/outputs/{name}?download=1", headers=auth(engine_server))
     assert download.status_code == 200 and download.content == plain.content
     assert download.headers["content-disposition"] == 'attachment; filename="A_red_circle_on_blue_93.png"'
+
+
+def test_models_say_how_many_references_a_family_takes_and_which_takes_lyrics(http, engine_server):
+    """The page's form builds its reference slots and its lyrics field from these, not from its own tables."""
+    models = {m["arch"]: m for m in http.get("/models", headers=auth(engine_server)).json()}
+    assert models["qwen_image_edit_plus"]["max_control_images"] == 3
+    assert models["flux_kontext"]["max_control_images"] == models["flux_kontext"]["control_images"] == 1
+    assert models["sd1"]["max_control_images"] == 0
+    assert [a for a, m in models.items() if m["takes_lyrics"]] == ["ace_step_15"]

@@ -94,6 +94,8 @@ class BaseModel:
     latent: ClassVar[LatentSpec]
     divisibility: ClassVar[int] = 8
     control_images: ClassVar[int] = 0  # how many control images a request must bring
+    max_control_images: ClassVar[int] = 0  # how many it may bring, where more than it must (0: control_images)
+    takes_lyrics: ClassVar[bool] = False  # sample.lyrics means something to this family (forms show the field)
     defaults: ClassVar[dict] = {}  # width, height, num_inference_steps, guidance_scale, num_frames, fps, output_ext
     output_exts: ClassVar[tuple] = ("png", "jpg", "webp")
     native_resolution: ClassVar[int] = 1024
@@ -476,6 +478,8 @@ class BaseModel:
             "description": cls.description,
             "pipeline": cls.pipeline_class,
             "control_images": cls.control_images,
+            "max_control_images": max(cls.control_images, cls.max_control_images),
+            "takes_lyrics": cls.takes_lyrics,
             "divisibility": cls.divisibility,
             "min_steps": cls.min_steps,
             "native_resolution": cls.native_resolution,

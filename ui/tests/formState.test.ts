@@ -28,18 +28,19 @@ const stream = { latents: 'x0', every_n_steps: 1 } as const;
 const ref = (id: string) => ({ ref: id, preview: '', info: '' });
 
 describe('generateBody: the fields the form adds', () => {
-  const plus = { ...sd1, arch: 'qwen_image_edit_plus', control_images: 1 } as ArchInfo;
+  const plus = { ...sd1, arch: 'qwen_image_edit_plus', control_images: 1, max_control_images: 3 } as ArchInfo;
 
   it('sends filled reference slots in order as ctrl_img, ctrl_img_2, ctrl_img_3', () => {
     const body = generateBody(plus, DEFAULT_MODEL, { ...sample, ctrl_imgs: [null, ref('b'), ref('c')] }, stream);
     expect(body.sample).toMatchObject({ ctrl_img: 'b', ctrl_img_2: 'c' });
     expect('ctrl_img_3' in body.sample).toBe(false);
     expect(controlSlots(plus)).toBe(3);
-    expect(controlSlots({ arch: 'flux_kontext', control_images: 1 })).toBe(1);
+    expect(controlSlots({ control_images: 1, max_control_images: 1 })).toBe(1);
+    expect(controlSlots({ control_images: 0 })).toBe(0);
   });
 
   it('sends batch_count only above 1, quantize/low_vram only when on, lyrics only to a family that takes them', () => {
-    const ace = { ...sd1, arch: 'ace_step_15', modality: 'audio' } as ArchInfo;
+    const ace = { ...sd1, arch: 'ace_step_15', modality: 'audio', takes_lyrics: true } as ArchInfo;
     const plain = generateBody(sd1, DEFAULT_MODEL, { ...sample, lyrics: 'la la' }, stream);
     expect(plain.sample).not.toHaveProperty('batch_count');
     expect(plain.sample).not.toHaveProperty('lyrics');

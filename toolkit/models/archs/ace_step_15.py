@@ -11,6 +11,7 @@ class AceStep15Model(BaseModel):
     arch = "ace_step_15"
     modality = "audio"
     description = "ACE-Step 1.5 (music with lyrics)"
+    takes_lyrics = True
     pipeline_class = "AceStepPipeline"
     components = {
         "transformer": Component("diffusers.AceStepTransformer1DModel", "transformer", source="main"),

@@ -45,6 +45,7 @@ export interface ArchInfo {
   control_images: number;
   /** optional references beyond the required ones (not sent by every engine version) */
   max_control_images?: number;
+  takes_lyrics?: boolean;
   divisibility: number;
   min_steps?: number;
   native_resolution: number;

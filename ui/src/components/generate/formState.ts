@@ -77,15 +77,13 @@ export const BUILTIN_MODELS: Record<string, { arch: string; sample: ArchDefaults
  * What GET /models does not say (toolkit/models/archs): optional extra references beyond the required
  * `control_images` (qwen_image_edit_plus: max_control_images = 3), and which audio families take lyrics.
  */
-const MAX_CONTROL_IMAGES: Record<string, number> = { qwen_image_edit_plus: 3 };
-const LYRICS_ARCHS = new Set(['ace_step_15']);
-
-export function controlSlots(arch: Pick<ArchInfo, 'arch' | 'control_images'> & { max_control_images?: number }): number {
-  return Math.max(arch.control_images, arch.max_control_images ?? MAX_CONTROL_IMAGES[arch.arch] ?? 0);
+/** Reference slots the form shows: as many as the family may take (GET /models `max_control_images`). */
+export function controlSlots(arch: Pick<ArchInfo, 'control_images'> & { max_control_images?: number }): number {
+  return Math.max(arch.control_images, arch.max_control_images ?? 0);
 }
 
-export function takesLyrics(arch: Pick<ArchInfo, 'arch' | 'modality'>): boolean {
-  return arch.modality === 'audio' && LYRICS_ARCHS.has(arch.arch);
+export function takesLyrics(arch: Pick<ArchInfo, 'takes_lyrics'>): boolean {
+  return Boolean(arch.takes_lyrics);
 }
 
 /** The pixel count presets aim at: the checkpoint's own training size where the form knows it. */
