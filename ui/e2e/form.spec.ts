@@ -6,13 +6,14 @@
  */
 import { type Page, expect, test } from '@playwright/test';
 import path from 'node:path';
-import { authHeaders, bigNoisePng, galleryItems, runStatus, screenshot, setNumber } from './helpers';
+import { authHeaders, bigNoisePng, galleryItems, runStatus, screenshot, setNumber, stopAllEngines } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
 
 let page: Page;
 
-test.beforeAll(async ({ browser }) => {
+test.beforeAll(async ({ browser, request }) => {
+  await stopAllEngines(request); // this spec starts its engine from the page
   // taller than the default so the screenshots show the whole form, down to the restore line
   page = await browser.newPage({ viewport: { width: 1400, height: 1400 } });
   await page.addInitScript((token) => localStorage.setItem('AI_TOOLKIT_AUTH', token), process.env.E2E_TOKEN!);
@@ -247,7 +248,8 @@ test('control images pasted and dropped into an edit family’s slots reach its 
   await page.getByTestId('ctrl-img-remove').click();
   await page.getByTestId('ctrl-img-3-remove').click();
   await expect(page.getByTestId('generate-reason')).toHaveText('Needs a control image');
-  await galleryItems(page).first().getByRole('button', { name: /reuse/i }).click();
+  await galleryItems(page).first().getByTestId('gallery-open').click();
+  await page.getByTestId('viewer-reuse').click(); // the gallery's viewer holds Reuse
   await expect(page.getByTestId('ctrl-img-thumb')).toBeVisible();
   await expect(page.getByTestId('ctrl-img-2-thumb')).toBeVisible();
   await expect(page.getByTestId('generate')).toBeEnabled();

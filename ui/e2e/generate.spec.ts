@@ -10,7 +10,7 @@ import path from 'node:path';
 import { FrameParser } from '../src/utils/engineStream';
 import {
   E2E_DIR, ENGINE_JOB_NAME, TOKEN, TRAINING_FOLDER, authHeaders, bigNoisePng, canvasPixels, currentStep, galleryItems, runStatus, screenshot,
-  setNumber, waitForStep,
+  setNumber, stopAllEngines, waitForStep,
 } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
@@ -18,7 +18,8 @@ test.describe.configure({ mode: 'serial' });
 let page: Page;
 const engineJson = path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'engine.json');
 
-test.beforeAll(async ({ browser }) => {
+test.beforeAll(async ({ browser, request }) => {
+  await stopAllEngines(request); // the first test starts from "Start an engine first"
   page = await browser.newPage();
   // the server runs with AI_TOOLKIT_AUTH; the page keeps the token where AI Toolkit's UI does
   await page.addInitScript((token) => localStorage.setItem('AI_TOOLKIT_AUTH', token), TOKEN);

@@ -1,5 +1,5 @@
 /** Small page helpers for the generate flow. */
-import { type Browser, type Locator, type Page, expect } from '@playwright/test';
+import { type APIRequestContext, type Browser, type Locator, type Page, expect } from '@playwright/test';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { crc32, deflateSync } from 'node:zlib';
@@ -142,4 +142,15 @@ export async function generateTiny(page: Page, prompt: string, seed: number, ste
 /** document.scrollingElement overflows the window sideways by this many px (0: no horizontal scroll). */
 export function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate(() => document.scrollingElement!.scrollWidth - window.innerWidth);
+}
+
+/** Stop every running engine job and wait until none is active: specs that start their own from the page (and
+ * check the page's "Start an engine first" state) must not find one another spec left running. */
+export async function stopAllEngines(request: APIRequestContext) {
+  const active = ['running', 'queued', 'stopping'];
+  const list = async () => (await (await request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json()).jobs as { id: string; status: string }[];
+  for (const job of await list()) {
+    if (job.status === 'running') await request.get(`/api/jobs/${job.id}/stop`, { headers: authHeaders() });
+  }
+  await expect.poll(async () => (await list()).filter((j) => active.includes(j.status)).length, { timeout: 60_000 }).toBe(0);
 }

@@ -5,7 +5,7 @@
  * Its own engine job, started through the jobs API as the UI starts jobs.
  */
 import { type Page, expect, test } from '@playwright/test';
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { TOKEN, TRAINING_FOLDER, authHeaders, currentStep, runStatus, screenshot, setNumber, waitForStep } from './helpers';
 
@@ -102,4 +102,23 @@ test('queue three runs while one runs, cancel one, reload mid-run: the run conti
   await expect(page.getByTestId('step-counter')).toHaveText('4 / 4');
   const files = readdirSync(OUTPUTS).filter((n) => n.endsWith('.png'));
   expect(files.length).toBe(3); // the long run and two queued ones: the cancelled one made nothing
+});
+
+test('a batch of 4 from the form: four results with consecutive seeds, each its own file, all in the gallery', async () => {
+  const before = readdirSync(OUTPUTS).filter((n) => n.endsWith('.png')).length;
+  await fillForm('four of a kind', 3);
+  await setNumber(page, 'seed', 100);
+  await setNumber(page, 'batch_count', 4);
+  await page.getByTestId('generate').click();
+  await expect(page.getByTestId('batch-progress')).toBeVisible({ timeout: 60_000 });
+  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  await expect(page.getByTestId('batch-progress')).toHaveText('image 4 of 4');
+  const requestId = (await page.getByTestId('preview-panel').getAttribute('data-request-id'))!;
+  const sidecars = readdirSync(OUTPUTS).filter((n) => n.startsWith(requestId) && n.endsWith('.json'));
+  const seeds = sidecars.map((n) => JSON.parse(readFileSync(path.join(OUTPUTS, n), 'utf8')).seed).sort((a, b) => a - b);
+  expect(seeds).toEqual([100, 101, 102, 103]);
+  expect(readdirSync(OUTPUTS).filter((n) => n.endsWith('.png')).length).toBe(before + 4);
+  const captions = page.getByTestId('gallery-item').filter({ hasText: 'four of a kind' }).getByTestId('gallery-caption');
+  await expect(captions).toHaveCount(4);
+  for (const seed of [100, 101, 102, 103]) await expect(captions.filter({ hasText: `seed ${seed}` })).toHaveCount(1);
 });

@@ -73,7 +73,9 @@ async function stop() {
   if (jobId) {
     console.log('\nStopping the engine job…');
     await api('GET', `/api/jobs/${jobId}/stop`).catch(() => undefined);
-    await until('the engine job stopping', 30, async () => (await api('GET', `/api/jobs?id=${jobId}`)).json.status !== 'running').catch(() => undefined);
+    // `stopping` until the engine process has gone: the UI must outlive it to record `stopped`.
+    const active = ['running', 'queued', 'stopping'];
+    await until('the engine job stopping', 30, async () => !active.includes((await api('GET', `/api/jobs?id=${jobId}`)).json.status)).catch(() => undefined);
   }
   ui.kill('SIGTERM');
 }
