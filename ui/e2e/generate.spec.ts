@@ -10,7 +10,7 @@ import path from 'node:path';
 import { FrameParser } from '../src/utils/engineStream';
 import {
   E2E_DIR, ENGINE_JOB_NAME, TOKEN, TRAINING_FOLDER, authHeaders, bigNoisePng, canvasPixels, currentStep, galleryItems, runStatus, screenshot,
-  setNumber, stopAllEngines, waitForStep,
+  galleryTotal, setNumber, stopAllEngines, waitForStep,
 } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
@@ -52,7 +52,7 @@ test('tiny:sd1: the canvas and the step counter move during the run, the result 
   await setNumber(page, 'height', 96);
   await setNumber(page, 'num_inference_steps', 300);
   await page.getByTestId('prompt').fill('a red fox in the snow, golden hour');
-  const before = await galleryItems(page).count();
+  const before = await galleryTotal(page);
 
   await page.getByTestId('generate').click();
   const stepA = await waitForStep(page, 3, 120_000); // the first request also builds and loads the model
@@ -68,7 +68,7 @@ test('tiny:sd1: the canvas and the step counter move during the run, the result 
   await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
   await expect(page.getByTestId('step-counter')).toHaveText('300 / 300');
   await expect(page.getByTestId('result-timings')).toContainText(/load .* · sampling .* s\/step\) · saving/);
-  await expect(galleryItems(page)).toHaveCount(before + 1);
+  await expect.poll(() => galleryTotal(page), { timeout: 30_000 }).toBe(before + 1);
   const src = await galleryItems(page).first().locator('img').getAttribute('src');
   expect(src).toMatch(/^\/api\/files\/.+\.png$/);
   // /api/files is public (media elements cannot send the token), like AI Toolkit's
@@ -81,7 +81,7 @@ test('tiny:sd1: the canvas and the step counter move during the run, the result 
 });
 
 test('cancel mid-run ends that run, and the next run succeeds', async () => {
-  const before = await galleryItems(page).count();
+  const before = await galleryTotal(page);
   await setNumber(page, 'num_inference_steps', 500);
   await page.getByTestId('generate').click();
   await waitForStep(page, 5);
@@ -94,7 +94,7 @@ test('cancel mid-run ends that run, and the next run succeeds', async () => {
   await page.getByTestId('generate').click();
   await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
   await expect(page.getByTestId('step-counter')).toHaveText('20 / 20');
-  await expect(galleryItems(page)).toHaveCount(before + 1); // the cancelled run wrote nothing
+  await expect.poll(() => galleryTotal(page), { timeout: 30_000 }).toBe(before + 1); // the cancelled run wrote nothing
 });
 
 test('a LoRA AI Toolkit trained into the training folder: in the picker with its job name, applied, named in the sidecar', async () => {
@@ -133,7 +133,7 @@ test('a LoRA AI Toolkit trained into the training folder: in the picker with its
 });
 
 test('tiny:wan21: a scrubbable video preview and an mp4 in the gallery', async () => {
-  const before = await galleryItems(page).count();
+  const before = await galleryTotal(page);
   await page.getByTestId('arch-select').selectOption('wan21');
   await expect(page.getByTestId('model-path')).toHaveValue('tiny:wan21');
   await setNumber(page, 'width', 64);
@@ -153,7 +153,7 @@ test('tiny:wan21: a scrubbable video preview and an mp4 in the gallery', async (
   const last = await canvasPixels(page);
   expect(last).not.toEqual(first);
 
-  await expect(galleryItems(page)).toHaveCount(before + 1);
+  await expect.poll(() => galleryTotal(page), { timeout: 30_000 }).toBe(before + 1);
   const video = galleryItems(page).first().locator('video');
   await expect(video).toHaveCount(1);
   const src = (await video.getAttribute('src'))!.replace(/#.*$/, '');
@@ -180,7 +180,7 @@ test('tiny:wan21: a scrubbable video preview and an mp4 in the gallery', async (
 });
 
 test('tiny:ace_step_15: audio latents become a heatmap, the result plays in an audio player', async () => {
-  const before = await galleryItems(page).count();
+  const before = await galleryTotal(page);
   await page.getByTestId('arch-select').selectOption('ace_step_15');
   await expect(page.getByTestId('model-path')).toHaveValue('tiny:ace_step_15');
   await expect(page.getByTestId('width')).toHaveCount(0); // no picture size for audio
@@ -194,7 +194,7 @@ test('tiny:ace_step_15: audio latents become a heatmap, the result plays in an a
   expect(size[1]).toBe(64);
   expect(size[0]).toBeGreaterThan(1);
   await expect(page.getByTestId('frame-scrubber')).toHaveCount(0);
-  await expect(galleryItems(page)).toHaveCount(before + 1);
+  await expect.poll(() => galleryTotal(page), { timeout: 30_000 }).toBe(before + 1);
   const src = (await galleryItems(page).first().locator('audio').getAttribute('src'))!;
   expect(src).toMatch(/\.wav$/);
   const res = await page.request.get(src);
@@ -269,12 +269,12 @@ test('an edit arch takes its control image from the prompt panel', async () => {
   await expect(page.getByTestId('generate')).toBeDisabled(); // required control image missing
   await page.getByTestId('ctrl-img').setInputFiles({ name: 'control.png', mimeType: 'image/png', buffer: bigNoisePng(64) });
   await expect(page.getByTestId('prompt-panel')).toContainText('uploaded 64×64');
-  const before = await galleryItems(page).count();
+  const before = await galleryTotal(page);
   await expect(page.getByTestId('generate')).toBeEnabled();
   await page.getByTestId('generate').click();
   await expect(runStatus(page)).toHaveText('done', { timeout: 120_000 });
   // earlier tests' outputs may still be arriving in the gallery: this run adds at least one
-  await expect.poll(() => galleryItems(page).count(), { timeout: 30_000 }).toBeGreaterThan(before);
+  await expect.poll(() => galleryTotal(page), { timeout: 30_000 }).toBeGreaterThan(before);
   const newest = await (await page.request.get('/api/inference/outputs?limit=1', { headers: authHeaders() })).json();
   expect(newest[0].meta.config.model.arch).toBe('flux_kontext');
   expect(newest[0].meta.request.sample.ctrl_img).toMatch(/^[0-9a-f]{32}$/); // the uploaded asset's id

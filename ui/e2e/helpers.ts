@@ -154,3 +154,9 @@ export async function stopAllEngines(request: APIRequestContext) {
   }
   await expect.poll(async () => (await list()).filter((j) => active.includes(j.status)).length, { timeout: 60_000 }).toBe(0);
 }
+
+/** How many results the gallery holds in all (it shows them a page at a time). */
+export async function galleryTotal(page: Page): Promise<number> {
+  await expect(page.getByTestId('gallery')).toHaveAttribute('data-loaded', 'true');
+  return Number(await page.getByTestId('gallery-total').textContent());
+}

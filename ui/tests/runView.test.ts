@@ -42,9 +42,13 @@ describe('applyFrame', () => {
   });
 
   it('a re-attached run (start, then the newest progress) shows where it stands and times from the run start', () => {
-    const v = fold([start(10_000), frame('progress', 25_000, { step: 12, total: 20, eta_s: 5, it_s: 1 })]);
-    expect([v.phase, v.step, v.total]).toEqual(['sampling', 12, 20]);
-    expect(v.elapsedMs).toBe(15_000);
+    const v = fold([
+      start(10_000),
+      frame('progress', 25_000, { step: 12, total: 20, eta_s: 5, it_s: 1 }),
+      frame('latent', 25_001, { step: 12, shape: [1, 4, 8, 8], dtype: 'float16', layout: 'BCHW' }),
+    ]);
+    expect([v.phase, v.step, v.total, v.latentStep, v.latentCount]).toEqual(['sampling', 12, 20, 12, 1]);
+    expect(v.elapsedMs).toBe(15_001);
   });
 
   it('a batch counts its images and keeps the latest result', () => {

@@ -90,6 +90,7 @@ export function applyFrame(v: RunView, frame: Frame): void {
       break;
     case 'latent':
       v.latentCount += 1;
+      v.latentStep = h.step as number;
       break;
     case 'result':
       v.result = h as unknown as ResultInfo;
