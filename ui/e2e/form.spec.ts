@@ -6,6 +6,7 @@
  */
 import { type Page, expect, test } from '@playwright/test';
 import path from 'node:path';
+import { readPngText } from '../src/utils/pngInfo';
 import { authHeaders, bigNoisePng, galleryItems, runStatus, screenshot, setNumber, stopAllEngines } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
@@ -178,8 +179,15 @@ test('an image dropped on the page restores its prompt, seed and settings (aitk 
   // the PNG the first Ctrl+Enter run produced, as a browser download would have it
   const outputs = await (await page.request.get('/api/inference/outputs?limit=500', { headers: authHeaders() })).json();
   const made = outputs.find((o: { meta: { config: { sample: { prompt: string } } } }) => o.meta?.config?.sample?.prompt === 'a red circle on a blue background');
-  const png = await (await page.request.get(made.url)).body();
+  // downloaded as the gallery's Download does: through the proxy, named from its prompt and seed
+  const download = await page.request.get(`/api/inference/outputs/${made.name}?download=1`, { headers: authHeaders() });
+  expect(download.headers()['content-disposition']).toContain(`a_red_circle_on_a_blue_background_${made.meta.config.sample.seed}.png`);
+  const png = await download.body();
   expect(png.subarray(1, 4).toString()).toBe('PNG');
+  // the file itself carries its settings: A1111's `parameters` text and the full request (`aitk`)
+  const chunks = await readPngText(new Uint8Array(png));
+  expect(chunks.parameters).toContain(`Seed: ${made.meta.config.sample.seed}`);
+  expect(JSON.parse(chunks.aitk).sample.prompt).toBe('a red circle on a blue background');
 
   await page.getByTestId('prompt').fill('something else entirely');
   await setNumber(page, 'seed', 1);
