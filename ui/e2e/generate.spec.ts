@@ -10,7 +10,7 @@ import path from 'node:path';
 import { FrameParser } from '../src/utils/engineStream';
 import {
   E2E_DIR, ENGINE_JOB_NAME, TOKEN, TRAINING_FOLDER, authHeaders, bigNoisePng, canvasPixels, currentStep, galleryItems, runStatus, screenshot,
-  galleryTotal, setNumber, stopAllEngines, waitForStep,
+  galleryTotal, setNumber, stopAllEngines, waitForExit, waitForStep,
 } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
@@ -289,17 +289,7 @@ test('stop the engine: the job row is stopped and engine.json is gone', async ({
   const job = jobs.jobs.find((j: { name: string }) => j.name === ENGINE_JOB_NAME);
   expect(job.status).toBe('stopped');
   await expect.poll(() => existsSync(engineJson), { timeout: 30_000 }).toBe(false);
-  const pid = Number(readFileSync(path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'pid.txt'), 'utf8'));
-  await expect
-    .poll(() => {
-      try {
-        process.kill(pid, 0);
-        return 'alive';
-      } catch {
-        return 'gone';
-      }
-    }, { timeout: 30_000 })
-    .toBe('gone');
+  await waitForExit(ENGINE_JOB_NAME);
   // The engine removes engine.json itself; the UI only cleans up after an engine that could not (and says so)
   const log = readFileSync(path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'log.txt'), 'utf8');
   if (log.includes('engine.json was left behind')) {

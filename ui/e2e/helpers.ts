@@ -111,6 +111,14 @@ export async function stopEngine(page: Page) {
   await page.getByTestId('engine-stop').click();
   await expect(page.getByTestId('engine-status')).toHaveText('stopped', { timeout: 60_000 });
   await expect(page.getByTestId('engine-health')).toHaveText('offline');
+  await waitForExit(pid);
+}
+
+/** A job's process is gone (Python records `stopped` just before it ends): no engine may outlive its spec. */
+export async function waitForExit(pidOrJobName: number | string) {
+  const pid = typeof pidOrJobName === 'number'
+    ? pidOrJobName
+    : Number(readFileSync(path.join(TRAINING_FOLDER, pidOrJobName, 'pid.txt'), 'utf8'));
   await expect
     .poll(() => {
       try {
@@ -121,6 +129,28 @@ export async function stopEngine(page: Page) {
       }
     }, { timeout: 30_000 })
     .toBe('gone');
+}
+
+/** An engine job of its own for a spec, created and started through the job API as the UI does; its id. */
+export async function startEngineJob(request: APIRequestContext, name: string, jobConfig: unknown): Promise<string> {
+  const created = await request.post('/api/jobs', {
+    headers: authHeaders(),
+    data: { name, gpu_ids: '0', job_config: jobConfig, job_type: 'inference' },
+  });
+  expect(created.status()).toBe(200);
+  const jobId = (await created.json()).id as string;
+  expect((await request.get(`/api/jobs/${jobId}/start`, { headers: authHeaders() })).status()).toBe(200);
+  expect((await request.get('/api/queue/0/start', { headers: authHeaders() })).status()).toBe(200);
+  return jobId;
+}
+
+/** Stop a spec's own engine job and wait for its process to exit. */
+export async function stopEngineJob(request: APIRequestContext, jobId: string, name: string) {
+  await request.get(`/api/jobs/${jobId}/stop`, { headers: authHeaders() });
+  await expect
+    .poll(async () => (await (await request.get(`/api/jobs?id=${jobId}`, { headers: authHeaders() })).json()).status, { timeout: 60_000 })
+    .toBe('stopped');
+  await waitForExit(name);
 }
 
 /** One tiny:sd1 picture: 64 px, a few steps, this prompt and seed; waits until it is in the gallery. */

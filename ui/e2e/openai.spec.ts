@@ -6,9 +6,8 @@
  */
 import { expect, test } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { TOKEN, TRAINING_FOLDER, authHeaders } from './helpers';
+import { TOKEN, authHeaders, startEngineJob, stopEngineJob } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -24,37 +23,14 @@ function jobConfig() {
 }
 
 test.beforeAll(async ({ request }) => {
-  const created = await request.post('/api/jobs', {
-    headers: authHeaders(),
-    data: { name: NAME, gpu_ids: '0', job_config: jobConfig(), job_type: 'inference' },
-  });
-  expect(created.status()).toBe(200);
-  jobId = (await created.json()).id;
-  expect((await request.get(`/api/jobs/${jobId}/start`, { headers: authHeaders() })).status()).toBe(200);
-  expect((await request.get('/api/queue/0/start', { headers: authHeaders() })).status()).toBe(200);
+  jobId = await startEngineJob(request, NAME, jobConfig());
   await expect
     .poll(async () => (await request.get(`/api/inference/health?job=${jobId}`, { headers: authHeaders() })).status(), { timeout: 120_000 })
     .toBe(200);
 });
 
 test.afterAll(async ({ request }) => {
-  if (!jobId) return;
-  await request.get(`/api/jobs/${jobId}/stop`, { headers: authHeaders() });
-  await expect
-    .poll(async () => (await (await request.get(`/api/jobs?id=${jobId}`, { headers: authHeaders() })).json()).status, { timeout: 60_000 })
-    .toBe('stopped');
-  // Python records `stopped` just before the process ends: no engine may outlive the spec
-  const pid = Number(readFileSync(path.join(TRAINING_FOLDER, NAME, 'pid.txt'), 'utf8'));
-  await expect
-    .poll(() => {
-      try {
-        process.kill(pid, 0);
-        return 'alive';
-      } catch {
-        return 'gone';
-      }
-    }, { timeout: 30_000 })
-    .toBe('gone');
+  if (jobId) await stopEngineJob(request, jobId, NAME);
 });
 
 test('a streamed generation arrives through the proxy event by event, as the engine sends it', async ({ baseURL }) => {

@@ -7,7 +7,7 @@
 import { type Page, expect, test } from '@playwright/test';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { TOKEN, TRAINING_FOLDER, authHeaders, currentStep, runStatus, screenshot, setNumber, waitForStep } from './helpers';
+import { TOKEN, TRAINING_FOLDER, currentStep, runStatus, screenshot, setNumber, startEngineJob, stopEngineJob, waitForStep } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -30,14 +30,7 @@ function resultsOf(requestId: string): string[] {
 }
 
 test.beforeAll(async ({ browser, request }) => {
-  const created = await request.post('/api/jobs', {
-    headers: authHeaders(),
-    data: { name: NAME, gpu_ids: '0', job_config: jobConfig(), job_type: 'inference' },
-  });
-  expect(created.status()).toBe(200);
-  jobId = (await created.json()).id;
-  expect((await request.get(`/api/jobs/${jobId}/start`, { headers: authHeaders() })).status()).toBe(200);
-  expect((await request.get('/api/queue/0/start', { headers: authHeaders() })).status()).toBe(200);
+  jobId = await startEngineJob(request, NAME, jobConfig());
   page = await browser.newPage();
   await page.addInitScript((token) => localStorage.setItem('AI_TOOLKIT_AUTH', token), TOKEN);
   page.on('pageerror', (e) => console.log(`[page error] ${e.message}`));
@@ -45,11 +38,7 @@ test.beforeAll(async ({ browser, request }) => {
 
 test.afterAll(async ({ request }) => {
   await page?.close();
-  if (!jobId) return;
-  await request.get(`/api/jobs/${jobId}/stop`, { headers: authHeaders() });
-  await expect
-    .poll(async () => (await (await request.get(`/api/jobs?id=${jobId}`, { headers: authHeaders() })).json()).status, { timeout: 60_000 })
-    .toBe('stopped');
+  if (jobId) await stopEngineJob(request, jobId, NAME);
 });
 
 async function fillForm(prompt: string, steps: number) {
