@@ -9,7 +9,7 @@ inside the engine is testing/test_memory_plan_engine.py.
 import pytest
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.memory_plan import GIB, Part, PlanDoesNotFit, Workload, peak_bytes, plan_memory
+from toolkit.memory_plan import GIB, Part, Plan, PlanDoesNotFit, Workload, peak_bytes, plan_memory
 from toolkit.models.archs.flux import FluxModel
 from toolkit.models.archs.sd1 import SD1Model
 
@@ -253,3 +253,20 @@ def test_the_planner_reads_component_sizes_from_the_checkpoint_headers(tiny_cach
     )
     assert sizes["vae"][0] == "decoder" and sizes["text_encoder"][0] == "encoder"
     assert unet.dtype == torch.bfloat16
+
+
+def test_a_stage_s_predicted_peak_is_what_stays_resident_plus_its_largest_phase():
+    """The re-plan after an out-of-memory compares what a stage needed with what was predicted for that stage,
+    not with the plan's overall peak (LTX-2 at 24 GiB: the decode's estimate hid a 3 GiB short sampling one)."""
+    parts = [
+        Part("transformer", "denoiser", 10 * GIB),
+        Part("text_encoder", "encoder", 8 * GIB),
+        Part("vae", "decoder", 1 * GIB),
+    ]
+    work = Workload(denoise=2 * GIB, decode=6 * GIB, decode_tiled=GIB, encode=GIB)
+    placements = {"transformer": "visit", "text_encoder": "visit", "vae": "gpu"}
+    plan = Plan(placements, False, peak_bytes(tuple(parts), placements, work, False), 0, tuple(parts), work=work)
+    assert plan.peak_of("sampling") == 1 * GIB + 10 * GIB + 2 * GIB
+    assert plan.peak_of("decoding") == 1 * GIB + 6 * GIB
+    assert plan.peak_of("encoding") == plan.peak_of("sampling")  # the first step runs inside it
+    assert plan.peak == plan.peak_of("sampling") and plan.work_of("decoding") == 6 * GIB

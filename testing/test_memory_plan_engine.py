@@ -103,6 +103,44 @@ def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, m
     assert planned.client.health()["memory"]["reserve_scale"] == {"sd1": 2.0}
 
 
+def test_the_re_plan_covers_what_the_failed_attempt_needed_beyond_the_plan(planned, monkeypatch):
+    """Doubling a short estimate is not always enough: on the H200 at 24 GiB, LTX-2's doubled sampling reserve
+    ran out the same way. The re-plan reserves what the attempt was seen to need (its peak plus the allocation
+    that failed) beyond the plan's prediction, with a margin."""
+    import toolkit.device
+    from toolkit.models.base_model import BaseModel
+
+    original, plans = BaseModel.sample_media, []
+
+    def oom_once(self, pipeline, gen, generator):
+        plans.append(self.plan)
+        if len(plans) == 1:
+            import torch
+
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has ...")
+        return original(self, pipeline, gen, generator)
+
+    monkeypatch.setattr(BaseModel, "sample_media", oom_once)
+
+    # The failed attempt peaked at exactly the plan's prediction for the stage, then asked for 1 GiB more.
+    def vram_stats():
+        return {"allocated": GIB, "peak_allocated": plans[0].peak_of("encoding") if plans else 0}
+
+    monkeypatch.setattr(toolkit.device, "vram_stats", vram_stats)
+    headers = frames_of(planned, sd1())
+    assert headers[-1]["ok"] is True and len(plans) == 2
+    retry = next(h for h in headers if h["type"] == "status" and "planning again" in h.get("message", ""))
+    assert retry["oom"]["needed_gib"] == round((plans[0].peak_of("encoding") + GIB) / GIB, 2)
+    first, second = plans
+    # Encoding (the phase that ran out: no step was done) had 0.5 GiB planned; it gets that plus 1.25 x 1 GiB.
+    assert first.work_of("encoding") == GIB // 2
+    scale = planned.client.health()["memory"]["reserve_scale"]["sd1"]
+    assert scale == 3.5 and "3.5x the working-set reserve" in retry["message"]
+    assert second.work_of("encoding") == int(first.work_of("encoding") * 3.5)
+    # The stage's new prediction covers what it needed, with room to spare.
+    assert second.peak_of("encoding") >= first.peak_of("encoding") + 1.25 * GIB
+
+
 def test_the_start_frame_prediction_imports_neither_torch_nor_diffusers(tiny_cache):
     """It runs on the server thread. An import there raced the main thread's on the H200 and left transformers
     half-initialised ("cannot import name 'AutoModel'"): every engine of the first family sweep died of it."""

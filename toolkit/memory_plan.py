@@ -59,6 +59,8 @@ COST = {
     "decoder": {"gpu": 0.0, "visit": 0.2},  # VAEs and vocoders are small; 8-bit would cost quality for nothing
 }
 MOVE_COST_PER_GIB = 0.01
+# The phases each engine stage runs: ``encoding`` lasts until the first step is done.
+STAGE_KINDS = {"encoding": ("encoder", "denoiser"), "sampling": ("denoiser",), "decoding": ("decoder",)}
 TILING_COST = 0.3
 
 
@@ -106,10 +108,24 @@ class Plan:
     parts: tuple = field(default=(), repr=False)
     qtype: Optional[str] = None
     source: str = "auto"  # "auto": planned; "options": the user's explicit options; "default": neither (off, CPU)
+    work: Optional[Workload] = field(default=None, repr=False)  # the working sets it was planned with
 
     @property
     def cost(self) -> float:
         return plan_cost(self.parts, self.placements, self.vae_tiling)
+
+    def work_of(self, stage: str) -> int:
+        """The working set planned for the engine's stage: the largest of its phases' (``STAGE_KINDS``)."""
+        work = self.work or Workload(0, 0, 0, 0)
+        return max(_work(kind, work, self.vae_tiling) for kind in STAGE_KINDS.get(stage, COST))
+
+    def peak_of(self, stage: str) -> int:
+        """The peak predicted for the engine's stage: what stays resident plus its largest phase."""
+        work = self.work or Workload(0, 0, 0, 0)
+        kinds = STAGE_KINDS.get(stage, COST)
+        phases = [running_bytes(p, self.placements[p.role]) + _work(p.kind, work, self.vae_tiling) for p in self.parts]
+        running = [peak for peak, p in zip(phases, self.parts) if p.kind in kinds]
+        return sum(resident_bytes(p, self.placements[p.role]) for p in self.parts) + max(running, default=0)
 
     def qtype_for(self, role: str) -> Optional[str]:
         """The 8-bit type of a quantized role: the plan's own for the denoiser, its weight-only kind for the rest."""
@@ -256,7 +272,7 @@ def plan_memory(
         peak = peak_bytes(parts, placements, work, tiling)
         host = host_bytes(parts, placements)
         quantized = any(placement in QUANTIZED for placement in placements.values())
-        plan = Plan(placements, tiling, peak, available, parts, qtype if quantized else None)
+        plan = Plan(placements, tiling, peak, available, parts, qtype if quantized else None, work=work)
         if smallest is None or (peak, plan.cost) < (smallest.peak, smallest.cost):
             smallest, smallest_host = plan, host
         if peak <= available and host <= host_available and (best is None or plan.cost < best.cost):

@@ -348,14 +348,14 @@ class Engine:
         if not isinstance(error, Exception):
             return "cancelled", "Engine stopping"
         if is_oom(error):
-            where = self.memory.oom_snapshot(req.stage)
+            where = self.memory.oom_snapshot(req.stage, error)
             self._free_after_oom(error)
             return "oom", self.memory.oom_message(where, error)
         return "internal", f"{type(error).__name__}: {error}"[:2000]
 
     def _load_and_generate(self, req: Request, started: float):
         """Plan, load, sample. Out of memory under an automatic plan, loading or sampling: once more, with a plan
-        that reserves twice the working set (an estimate was short, or something else took memory meanwhile)."""
+        that reserves a wider working set (an estimate was short, or something else took memory meanwhile)."""
         for attempt in (1, 2):
             plan = self.memory.plan(req.model_class, req.model, req.sample)
             if plan is not None:
@@ -367,14 +367,11 @@ class Engine:
                 # before the next plan loads.
                 return self._generate(self._holder_for(req, plan, started), req)
             except Exception as e:
-                if (
-                    attempt == 2
-                    or plan is None
-                    or not is_oom(e)
-                    or not self.memory.widen_after_oom(req.model_class.arch)
-                ):
+                if attempt == 2 or plan is None or not is_oom(e):
                     raise
-                where = self.memory.oom_snapshot(req.stage)
+                where = self.memory.oom_snapshot(req.stage, e)
+                if not self.memory.widen_after_oom(req.model_class.arch, plan, where):
+                    raise
                 self.resident.drop()
                 # What the failed plan loaded is no longer this request's: the next plan's loads may evict it.
                 self.pool.begin_request()
@@ -384,8 +381,8 @@ class Engine:
                     stage="loading",
                     oom=where,
                     message=f"Out of memory while {where['stage']} with this plan ({plan.summary()}; "
-                    f"{where['allocated_gib']} GiB allocated): planning again with twice the "
-                    "working-set reserve",
+                    f"{where['allocated_gib']} GiB allocated, {where['needed_gib']} GiB needed): planning again "
+                    f"with {self.memory.reserve_scale[req.model_class.arch]}x the working-set reserve",
                 )
 
     def _holder_for(self, req: Request, plan, started: float):

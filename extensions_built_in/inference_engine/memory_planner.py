@@ -4,8 +4,8 @@ Each request is planned on the main thread just before its model is loaded, from
 within ``engine.vram_budget_gb`` plus what the engine's own pool holds (a plan may reuse or free it), so a
 training job that took memory since the last request gets a smaller plan instead of an ``oom``. A model config
 with explicit memory options (``low_vram``, ``layer_offloading``, ``quantize``) is not planned: the user chose.
-A generation that runs out of memory anyway has its working-set reserve doubled (remembered per family) and is
-planned and run once more.
+A generation that runs out of memory anyway has its working-set reserve widened (remembered per family: at least
+doubled, and by what the failed attempt needed beyond the plan) and is planned and run once more.
 
 The ``start`` frame carries a prediction made on the server thread from the last snapshot of free memory (only
 for local checkpoints: reading a hub id's sizes could mean downloading it there).
@@ -14,6 +14,7 @@ for local checkpoints: reading a hub id's sizes could mean downloading it there)
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from typing import Optional
 
@@ -25,6 +26,9 @@ MODES = ("auto", "off")
 # best_qtype); "none" never quantizes (visits and streaming only: slower, bit-exact weights).
 PLAN_QTYPES = ("auto", "none", "float8dq", "float8", "int8")
 MAX_RESERVE_SCALE = 8.0
+SHORTFALL_MARGIN = 1.25  # a failed allocation shows only a lower bound of what the phase needed
+TRIED = re.compile(r"Tried to allocate ([0-9.]+) (GiB|MiB|KiB|B)")
+UNITS = {"GiB": GIB, "MiB": 1024**2, "KiB": 1024, "B": 1}
 
 
 class MemoryPlanner:
@@ -82,13 +86,19 @@ class MemoryPlanner:
             # load_failed, naming the file, instead of the planner failing first as an internal error.
             return None
 
-    def widen_after_oom(self, arch: str) -> bool:
-        """An estimate proved short: plan this family with twice the reserve from now on. False once the
-        reserve is already as wide as it gets (a retry would fail the same way)."""
+    def widen_after_oom(self, arch: str, plan: Plan, where: dict) -> bool:
+        """An estimate proved short: plan this family with a wider reserve from now on, at least twice as wide
+        and wide enough for what the failed attempt was seen to need (its peak plus the allocation that failed)
+        beyond the peak predicted for the stage that ran out. Doubling alone was not: on the H200 at 24 GiB,
+        LTX-2's sampling needed over 23.5 GiB where 20.4 were predicted, and the doubled plan ran out the same way. False once the reserve is as
+        wide as it gets (a retry would fail the same way)."""
         scale = self.reserve_scale.get(arch, 1.0)
         if scale >= MAX_RESERVE_SCALE:
             return False
-        self.reserve_scale[arch] = scale * 2
+        work = max(plan.work_of(where["stage"]), 1)
+        shortfall = max(0, where.get("needed_bytes", 0) - plan.peak_of(where["stage"]))
+        wanted = scale * (work + SHORTFALL_MARGIN * shortfall) / work
+        self.reserve_scale[arch] = round(min(MAX_RESERVE_SCALE, max(scale * 2, wanted)), 2)
         return True
 
     # ------------------------------------------------------------------ server thread
@@ -129,19 +139,28 @@ class MemoryPlanner:
             return "float8"
         return self.qtype
 
-    def oom_snapshot(self, stage: str) -> dict:
+    def oom_snapshot(self, stage: str, error: Optional[BaseException] = None) -> dict:
         """Where an out-of-memory struck, for the status frame and the log: the stage, what this process had
-        allocated, and which of the pool's components sat on the GPU (a plan's estimate, or a component that
-        should have left, shows here)."""
+        allocated, which of the pool's components sat on the GPU (a plan's estimate, or a component that
+        should have left, shows here), and what the attempt needed at least: its peak plus the allocation that
+        failed (the re-plan's input)."""
         from toolkit.device import vram_stats
 
-        allocated = (vram_stats() or {}).get("allocated", 0)
+        stats = vram_stats() or {}
+        tried = TRIED.search(str(error or ""))
+        needed = stats.get("peak_allocated", 0) + (int(float(tried.group(1)) * UNITS[tried.group(2)]) if tried else 0)
         on_gpu = {
             e.key.subfolder or e.key.cls.rsplit(".", 1)[-1]: round(e.bytes / GIB, 2)
             for e in self.pool.entries.values()
             if e.tier == "device" and e.key.device == self.device
         }
-        return {"stage": stage, "allocated_gib": round(allocated / GIB, 2), "pool_gib": on_gpu}
+        return {
+            "stage": stage,
+            "allocated_gib": round(stats.get("allocated", 0) / GIB, 2),
+            "needed_gib": round(needed / GIB, 2),
+            "needed_bytes": needed,
+            "pool_gib": on_gpu,
+        }
 
     @staticmethod
     def oom_message(where: dict, error: BaseException) -> str:
@@ -169,6 +188,7 @@ def _scaled(work: Workload, scale: float) -> Workload:
         denoise=int(work.denoise * scale),
         decode=int(work.decode * scale),
         decode_tiled=int(work.decode_tiled * scale),
+        encode=int(work.encode * scale),
     )
 
 
