@@ -90,8 +90,8 @@ class MemoryPlanner:
         """An estimate proved short: plan this family with a wider reserve from now on, at least twice as wide
         and wide enough for what the failed attempt was seen to need (its peak plus the allocation that failed)
         beyond the peak predicted for the stage that ran out. Doubling alone was not: on the H200 at 24 GiB,
-        LTX-2's sampling needed over 23.5 GiB where 20.4 were predicted, and the doubled plan ran out the same way. False once the reserve is as
-        wide as it gets (a retry would fail the same way)."""
+        LTX-2's sampling needed over 23.5 GiB beside a 1.6 GiB reserve, and the doubled plan ran out the same
+        way. False once the reserve is as wide as it gets (a retry would fail the same way)."""
         scale = self.reserve_scale.get(arch, 1.0)
         if scale >= MAX_RESERVE_SCALE:
             return False
