@@ -24,6 +24,7 @@ ROUTES = [
     ("GET", "/outputs/x.png"),
     ("DELETE", "/outputs/x.png"),
     ("GET", "/openapi.json"),
+    ("GET", "/metrics"),
 ]
 
 

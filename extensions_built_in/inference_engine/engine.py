@@ -24,6 +24,7 @@ from extensions_built_in.inference_engine.latent_preview import (
     shrink_tensor,
 )
 from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+from extensions_built_in.inference_engine.metrics import EngineMetrics
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from extensions_built_in.inference_engine.outputs import Outputs
 from extensions_built_in.inference_engine.request import Request
@@ -85,6 +86,7 @@ class Engine:
         )
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
+        self.metrics = EngineMetrics(self.pool, self.queue)  # GET /metrics
         self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"], memory_qtype)
         if self.memory.active:
             self.memory.refresh()
@@ -135,6 +137,7 @@ class Engine:
             body={"model": model, "sample": sample | batch, "stream": stream},
             **batch,
         )
+        self.metrics.track(req)
         gen.output_path = os.path.join(self.output_folder, f"{req.id}.{gen.output_ext}")
         frames.emit(
             "start",

@@ -14,7 +14,7 @@ import threading
 import time
 
 from fastapi import FastAPI, HTTPException, Query, Request, UploadFile
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 
 from extensions_built_in.inference_engine import openai_api
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
@@ -57,6 +57,12 @@ def create_app(engine: Engine, token: str) -> FastAPI:
     async def health():
         return await asyncio.to_thread(engine.health)
 
+    @app.get("/metrics", responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}})
+    async def metrics():
+        """Prometheus text format (metrics.py), behind the token like every route but /health."""
+        body, content_type = await asyncio.to_thread(engine.metrics.exposition)
+        return Response(body, media_type=content_type)
+
     @app.get("/models")
     async def models():
         return await asyncio.to_thread(engine.models)
@@ -65,6 +71,7 @@ def create_app(engine: Engine, token: str) -> FastAPI:
     async def generate(body: GenerateBody, request: Request, wait: bool = Query(False), detach: bool = Query(False)):
         """``?wait=1``: one JSON object at the end. ``?detach=1``: 202 at once; the run is the engine's (no
         disconnect cancels it) and ``GET /requests/{id}/frames`` streams it, as often as a page reloads."""
+        received = time.monotonic()  # time to first byte counts from here (metrics.py)
         if wait and detach:
             return bad_request(("query", "detach"), "wait=1 and detach=1 exclude each other")
         stream = FrameStream(engine.new_request_id(), asyncio.get_running_loop())
@@ -87,7 +94,7 @@ def create_app(engine: Engine, token: str) -> FastAPI:
                 {"request_id": req.id, **engine.position_field(req), "frames": f"/requests/{req.id}/frames"},
                 status_code=202,
             )
-        return frames_response(engine, req, request, stream.main)
+        return frames_response(engine, req, request, stream.main, received)
 
     @app.get("/requests/{request_id}/frames", responses={200: {"content": {MEDIA_TYPE: {}}}})
     async def request_frames(request_id: str, request: Request):
@@ -219,23 +226,27 @@ class BodyLimit:
         await self.app(scope, limited_receive, send)
 
 
-def frames_response(engine: Engine, req, request: Request, reader) -> StreamingResponse:
+def frames_response(engine: Engine, req, request: Request, reader, received: float | None = None) -> StreamingResponse:
     return StreamingResponse(
-        stream_frames(engine, req, request, reader),
+        stream_frames(engine, req, request, reader, received),
         media_type=MEDIA_TYPE,
         headers={"X-Request-Id": req.id, "Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"},
     )
 
 
-async def stream_frames(engine: Engine, req, request: Request, reader):
+async def stream_frames(engine: Engine, req, request: Request, reader, received: float | None = None):
     """The response body: frames as they come, heartbeats while waiting. A vanished client cancels the run only
-    when it held the main reader (the ``POST /generate`` that made it, not detached)."""
+    when it held the main reader (the ``POST /generate`` that made it, not detached). ``received``: when the
+    ``POST /generate`` arrived, for the time-to-first-byte histogram (attaching readers have none)."""
     stream = req.stream
     checked = time.monotonic()
     try:
         while True:
             chunk = await stream.next_chunk(timeout=0.5, reader=reader)
             if chunk:
+                if received is not None:
+                    engine.metrics.first_byte(time.monotonic() - received)
+                    received = None
                 yield chunk
             if stream.drained_for(reader):
                 return

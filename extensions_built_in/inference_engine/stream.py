@@ -22,7 +22,7 @@ import contextlib
 import threading
 import time
 from collections import deque
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.protocol import FrameEncoder
 
@@ -52,6 +52,8 @@ class FrameStream:
         self.dropped_latents = 0
         self.last_emit = time.monotonic()
         self._held = 0  # > 0 while the generating thread batches a step's frames
+        self._ending = False  # ``finish`` has begun: a second caller must not send a second error frame
+        self.on_finish: Optional[Callable[[bool, Optional[str]], None]] = None  # (ok, error code); metrics.py
 
     # ------------------------------------------------------------------ writer side (any thread)
     @contextlib.contextmanager
@@ -104,13 +106,20 @@ class FrameStream:
         self.last_emit = time.monotonic()
 
     def finish(self, ok: bool, error_code: Optional[str] = None, message: str = "") -> None:
-        """End the stream (idempotent): an ``error`` frame first when not ok, then ``end``."""
+        """End the stream (idempotent): an ``error`` frame first when not ok, then ``end``. ``on_finish`` runs
+        once, before ``end``: a client that has read the end finds the request already counted."""
         with self._lock:
-            if self.closed:
+            if self.closed or self._ending:
                 return
+            self._ending = True
+        code = None if ok else error_code or "internal"
         if not ok:
-            self.emit("error", code=error_code or "internal", message=message)
-        self.emit("end", ok=ok)
+            self.emit("error", code=code, message=message)
+        try:
+            if self.on_finish is not None:
+                self.on_finish(ok, code)
+        finally:
+            self.emit("end", ok=ok)
 
     def _notify(self) -> None:
         if self._loop is None or self._held:
