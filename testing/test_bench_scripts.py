@@ -183,3 +183,20 @@ def test_the_bare_pipeline_clock_times_families_without_a_step_callback(arch, tm
     wall, step = bare.call(3)
     assert step is not None and 0 < step < wall
     assert "step" not in vars(bare.model.pipeline.scheduler)  # the class's own step again
+
+
+def test_the_gpu_report_compares_the_engine_with_bare_diffusers_under_the_same_compile():
+    """Issue #14 asks for both references from one run: bare eager and bare with the engine's compile."""
+    from testing.bench.gpu_suite_report import _compiled
+
+    family = {
+        "bare": {"event_step_s": 0.17},
+        "bare_compiled": {"event_step_s": 0.125, "first_call_s": 31.0, "how": {"transformer": "regional"}},
+        "raw": {"event_step_s": 0.128, "ratio_vs_bare": 0.753, "ratio_vs_bare_compiled": 1.024},
+        "cold_total_s": 42.5,
+    }
+    text = "\n".join(_compiled({"flux": family, "sd1": {"raw": {}}}))
+    [row] = [line for line in text.splitlines() if line.startswith("| flux | 0.17 | 0.125 (31.0)")]
+    assert row.endswith("| 0.128 | 0.753 | 1.024 ❌ | 42.5 |")
+    assert "engine / bare compiled" in text and "| sd1 |" not in text.split("engine / bare compiled")[1]
+    assert _compiled({"flux": {"bare": {"event_step_s": 0.17}, "raw": {"event_step_s": 0.128}}}) == []

@@ -27,6 +27,19 @@ class BarePipeline:
         sync()
         self.load_s = round(time.monotonic() - t0, 3)
 
+    def compile(self, mode: str) -> dict:
+        """The denoisers compiled as the engine compiles them (``engine.compile``), for the issue's second
+        reference: bare diffusers with the same compile. Returns role -> how."""
+        from toolkit.models.compile import compile_denoiser
+
+        done = {}
+        for role, comp in self.model.components.items():
+            module = self.model.pipeline.components.get(role) if comp.source == "main" else None
+            how = module is not None and compile_denoiser(module, mode, "gpu")
+            if how:
+                done[role] = how
+        return done
+
     def call(self, steps: int) -> tuple[float, Optional[float]]:
         """(wall seconds of the whole call, median step from CUDA events)."""
         import torch

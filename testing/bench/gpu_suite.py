@@ -170,7 +170,7 @@ class Suite:
         bare = BarePipeline(arch, str(self.models / arch), self.device, self.dtype, self.settings[arch], self.out)
         row["bare_load_s"] = bare.load_s
         if "measure" in self.stages:
-            self._measure(client, arch, bare, row)
+            self._measure(client, arch, bare, row, self._bare_compiled(arch))
         if "cancel" in self.stages:
             row["cancel"] = self._cancel(client, arch)
             self.save()
@@ -179,7 +179,16 @@ class Suite:
         if "oom" in self.stages and self.device == "cuda":  # on a CPU a 4096² request would simply run
             row["oom"] = self._oom(client, arch)
 
-    def _measure(self, client, arch, bare, row):
+    def _bare_compiled(self, arch):
+        """With ``--compile`` on, a second bare pipeline compiled the engine's way: the engine is compared with
+        bare diffusers eager and with bare diffusers under the same compile, in the same run."""
+        if self.args.compile == "off" or self.device != "cuda":
+            return None
+        bare = BarePipeline(arch, str(self.models / arch), self.device, self.dtype, self.settings[arch], self.out)
+        bare.compiled = bare.compile(self.args.compile)
+        return bare
+
+    def _measure(self, client, arch, bare, row, bare_c=None):
         cold = self._request(client, self.body(arch, self.steps_short))
         row.update(
             cold_total_s=round(cold["total_s"], 3),
@@ -189,13 +198,19 @@ class Suite:
             },
         )
         bare.call(self.steps_short)  # warm-up: kernels, allocator
+        if bare_c is not None:
+            t0 = time.monotonic()
+            bare_c.call(self.steps_short)  # its compile
+            row["bare_compiled"] = {"first_call_s": round(time.monotonic() - t0, 3), "how": bare_c.compiled}
         self._request(client, self.body(arch, self.steps_short))
         variants = {"raw": {}, "none": {"latents": "none"}}
         if arch == "wan21":  # the biggest latent per step (1.8 MB): what does shrinking it 4x buy?
             variants["downsample2"] = {"downsample": 2}
-        runs = {"bare_long": [], "bare_short": [], "engine_short": [], **{k: [] for k in variants}}
+        runs = {"bare_long": [], "bare_short": [], "engine_short": [], "bare_c": [], **{k: [] for k in variants}}
         for _ in range(self.args.repeats * REPEAT_FACTOR.get(arch, 1)):
             runs["bare_long"].append(bare.call(self.steps_long))
+            if bare_c is not None:
+                runs["bare_c"].append(bare_c.call(self.steps_long))
             for name, extra in variants.items():
                 runs[name].append(self._request(client, self.body(arch, self.steps_long, **extra)))
             runs["bare_short"].append(bare.call(self.steps_short))
@@ -222,6 +237,12 @@ class Suite:
                 "hook_ms": med(r["timings"].get("hook_ms") or 0 for r in runs[name]),
                 "save_s": med(r["timings"].get("save_s") or 0 for r in runs[name]),
             }
+        if bare_c is not None:
+            compiled_step = med(e for _, e in runs["bare_c"])
+            row["bare_compiled"].update(
+                event_step_s=round(compiled_step, 5), event_steps=[e for _, e in runs["bare_c"]]
+            )
+            row["raw"]["ratio_vs_bare_compiled"] = round(row["raw"]["event_step_s"] / compiled_step, 4)
         raw = runs["raw"]
         row["raw"].update(
             ratio_vs_none=round(row["raw"]["event_step_s"] / row["none"]["event_step_s"], 4),

@@ -9,7 +9,8 @@ def ok(cond) -> str:
 
 
 def render_markdown(r: dict) -> str:
-    lines = _header(r["meta"]) + _steps(r["families"]) + _cancel_and_oom(r["families"]) + _queue(r["families"])
+    lines = _header(r["meta"]) + _steps(r["families"]) + _compiled(r["families"]) + _cancel_and_oom(r["families"])
+    lines += _queue(r["families"])
     lines += _pool(r.get("pool", {}))
     if r.get("errors"):
         lines += ["", "Stage errors: " + "; ".join(r["errors"])]
@@ -27,6 +28,33 @@ def _header(m: dict) -> list:
         "of CUDA-event step times (same clock in the bare pipeline and in the engine's hook); whole-call = "
         "(t(N) − t(2)) / (N − 2).",
     ]
+
+
+def _compiled(families: dict) -> list:
+    """Only with ``--compile``: the engine against bare diffusers under the same compile (issue #14)."""
+    rows = [(arch, f) for arch, f in families.items() if f.get("bare_compiled", {}).get("event_step_s")]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "| family | bare eager s/step | bare, same compile s/step (first call s) | engine s/step | engine / bare "
+        "eager | engine / bare compiled (≤ 1.02) | engine first request s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for arch, f in rows:
+        c, raw = f["bare_compiled"], f["raw"]
+        ratio = raw.get("ratio_vs_bare_compiled")
+        cells = [
+            arch,
+            f["bare"]["event_step_s"],
+            f"{c['event_step_s']} ({c.get('first_call_s')})",
+            raw["event_step_s"],
+            raw.get("ratio_vs_bare"),
+            f"{ratio}{ok(ratio is not None and ratio <= 1.02)}",
+            f.get("cold_total_s"),
+        ]
+        lines.append(_row(cells))
+    return lines
 
 
 def _steps(families: dict) -> list:
