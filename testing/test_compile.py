@@ -34,7 +34,11 @@ def test_a_dit_compiles_its_repeated_blocks_once_and_is_reused_by_later_requests
         assert blocks == {"FluxTransformerBlock", "FluxSingleTransformerBlock"}  # regional: the transformer only
         assert all(kw == {"fullgraph": True} for _, kw in compiled_calls)
         assert any("transformer compiled (regional)" in f.get("message", "") for f in frames)
-        assert h.client.health()["compile"] == {"mode": "max", "compiled": {"transformer": "regional"}}
+        assert h.client.health()["compile"] | {"graphs": 0} == {
+            "mode": "max",
+            "compiled": {"transformer": "regional"},
+            "graphs": 0,
+        }
         first = len(compiled_calls)
         assert h.client.generate_wait(body_for("flux", steps=2, seed=2))["http_status"] == 200
         assert len(compiled_calls) == first  # the resident holder's compiled blocks serve the next request
@@ -46,7 +50,36 @@ def test_off_compiles_nothing(tmp_path, tiny_cache, compiled_calls):
     h = EngineHarness(tmp_path, compile="off")
     try:
         assert h.client.generate_wait(body_for("flux", steps=2, seed=1))["http_status"] == 200
-        assert compiled_calls == [] and h.client.health()["compile"] == {"mode": "off", "compiled": {}}
+        assert compiled_calls == [] and h.client.health()["compile"] | {"graphs": 0} == {
+            "mode": "off",
+            "compiled": {},
+            "graphs": 0,
+        }
+    finally:
+        h.close()
+
+
+def test_health_counts_compiled_graphs_so_a_recompile_shows(tmp_path, tiny_cache, monkeypatch):
+    """Real dynamo tracing (its ``eager`` backend: no inductor on this CPU) of tiny Flux's blocks: a second
+    request at the same size adds no graph, a new size does. The GPU suite reads the same count."""
+    original = torch.nn.Module.compile
+    monkeypatch.setattr(torch.nn.Module, "compile", lambda self, **kw: original(self, backend="eager", **kw))
+    h = EngineHarness(tmp_path, compile="max")
+    try:
+
+        def graphs():
+            return h.client.health()["compile"]["graphs"]
+
+        before = graphs()
+        assert h.client.generate_wait(body_for("flux", steps=2, seed=1))["http_status"] == 200
+        first = graphs()
+        assert first > before
+        assert h.client.generate_wait(body_for("flux", steps=2, seed=2))["http_status"] == 200
+        assert graphs() == first  # same size: nothing recompiled
+        bigger = body_for("flux", steps=2, seed=3)
+        bigger["sample"].update(width=96, height=96)
+        assert h.client.generate_wait(bigger)["http_status"] == 200
+        assert graphs() > first
     finally:
         h.close()
 

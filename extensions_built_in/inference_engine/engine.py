@@ -219,7 +219,7 @@ class Engine:
             "max_queue": self.queue.max_pending,
             "vram_budget": self.vram_budget,
             "memory": self.memory.describe(holder.plan if holder is not None else None),
-            "compile": {"mode": self.resident.compile_mode, "compiled": dict(self.resident.compiled)},
+            "compile": self.resident.compile_state(),
             "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s},
         }
 

@@ -11,7 +11,7 @@ import traceback
 from typing import Callable, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.models.compile import compile_denoiser
+from toolkit.models.compile import compile_denoiser, graphs_compiled
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import get_model_class
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
@@ -106,6 +106,11 @@ class ResidentModel:
             ) from e
         self._compile(holder, plan)
         return holder
+
+    def compile_state(self) -> dict:
+        """``/health``'s ``compile``: the mode, what is compiled, and how many graphs exist (a count that moves
+        between two requests at one size is a recompile)."""
+        return {"mode": self.compile_mode, "compiled": dict(self.compiled), "graphs": graphs_compiled()}
 
     def _compile(self, holder, plan) -> None:
         """The denoiser compiled in place (``engine.compile``); the work itself happens at its first forward,

@@ -38,8 +38,8 @@ def _compiled(families: dict) -> list:
     lines = [
         "",
         "| family | bare eager s/step | bare, same compile s/step (first call s) | engine s/step | engine / bare "
-        "eager | engine / bare compiled (≤ 1.02) | engine first request s |",
-        "|---|---|---|---|---|---|---|",
+        "eager | engine / bare compiled (≤ 1.02) | engine first request s | graphs compiled after the warm-up (0) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for arch, f in rows:
         c, raw = f["bare_compiled"], f["raw"]
@@ -52,9 +52,17 @@ def _compiled(families: dict) -> list:
             raw.get("ratio_vs_bare"),
             f"{ratio}{ok(ratio is not None and ratio <= 1.02)}",
             f.get("cold_total_s"),
+            _recompiles(f.get("compile_graphs") or {}),
         ]
         lines.append(_row(cells))
     return lines
+
+
+def _recompiles(graphs: dict) -> str:
+    if graphs.get("after_measure") is None or graphs.get("after_warm_up") is None:
+        return ""
+    added = graphs["after_measure"] - graphs["after_warm_up"]
+    return f"{added}{ok(added == 0)}"
 
 
 def _steps(families: dict) -> list:

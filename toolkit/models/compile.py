@@ -21,6 +21,7 @@ folder the engine owns (``use_cache_dir``), so a restarted engine reuses them.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Optional
 
 COMPILE_MODES = ("off", "auto", "max")
@@ -66,3 +67,11 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
     torch._dynamo.config.suppress_errors = True
     module._aitk_compiled = how
     return how
+
+
+def graphs_compiled() -> int:
+    """Graphs torch.compile has built in this process (dynamo's own counter). The same number before and after a
+    request means it recompiled nothing: the check for "a second request at the same size compiles nothing".
+    Read without importing torch (``/health`` runs on the server thread)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0
