@@ -2,6 +2,8 @@
 own work is replaced by a recorder (inductor on this CPU would take minutes, and its speed is the GPU bench's
 question: docs/BENCHMARKS.md); what is tested here is the plumbing from the setting to the modules."""
 
+import os
+
 import pytest
 import torch
 
@@ -42,6 +44,35 @@ def test_a_dit_compiles_its_repeated_blocks_once_and_is_reused_by_later_requests
         first = len(compiled_calls)
         assert h.client.generate_wait(body_for("flux", steps=2, seed=2))["http_status"] == 200
         assert len(compiled_calls) == first  # the resident holder's compiled blocks serve the next request
+    finally:
+        h.close()
+
+
+@pytest.mark.parametrize("mode", ["max", "off"])
+def test_the_default_model_compiles_at_start_up_at_its_native_size(
+    mode, tmp_path, tiny_cache, compiled_calls, monkeypatch
+):
+    """Compile work for the default model happens before a user waits (issue #14): a throwaway generation at its
+    native size when something was compiled, none when nothing was; nothing is saved either way."""
+    from toolkit.models.base_model import BaseModel
+
+    generated = []
+    original = BaseModel.generate_media
+
+    def recorded(self, gen, pipeline=None):
+        generated.append((gen.width, gen.height, gen.num_inference_steps))
+        return original(self, gen, pipeline)
+
+    monkeypatch.setattr(BaseModel, "generate_media", recorded)
+    h = EngineHarness(tmp_path, compile=mode)
+    try:
+        h.engine.run_on_main(lambda: h.engine.load_default({"arch": "flux", "name_or_path": "tiny:flux"}), 600)
+        if mode == "off":
+            assert generated == [] and compiled_calls == []
+        else:
+            assert generated == [(1024, 1024, 2)] and compiled_calls  # Flux's native size
+        folder = h.engine.output_folder
+        assert not os.path.isdir(folder) or os.listdir(folder) == []
     finally:
         h.close()
 
