@@ -27,6 +27,16 @@ class BarePipeline:
         sync()
         self.load_s = round(time.monotonic() - t0, 3)
 
+    @classmethod
+    def compiled(cls, mode: str, *args) -> Optional["BarePipeline"]:
+        """With ``--compile`` on, a second bare pipeline compiled the engine's way: the engine is compared with
+        bare diffusers eager and with bare diffusers under the same compile, in the same run."""
+        if mode == "off":
+            return None
+        bare = cls(*args)
+        bare.compiled = bare.compile(mode)
+        return bare
+
     def compile(self, mode: str) -> dict:
         """The denoisers compiled as the engine compiles them (``engine.compile``), for the issue's second
         reference: bare diffusers with the same compile. Returns role -> how."""

@@ -170,7 +170,9 @@ class Suite:
         bare = BarePipeline(arch, str(self.models / arch), self.device, self.dtype, self.settings[arch], self.out)
         row["bare_load_s"] = bare.load_s
         if "measure" in self.stages:
-            self._measure(client, arch, bare, row, self._bare_compiled(arch))
+            mode = self.args.compile if self.device == "cuda" else "off"  # a second bare pipeline, compiled
+            args = (arch, str(self.models / arch), self.device, self.dtype, self.settings[arch], self.out)
+            self._measure(client, arch, bare, row, BarePipeline.compiled(mode, *args))
         if "cancel" in self.stages:
             row["cancel"] = self._cancel(client, arch)
             self.save()
@@ -178,15 +180,6 @@ class Suite:
         _free()
         if "oom" in self.stages and self.device == "cuda":  # on a CPU a 4096² request would simply run
             row["oom"] = self._oom(client, arch)
-
-    def _bare_compiled(self, arch):
-        """With ``--compile`` on, a second bare pipeline compiled the engine's way: the engine is compared with
-        bare diffusers eager and with bare diffusers under the same compile, in the same run."""
-        if self.args.compile == "off" or self.device != "cuda":
-            return None
-        bare = BarePipeline(arch, str(self.models / arch), self.device, self.dtype, self.settings[arch], self.out)
-        bare.compiled = bare.compile(self.args.compile)
-        return bare
 
     def _measure(self, client, arch, bare, row, bare_c=None):
         cold = self._request(client, self.body(arch, self.steps_short))
