@@ -6,7 +6,7 @@
 import { type Page, expect, test } from '@playwright/test';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { TRAINING_FOLDER, authHeaders, authedPage, horizontalOverflow, runStatus, screenshot, setNumber, stopAllEngines, waitForExit } from './helpers';
+import { TRAINING_FOLDER, authHeaders, authedPage, horizontalOverflow, runStatus, screenshotOf, setNumber, stopAllEngines, waitForExit } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -119,7 +119,7 @@ test('"Any engine" sends each run to the engine that holds its model, and stays 
     await expectRanOn(engine, id);
   }
   for (const engine of ENGINES) await expect(option(engine).getByTestId('engine-option-health')).toContainText('idle');
-  await screenshot(page, 'generate-engines.png');
+  await screenshotOf(page.getByTestId('engine-strip'), 'generate-engines.png');
 
   await page.reload();
   await expect(page.getByTestId('engine-any').locator('input')).toBeChecked();

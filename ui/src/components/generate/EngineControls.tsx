@@ -25,6 +25,7 @@ export default function EngineControls({ jobs, selected, onStart, onStop }: Prop
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const gpuTaken = jobs.some((j) => j.gpu_ids === gpuIds && isActive(j));
+  const stoppable = selected && isActive(selected) ? selected : null;
 
   async function act(fn: () => Promise<void>) {
     setBusy(true);
@@ -65,8 +66,10 @@ export default function EngineControls({ jobs, selected, onStart, onStop }: Prop
             Start engine
           </button>
         )}
-        {selected && isActive(selected) && (
-          <button className="btn-danger" disabled={busy} onClick={() => act(() => onStop(selected.id))} data-testid="engine-stop">
+        {/* without this, a GPU id typed for a new engine that already has one would just make Start vanish */}
+        {gpuTaken && stoppable?.gpu_ids !== gpuIds && <span className="text-xs text-gray-500">has an engine</span>}
+        {stoppable && (
+          <button className="btn-danger" disabled={busy} onClick={() => act(() => onStop(stoppable.id))} data-testid="engine-stop">
             Stop engine
           </button>
         )}

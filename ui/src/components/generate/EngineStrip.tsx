@@ -32,7 +32,7 @@ export default function EngineStrip({ engines }: { engines: Engines }) {
         </div>
         <EngineControls jobs={jobs} selected={anyEngine ? null : selected} onStart={engines.start} onStop={engines.stop} />
       </div>
-      {jobs.length > 1 && (
+      {(jobs.length > 1 || anyEngine) && (
         <EnginePicker jobs={jobs} choice={engines.choice} onChoose={engines.select} healthOf={engines.healthOf} sent={engines.sent} />
       )}
     </section>
