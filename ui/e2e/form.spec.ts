@@ -151,6 +151,9 @@ test('prompt history: newest first, Alt+Up/Down walks it and back to the draft, 
 
 test('a reload keeps the arch, model, prompt and settings; each arch comes back with its own', async () => {
   await expect(page.getByTestId('engine-health')).toContainText('online', { timeout: 60_000 });
+  // the form is remembered once the engine's families have arrived (GET /models, after /health): an edit before
+  // that and a reload at once would test nothing but that race
+  await expect(page.getByTestId('arch-select').locator('option[value="wan21"]')).toHaveCount(1);
   await page.getByTestId('prompt').fill('a purple triangle');
   await setNumber(page, 'num_inference_steps', 7);
   await page.reload();

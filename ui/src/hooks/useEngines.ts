@@ -1,13 +1,24 @@
 'use client';
 /**
- * Engine jobs (job_type 'inference') and the health of the selected one. Starting an engine is AI
- * Toolkit's job flow: create (or reuse) a Job row for that GPU, queue it, start that GPU's queue; the
- * worker launches `python run.py` within a second.
+ * Engine jobs (job_type 'inference'), their health, and which one the page works with: the one the user picked,
+ * or with "Any engine" the one each run is sent to (utils/pickEngine). Starting an engine is AI Toolkit's job
+ * flow: create (or reuse) a Job row for that GPU, queue it, start that GPU's queue; the worker launches
+ * `python run.py` within a second. One engine job per `gpu_ids`, so several GPUs run several engines.
  */
 import { useCallback, useMemo, useState } from 'react';
+import { isServing, useEngineHealths } from './useEngineHealths';
 import { usePoll } from './usePoll';
 import { apiJson, postJson } from '@/utils/api';
-import { type EngineHealth, type Job, ACTIVE_STATUSES } from '@/utils/types';
+import type { EngineCandidate, EnginePick, ModelRef } from '@/utils/pickEngine';
+import { type Job, ACTIVE_STATUSES } from '@/utils/types';
+
+/** `?job=any`: each run goes to the engine pickEngine chooses. */
+export const ANY_ENGINE = 'any';
+
+/** Where "Any engine" sent the last run, and for which model (the page says why it went there). */
+export interface SentPick extends EnginePick {
+  model: ModelRef;
+}
 
 export function engineJobName(gpuIds: string) {
   return `inference_engine_gpu${gpuIds.replaceAll(',', '_') || 'cpu'}`;
@@ -24,37 +35,51 @@ function engineJobConfig(name: string) {
   };
 }
 
-export function useEngines(preferredJobId: string | null) {
+/** The choice goes in the address, so a reload or a shared link comes back to it. */
+function rememberChoice(choice: string) {
+  const url = new URL(window.location.href);
+  url.searchParams.set('job', choice);
+  window.history.replaceState(window.history.state, '', url);
+}
+
+export function useEngines(initialChoice: string | null) {
   const jobs = usePoll(() => apiJson<{ jobs: Job[] }>('/api/jobs?job_type=inference').then((r) => r.jobs), 1000);
-  const [chosen, setChosen] = useState<string | null>(preferredJobId);
+  const list = useMemo(() => jobs.data ?? [], [jobs.data]);
+  const [choice, setChoice] = useState<string | null>(initialChoice); // a job id, ANY_ENGINE, or nothing yet
+  const [sent, setSent] = useState<SentPick | null>(null);
+  const healthOf = useEngineHealths(list);
+  const anyEngine = choice === ANY_ENGINE;
 
-  // The chosen engine, else the first running one, else the newest.
+  // The engine the page works with (models, queue, preview, gallery). Picked: that one. "Any engine": the one the
+  // last run went to while it serves, else one that serves. Either way, failing that, the first running, else the newest.
   const selected = useMemo(() => {
-    const list = jobs.data ?? [];
-    return list.find((j) => j.id === chosen) ?? list.find((j) => j.status === 'running') ?? list[0] ?? null;
-  }, [jobs.data, chosen]);
+    const byId = (id: string | null | undefined) => list.find((j) => j.id === id);
+    const lastSent = byId(sent?.jobId);
+    const own = anyEngine ? (lastSent && isServing(lastSent) ? lastSent : list.find(isServing)) : byId(choice);
+    return own ?? list.find((j) => j.status === 'running') ?? list[0] ?? null;
+  }, [list, choice, anyEngine, sent]);
 
-  const running = selected?.status === 'running' && !selected.stop;
-  const health = usePoll(
-    () => apiJson<EngineHealth>(`/api/inference/health?job=${encodeURIComponent(selected!.id)}`),
-    2000,
-    Boolean(running && selected?.engine_ready),
-    true,
-  );
+  const candidates: EngineCandidate[] = useMemo(() => list.map((j) => ({ jobId: j.id, health: healthOf(j).health })), [list, healthOf]);
+  const current = healthOf(selected);
+
+  const select = useCallback((jobIdOrAny: string) => {
+    setChoice(jobIdOrAny);
+    rememberChoice(jobIdOrAny);
+  }, []);
 
   const start = useCallback(
     async (gpuIds: string) => {
       const name = engineJobName(gpuIds);
       // The list may not have arrived yet: creating the job again would be "Job name already exists".
-      const list = jobs.data ?? (await apiJson<{ jobs: Job[] }>('/api/jobs?job_type=inference')).jobs;
-      let job = list.find((j) => j.name === name);
+      const known = jobs.data ?? (await apiJson<{ jobs: Job[] }>('/api/jobs?job_type=inference')).jobs;
+      let job = known.find((j) => j.name === name);
       if (!job) job = await apiJson<Job>('/api/jobs', postJson({ name, gpu_ids: gpuIds, job_config: engineJobConfig(name), job_type: 'inference' }));
       if (!ACTIVE_STATUSES.includes(job.status)) await apiJson(`/api/jobs/${job.id}/start`);
       await apiJson(`/api/queue/${encodeURIComponent(job.gpu_ids)}/start`);
-      setChosen(job.id);
+      select(job.id);
       await jobs.refresh();
     },
-    [jobs],
+    [jobs, select],
   );
 
   const stop = useCallback(
@@ -66,15 +91,21 @@ export function useEngines(preferredJobId: string | null) {
   );
 
   return {
-    jobs: jobs.data ?? [],
+    jobs: list,
+    /** the radio that is on: ANY_ENGINE, else the selected engine's id */
+    choice: anyEngine ? ANY_ENGINE : (selected?.id ?? null),
+    anyEngine,
     selected,
-    select: setChosen,
-    running,
-    // health from a previous engine must not show once that one stopped, nor once the latest poll failed
-    // (an engine killed and started again answers "starting" while its predecessor's last health is kept)
-    health: running && selected?.engine_ready && !health.error ? health.data : null,
-    healthError: running ? health.error : null,
+    select,
+    health: current.health,
+    healthError: selected?.status === 'running' ? current.error : null,
+    healthOf,
+    candidates,
+    sent,
+    noteSent: setSent,
     start,
     stop,
   };
 }
+
+export type Engines = ReturnType<typeof useEngines>;

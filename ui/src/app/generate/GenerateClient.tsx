@@ -6,12 +6,16 @@ import GenerateForm from '@/components/generate/GenerateForm';
 import PreviewPanel from '@/components/generate/PreviewPanel';
 import QueueList from '@/components/generate/QueueList';
 import { fromConfig } from '@/components/generate/restore';
-import { useGenerateForm } from '@/components/generate/useGenerateForm';
+import { type GenerateFormState, useGenerateForm } from '@/components/generate/useGenerateForm';
+import { useEngineHandoff } from '@/hooks/useEngineHandoff';
 import { useEngines } from '@/hooks/useEngines';
 import { useGeneration } from '@/hooks/useGeneration';
 import { usePoll } from '@/hooks/usePoll';
 import { apiJson } from '@/utils/api';
+import { pickEngine } from '@/utils/pickEngine';
 import type { ArchInfo, OutputEntry } from '@/utils/types';
+
+type GenerateBody = NonNullable<ReturnType<GenerateFormState['body']>>;
 
 export default function GenerateClient({ initialJobId }: { initialJobId: string | null }) {
   const engines = useEngines(initialJobId);
@@ -31,7 +35,19 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   const [submitError, setSubmitError] = useState<string | null>(null);
 
   // The form stays usable while runs go on: Generate queues another one in the engine.
-  const generate = async (body: unknown) => setSubmitError(await gen.submit(body));
+  const { submit } = gen;
+  const submitHere = useCallback(async (body: unknown) => setSubmitError(await submit(body)), [submit]);
+  const sendTo = useEngineHandoff(jobId, submitHere);
+
+  const generate = (body: GenerateBody) => {
+    if (!engines.anyEngine) return void submitHere(body);
+    // control images are this engine's files: uploads to its assets, or results of its gallery reused
+    const hasControls = form.sample.ctrl_imgs.some(Boolean);
+    const pick = pickEngine(engines.candidates, body.model, hasControls ? jobId : null);
+    if (!pick) return setSubmitError(hasControls ? 'The engine holding the control images is not ready' : 'No engine is ready');
+    engines.noteSent({ ...pick, model: body.model });
+    sendTo(pick.jobId, body);
+  };
 
   // Reuse keeps everything the sidecar's resolved request says, control images included
   const reuse = (entry: OutputEntry) => {
@@ -42,15 +58,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   return (
     <div className="mx-auto max-w-[1500px]">
       <h1 className="mb-4 text-xl font-semibold">Generate</h1>
-      <EngineStrip
-        jobs={engines.jobs}
-        selected={engines.selected}
-        onSelect={engines.select}
-        health={engines.health}
-        healthError={engines.healthError}
-        onStart={engines.start}
-        onStop={engines.stop}
-      />
+      <EngineStrip engines={engines} />
       <div className="flex flex-col gap-4 lg:flex-row">
         <div className="w-full shrink-0 lg:w-96">
           <GenerateForm
@@ -59,7 +67,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
             jobId={jobId}
             online={online}
             running={gen.busy}
-            onGenerate={(body) => void generate(body)}
+            onGenerate={generate}
             error={submitError ?? (online ? models.error?.message : undefined)}
           />
         </div>
