@@ -1,0 +1,343 @@
+"""The cluster as a user runs it: ``python run.py`` on config/examples/inference_cluster_tiny.yaml (its folder and
+database moved to a temporary one), two CPU engine replicas on a local Ray, driven through client.py.
+
+One cluster for the whole module (Ray and two engines take ~20 s to start on 2 cores); the tests that kill a
+replica wait for Serve to replace it before they end, and the last test stops the cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import pytest
+import yaml
+
+from extensions_built_in.inference_cluster.model_key import model_key
+from extensions_built_in.inference_engine.client import EngineClient
+from testing.test_inference_engine import body_for
+from toolkit.ui_job_status import create_schema, insert_job
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(ROOT, "config", "examples", "inference_cluster_tiny.yaml")
+A, B = "sd1", "pixart_sigma"
+KEY = {arch: model_key(body_for(arch)["model"]) for arch in (A, B)}
+LONG = {"steps": 500, "width": 256, "height": 256}  # tens of seconds: an end within seconds is a cancel, not a finish
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Cluster:
+    def __init__(self, proc, folder, db, job_id):
+        self.proc, self.folder, self.db, self.job_id = proc, folder, db, job_id
+        self.engine_json = folder / "engine.json"
+        self.info = json.loads(self.engine_json.read_text())
+        self.client = EngineClient.from_engine_json(str(self.engine_json), timeout=60, generation_timeout_s=180)
+
+    def health(self) -> dict:
+        return self.client.health()
+
+    def replicas_up(self) -> list:
+        health = self.health()
+        up = [r for r in health["replicas"] if r["ok"]]
+        return up if len(up) == health["cluster"]["replicas"] else []
+
+    def replica(self, replica_id: str) -> dict:
+        return next(r for r in self.health()["replicas"] if r["id"] == replica_id)
+
+    def holder_of(self, arch: str) -> dict:
+        return next(r for r in self.health()["replicas"] if r["resident"] == KEY[arch])
+
+    def job_status(self) -> str:
+        with sqlite3.connect(self.db) as conn:
+            return conn.execute("SELECT status FROM Job WHERE id = ?", (self.job_id,)).fetchone()[0]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cluster")
+    folder, db = tmp / "inference_cluster_tiny", str(tmp / "aitk_db.db")
+    with open(EXAMPLE) as f:
+        config = yaml.safe_load(f)
+    process = config["config"]["process"][0]
+    process["sqlite_db_path"] = db
+    process["engine"]["job_folder"] = str(folder)
+    create_schema(db)
+    job_id = insert_job(db, config["config"]["name"], config, job_type="inference", status="running")
+    config_path = tmp / "cluster.json"
+    config_path.write_text(json.dumps(config))
+    log = open(tmp / "log.txt", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", str(config_path)],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "AITK_JOB_ID": job_id, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        wait_for(lambda: (folder / "engine.json").exists() or proc.poll() is not None, 240, "the cluster's engine.json")
+        assert proc.poll() is None, (tmp / "log.txt").read_text()[-4000:]
+        running = Cluster(proc, folder, db, job_id)
+        wait_for(running.replicas_up, 60, "both replicas up")
+        yield running
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        log.close()
+
+
+def generate(cluster: Cluster, arch: str, **kwargs) -> list:
+    frames = list(cluster.client.generate(body_for(arch, **kwargs)))
+    assert frames[-1].type == "end" and frames[-1].header["ok"], [f.header for f in frames[-3:]]
+    return frames
+
+
+def start_long_generation(cluster: Cluster, arch: str = A):
+    """A long generation on a thread; returns (frames list, thread, the request id once it samples)."""
+    frames, sampling = [], threading.Event()
+
+    def run():
+        with EngineClient.from_engine_json(str(cluster.engine_json), timeout=60, generation_timeout_s=180) as client:
+            try:
+                for frame in client.generate(body_for(arch, **LONG)):
+                    frames.append(frame)
+                    if frame.type == "progress":
+                        sampling.set()
+            except Exception as e:  # a cut stream (no end frame) or a broken frame lands here and fails the test
+                frames.append(e)
+            sampling.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert sampling.wait(60), frames
+    return frames, thread, frames[0].request_id
+
+
+def queue_rows(cluster: Cluster) -> list:
+    """Every replica's running and waiting requests (the merged /queue tags each row with its replica)."""
+    rows = []
+    for replica in cluster.client.queue()["replicas"]:
+        rows += ([replica["running"]] if replica["running"] else []) + replica["pending"]
+    return rows
+
+
+def running_replica(cluster: Cluster, request_id: str) -> str:
+    row = next((r for r in queue_rows(cluster) if r["request_id"] == request_id), None)
+    assert row is not None and row["position"] == 0, row
+    return row["replica"]
+
+
+# ---------------------------------------------------------------------------------------------- routing
+def test_alternating_models_stay_on_the_replica_that_holds_them(cluster):
+    for arch in (A, B):  # the first two load, one model per replica
+        generate(cluster, arch)
+    before = {r["id"]: r for r in cluster.health()["replicas"]}
+    assert {r["resident"] for r in before.values()} == {KEY[A], KEY[B]}
+    for arch in (A, B, A, B):
+        generate(cluster, arch)
+    after = {r["id"]: r for r in cluster.health()["replicas"]}
+    assert after.keys() == before.keys()
+    for rid, replica in after.items():
+        assert replica["resident"] == before[rid]["resident"]
+        for counter in ("holder_builds", "misses", "evictions"):
+            assert replica["counters"][counter] == before[rid]["counters"][counter], (rid, counter)
+        assert replica["counters"]["requests"] == before[rid]["counters"]["requests"] + 2
+        assert replica["counters"]["holder_reuses"] == before[rid]["counters"]["holder_reuses"] + 2
+
+
+def test_a_stream_through_the_cluster_is_the_engines_stream(cluster):
+    body = body_for(A, steps=4, seed=11)
+    generate(cluster, A)  # A resident on its replica: both streams below reuse the holder
+    through_cluster = list(cluster.client.generate(body))
+    holder = cluster.holder_of(A)
+    direct_info = json.loads(open(os.path.join(holder["folder"], "engine.json")).read())
+    with EngineClient(direct_info["url"], direct_info["token"], timeout=60, generation_timeout_s=120) as engine:
+        direct = list(engine.generate(body))
+    assert [f.type for f in through_cluster] == [f.type for f in direct]
+    assert [comparable(f) for f in through_cluster] == [comparable(f) for f in direct]
+    assert through_cluster[-1].header["ok"] is True
+
+
+VARYING = {"request_id", "t", "eta_s", "it_s", "timings", "path", "url", "bytes"}
+
+
+def comparable(frame) -> tuple:
+    """A frame without what differs between two runs of one request: ids, clocks, rates, the file's name."""
+    header = {k: v for k, v in frame.header.items() if k not in VARYING}
+    return frame.type, json.dumps(header, sort_keys=True), frame.payload
+
+
+# ---------------------------------------------------------------------------------------------- ending runs
+def test_cancel_through_the_cluster_reaches_the_replica(cluster):
+    frames, thread, request_id = start_long_generation(cluster)
+    assert cluster.client.cancel(request_id)["status"] == "cancelling"
+    thread.join(30)
+    assert not thread.is_alive()
+    errors = [f for f in frames if getattr(f, "type", None) == "error"]
+    assert [e.header["code"] for e in errors] == ["cancelled"], frames[-3:]
+    assert frames[-1].type == "end" and frames[-1].header["ok"] is False
+
+
+def test_a_client_that_leaves_cancels_its_run_on_the_replica(cluster):
+    stream = cluster.client.generate(body_for(A, **LONG))
+    request_id = None
+    for frame in stream:
+        request_id = frame.request_id
+        if frame.type == "progress":
+            break
+    replica = running_replica(cluster, request_id)
+    stream.close()  # the connection to the ingress closes
+    wait_for(lambda: request_id not in [r["request_id"] for r in queue_rows(cluster)], 15, "the run to end")
+    replayed = list(cluster.client.frames(request_id))  # the replica keeps its recent runs' frames
+    assert replayed[-2].type == "error" and replayed[-2].header["code"] == "cancelled", replayed[-2].header
+    assert not cluster.replica(replica)["busy"]
+
+
+# ---------------------------------------------------------------------------------------------- replicas dying
+def test_a_replica_whose_engine_dies_mid_stream_ends_the_stream_and_is_replaced(cluster):
+    frames, thread, request_id = start_long_generation(cluster)
+    victim = cluster.replica(running_replica(cluster, request_id))
+    os.kill(victim["engine_pid"], signal.SIGKILL)
+    thread.join(30)
+    assert not thread.is_alive()
+    assert_ended_with_internal_error(frames)
+    wait_for(lambda: replaced(cluster, victim["id"]), 120, "a new replica")
+    generate(cluster, A)
+    generate(cluster, B)
+
+
+def test_a_killed_replica_takes_its_engine_with_it(cluster):
+    """As ``ray.kill`` would: the worker dies without cleanup; the kernel's PR_SET_PDEATHSIG stops its engine."""
+    frames, thread, request_id = start_long_generation(cluster, B)
+    victim = cluster.replica(running_replica(cluster, request_id))
+    os.kill(victim["worker_pid"], signal.SIGKILL)
+    thread.join(30)
+    assert not thread.is_alive()
+    assert_ended_with_internal_error(frames)
+    wait_for(lambda: not pid_alive(victim["engine_pid"]), 30, "the orphaned engine to exit")
+    wait_for(lambda: replaced(cluster, victim["id"]), 120, "a new replica")
+    generate(cluster, B)
+
+
+def replaced(cluster: Cluster, dead_id: str) -> bool:
+    """Every replica up again, and the dead one's id not among them."""
+    up = cluster.replicas_up()
+    return bool(up) and dead_id not in [r["id"] for r in up]
+
+
+def assert_ended_with_internal_error(frames: list) -> None:
+    assert not any(isinstance(f, Exception) for f in frames), frames[-1]
+    assert frames[-2].type == "error" and frames[-2].header["code"] == "internal", frames[-2].header
+    assert "failed mid-stream" in frames[-2].header["message"]
+    assert frames[-1].type == "end" and frames[-1].header["ok"] is False
+    seqs = [f.seq for f in frames]
+    assert seqs == sorted(set(seqs))
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie is gone for our purpose
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+# ---------------------------------------------------------------------------------------------- the rest of the API
+def test_outputs_from_every_replica_are_listed_and_served(cluster):
+    results = {arch: next(f for f in generate(cluster, arch) if f.type == "result") for arch in (A, B)}
+    names = [entry["name"] for entry in cluster.client.outputs(limit=1000)]
+    assert len(names) == len(set(names))
+    for result in results.values():
+        name = os.path.basename(result.header["path"])
+        assert name in names
+        response = cluster.client.http.get(f"/outputs/{name}")
+        assert response.status_code == 200 and response.content == open(result.header["path"], "rb").read()
+    assert cluster.client.http.get("/outputs/" + "0" * 32 + ".png").status_code == 404
+
+
+def test_an_upload_to_the_cluster_reaches_the_replica_that_runs_the_request(cluster, tmp_path):
+    from PIL import Image
+
+    Image.new("RGB", (64, 64), (200, 30, 30)).save(tmp_path / "red.png")
+    asset = cluster.client.upload_asset(str(tmp_path / "red.png"))
+    frames = list(cluster.client.generate(body_for(A, ctrl_img=asset["id"])))
+    used = frames[0].header["config"]["sample"]["ctrl_img"]
+    assert used.startswith(str(cluster.folder / "replica-")) and used != asset["path"]
+    assert open(used, "rb").read() == open(asset["path"], "rb").read()
+    unknown = cluster.client.http.post("/generate", json=body_for(A, ctrl_img="f" * 32))
+    assert unknown.status_code == 422 and unknown.json()["detail"][0]["loc"] == ["body", "sample", "ctrl_img"]
+
+
+def test_openai_urls_point_at_the_cluster(cluster):
+    answer = cluster.client.http.post(
+        "/v1/images/generations", json={"model": "tiny", "prompt": "a red circle", "response_format": "url"}
+    )
+    assert answer.status_code == 200, answer.text
+    url = answer.json()["data"][0]["url"]
+    assert url.startswith(cluster.info["url"] + "/outputs/")
+    assert cluster.client.http.get(url).status_code == 200
+
+
+ROUTES = [
+    ("GET", "/models"),
+    ("POST", "/generate"),
+    ("GET", "/requests/0123/frames"),
+    ("POST", "/cancel/0123"),
+    ("GET", "/queue"),
+    ("POST", "/unload"),
+    ("POST", "/assets"),
+    ("GET", "/outputs"),
+    ("GET", "/outputs/x.png"),
+    ("DELETE", "/outputs/x.png"),
+    ("GET", "/loras"),
+    ("GET", "/checkpoints"),
+    ("GET", "/openapi.json"),
+    ("GET", "/v1/models"),
+    ("POST", "/v1/images/generations"),
+    ("POST", "/v1/images/edits"),
+]
+
+
+def test_every_route_but_health_needs_the_token(cluster):
+    url = cluster.info["url"]
+    for method, path in ROUTES:
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            assert httpx.request(method, url + path, headers=headers).status_code == 401, (method, path, headers)
+    assert httpx.get(url + "/health").json()["cluster"]["replicas"] == 2
+    assert cluster.client.http.get("/models").status_code == 200  # the right token passes
+
+
+# ---------------------------------------------------------------------------------------------- stopping (last)
+def test_stopping_removes_engine_json_and_every_engine(cluster):
+    engines = [r["engine_pid"] for r in cluster.health()["replicas"]]
+    assert all(pid_alive(pid) for pid in engines)
+    frames, thread, _ = start_long_generation(cluster)
+    assert cluster.job_status() == "running"
+    cluster.proc.send_signal(signal.SIGTERM)
+    assert cluster.proc.wait(90) == 0
+    thread.join(30)
+    assert not cluster.engine_json.exists()
+    assert not any(pid_alive(pid) for pid in engines)
+    assert cluster.job_status() == "stopped"
+    assert frames[-1].type == "end" and frames[-1].header["ok"] is False  # the engine's own "stopping" error
+    assert any(f.type == "error" and f.header["code"] == "cancelled" for f in frames), frames[-2:]
