@@ -10,108 +10,42 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
-import subprocess
-import sys
 import threading
-import time
 
 import httpx
 import pytest
-import yaml
 
 from extensions_built_in.inference_cluster.model_key import model_key
 from extensions_built_in.inference_engine.client import EngineClient
+from testing.cluster_harness import ClusterJob, wait_for
 from testing.test_inference_engine import body_for
 from toolkit.ui_job_status import create_schema, insert_job
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXAMPLE = os.path.join(ROOT, "config", "examples", "inference_cluster_tiny.yaml")
 A, B = "sd1", "pixart_sigma"
 KEY = {arch: model_key(body_for(arch)["model"]) for arch in (A, B)}
 LONG = {"steps": 500, "width": 256, "height": 256}  # tens of seconds: an end within seconds is a cancel, not a finish
 
 
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-class Cluster:
-    def __init__(self, proc, folder, db, job_id):
-        self.proc, self.folder, self.db, self.job_id = proc, folder, db, job_id
-        self.engine_json = folder / "engine.json"
-        self.info = json.loads(self.engine_json.read_text())
-        self.client = EngineClient.from_engine_json(str(self.engine_json), timeout=60, generation_timeout_s=180)
-
-    def health(self) -> dict:
-        return self.client.health()
-
-    def replicas_up(self) -> list:
-        health = self.health()
-        up = [r for r in health["replicas"] if r["ok"]]
-        return up if len(up) == health["cluster"]["replicas"] else []
-
-    def replica(self, replica_id: str) -> dict:
-        return next(r for r in self.health()["replicas"] if r["id"] == replica_id)
-
-    def holder_of(self, arch: str) -> dict:
-        return next(r for r in self.health()["replicas"] if r["resident"] == KEY[arch])
-
-    def job_status(self) -> str:
-        with sqlite3.connect(self.db) as conn:
-            return conn.execute("SELECT status FROM Job WHERE id = ?", (self.job_id,)).fetchone()[0]
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cluster")
-    folder, db = tmp / "inference_cluster_tiny", str(tmp / "aitk_db.db")
-    with open(EXAMPLE) as f:
-        config = yaml.safe_load(f)
-    process = config["config"]["process"][0]
-    process["sqlite_db_path"] = db
-    process["engine"]["job_folder"] = str(folder)
+    db = str(tmp / "aitk_db.db")
     create_schema(db)
-    job_id = insert_job(db, config["config"]["name"], config, job_type="inference", status="running")
-    config_path = tmp / "cluster.json"
-    config_path.write_text(json.dumps(config))
-    log = open(tmp / "log.txt", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "run.py", str(config_path)],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "AITK_JOB_ID": job_id, "PYTHONUNBUFFERED": "1"},
-    )
+    job = ClusterJob(tmp, db=db)
+    job.job_id = insert_job(db, job.config["config"]["name"], job.config, job_type="inference", status="running")
     try:
-        wait_for(lambda: (folder / "engine.json").exists() or proc.poll() is not None, 240, "the cluster's engine.json")
-        assert proc.poll() is None, (tmp / "log.txt").read_text()[-4000:]
-        running = Cluster(proc, folder, db, job_id)
-        wait_for(running.replicas_up, 60, "both replicas up")
-        yield running
+        yield job.start()
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        log.close()
+        job.stop()
 
 
-def generate(cluster: Cluster, arch: str, **kwargs) -> list:
+def generate(cluster: ClusterJob, arch: str, **kwargs) -> list:
     frames = list(cluster.client.generate(body_for(arch, **kwargs)))
     assert frames[-1].type == "end" and frames[-1].header["ok"], [f.header for f in frames[-3:]]
     return frames
 
 
-def start_long_generation(cluster: Cluster, arch: str = A):
+def start_long_generation(cluster: ClusterJob, arch: str = A):
     """A long generation on a thread; returns (frames list, thread, the request id once it samples)."""
     frames, sampling = [], threading.Event()
 
@@ -132,7 +66,7 @@ def start_long_generation(cluster: Cluster, arch: str = A):
     return frames, thread, frames[0].request_id
 
 
-def queue_rows(cluster: Cluster) -> list:
+def queue_rows(cluster: ClusterJob) -> list:
     """Every replica's running and waiting requests (the merged /queue tags each row with its replica)."""
     rows = []
     for replica in cluster.client.queue()["replicas"]:
@@ -140,7 +74,7 @@ def queue_rows(cluster: Cluster) -> list:
     return rows
 
 
-def running_replica(cluster: Cluster, request_id: str) -> str:
+def running_replica(cluster: ClusterJob, request_id: str) -> str:
     row = next((r for r in queue_rows(cluster) if r["request_id"] == request_id), None)
     assert row is not None and row["position"] == 0, row
     return row["replica"]
@@ -168,9 +102,8 @@ def test_a_stream_through_the_cluster_is_the_engines_stream(cluster):
     body = body_for(A, steps=4, seed=11)
     generate(cluster, A)  # A resident on its replica: both streams below reuse the holder
     through_cluster = list(cluster.client.generate(body))
-    holder = cluster.holder_of(A)
-    direct_info = json.loads(open(os.path.join(holder["folder"], "engine.json")).read())
-    with EngineClient(direct_info["url"], direct_info["token"], timeout=60, generation_timeout_s=120) as engine:
+    holder = cluster.holder_of(KEY[A])
+    with cluster.engine_client(holder) as engine:
         direct = list(engine.generate(body))
     assert [f.type for f in through_cluster] == [f.type for f in direct]
     assert [comparable(f) for f in through_cluster] == [comparable(f) for f in direct]
@@ -238,7 +171,7 @@ def test_a_killed_replica_takes_its_engine_with_it(cluster):
     generate(cluster, B)
 
 
-def replaced(cluster: Cluster, dead_id: str) -> bool:
+def replaced(cluster: ClusterJob, dead_id: str) -> bool:
     """Every replica up again, and the dead one's id not among them."""
     up = cluster.replicas_up()
     return bool(up) and dead_id not in [r["id"] for r in up]

@@ -71,6 +71,17 @@ def test_sends_since_the_stats_count_until_they_end():
     assert log.view("r", {"at": 103.0, "queue": 0, "busy": False, "tail": "B"}, now=103.5).load == 0
 
 
+def test_the_latest_send_the_stats_may_not_know_of_sets_the_tail():
+    """A ``?wait=1`` request's id reaches its replica at its end: stats taken meanwhile name the model before."""
+    log = SendLog()
+    log.sent("r", "c1", "B", detached=False, now=99.0)
+    assert log.view("r", {"at": 100.0, "busy": True, "tail": "A"}, now=100.5).tail == "B"
+    log.done("r", "c1", now=101.0)
+    assert log.view("r", {"at": 100.0, "busy": True, "tail": "A"}, now=101.5).tail == "B"
+    assert log.view("r", {"at": 102.0, "tail": "B"}, now=102.5).tail == "B"
+    assert log.view("r", {"at": 103.0, "tail": "C"}, now=103.5).tail == "C"  # forgotten: the stats know better
+
+
 def test_a_request_the_stats_counted_and_that_ended_since_is_not_counted_twice():
     log = SendLog()
     log.sent("r", "c1", "A", detached=False, now=99.0)
@@ -137,11 +148,21 @@ def test_routing_stats_name_the_model_each_replica_ends_its_line_with():
     keys = RequestKeys()
     keys.remember("r1", "A")
     keys.remember("r2", "B")
-    health = {"busy": True, "active": None}
+    health = {"active": None}
     queue = {"running": {"request_id": "r1"}, "pending": [{"request_id": "r2"}]}
     stats = routing_stats("x", health, queue, keys, RecentTimings())
     assert (stats["tail"], stats["queue"], stats["busy"], stats["run_s"]) == ("B", 1, True, None)
     assert routing_stats("x", health, {"running": None, "pending": []}, keys, RecentTimings())["tail"] is None
+
+
+def test_a_run_whose_call_ended_is_not_in_line_though_the_engine_still_lists_it():
+    keys = RequestKeys()
+    keys.remember("r1", "A")
+    keys.ended("r1")  # its stream sent ``end``; the engine frees memory before it takes the row off
+    stats = routing_stats(
+        "x", {"active": None}, {"running": {"request_id": "r1"}, "pending": []}, keys, RecentTimings()
+    )
+    assert (stats["busy"], stats["queue"], stats["tail"]) == (False, 0, "A")
 
 
 def test_recent_timings_tell_runs_from_swaps():

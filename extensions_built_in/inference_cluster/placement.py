@@ -71,10 +71,11 @@ class Send:
 
 
 class SendLog:
-    """What the router sent each replica since that replica's latest stats, so its view of a line is right
-    between two stats calls (a second or more apart, while requests take a fraction of one on small models):
-    requests sent since count as waiting until done, requests the stats counted and which ended since do not.
-    A detached request's call ends at once while it runs on: it counts until stats newer than its send."""
+    """What the router sent each replica that the replica's latest stats may not reflect yet, so its view of a
+    line is right between two stats calls (a second or more apart, while requests take a fraction of one on
+    small models): requests sent since count as waiting until done, requests the stats counted and which ended
+    since do not. A detached request's call ends at once while it runs on: it counts until stats newer than its
+    send. A send is forgotten once stats taken after its end (or, detached, after it) have come."""
 
     FORGET_S = 600.0
 
@@ -96,7 +97,9 @@ class SendLog:
         ended_since = sum(1 for s in sends if s.at <= at and s.done is not None and s.done > at)
         load = max(0, int(stats.get("queue") or 0) + int(bool(stats.get("busy"))) - ended_since)
         load += sum(1 for s in since if s.done is None)
-        tail = since[-1].key if since else stats.get("tail")
+        # The latest send the stats may not know the end of decides the tail: a replica learns a ``?wait=1``
+        # request's id only at its end, so until then its stats name the model before it.
+        tail = sends[-1].key if sends else stats.get("tail")
         return ReplicaView(replica, load, tail, bool(stats.get("ok", True)))
 
     def _forget(self, replica: str, at: float, now: float) -> list:

@@ -85,12 +85,20 @@ class EngineReplica:
             response = await self.http.send(http_request, stream=True)
         except httpx.HTTPError as e:
             raise EngineGone(f"the engine of replica {self.id} did not answer: {type(e).__name__}: {e}") from None
+        request_id = response.headers.get("x-request-id")
         try:
-            self.keys.remember(response.headers.get("x-request-id"), route.get("model"))
+            self.keys.remember(request_id, route.get("model"))
             yield self._answer(response)
+            if _is_json(response):  # small and whole: ?wait=1's and ?detach=1's answer names the request
+                body = await response.aread()
+                self._learn_from_json(request["path"], route, response)
+                yield body
+                return
             async for chunk in self._relay(response):
                 yield chunk
         finally:
+            if not route.get("detached"):
+                self.keys.ended(request_id)
             await response.aclose()
 
     async def _relay(self, response: httpx.Response) -> AsyncIterator[bytes]:
@@ -127,13 +135,15 @@ class EngineReplica:
         return json.dumps(parsed).encode(), None
 
     def _learn_from_json(self, path: str, route: dict, response: httpx.Response) -> None:
-        if path != "/generate" or not response.headers.get("content-type", "").startswith("application/json"):
+        if path != "/generate" or not _is_json(response):
             return
         try:
             answer = response.json()
         except ValueError:
             return
         self.keys.remember(answer.get("request_id"), route.get("model"))
+        if not route.get("detached"):
+            self.keys.ended(answer.get("request_id"))
         self.timings.add(answer.get("timings"))
 
     def _learn_from_frames(self, chunk: bytes) -> None:
@@ -180,3 +190,7 @@ class EngineReplica:
         engine = getattr(self, "engine", None)
         if engine is not None:
             engine.stop()
+
+
+def _is_json(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").startswith("application/json")

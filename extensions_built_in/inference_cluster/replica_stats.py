@@ -21,19 +21,35 @@ REMEMBERED_REQUESTS = 4096
 
 
 class RequestKeys:
-    """request id -> routing key of the requests this replica relayed (bounded: oldest out first)."""
+    """The requests this replica relayed: request id -> routing key, and whether their call has ended (bounded:
+    oldest out first).
+
+    An engine still lists a request as running for a moment after its stream's ``end`` (it frees memory first).
+    The router counts a request as ended when its call ends; so the stats leave out the rows whose call has
+    ended, and router and stats agree on what is still in line."""
 
     def __init__(self, limit: int = REMEMBERED_REQUESTS):
-        self.limit, self._keys = limit, OrderedDict()
+        self.limit, self._keys, self._ended = limit, OrderedDict(), OrderedDict()
 
     def remember(self, request_id: Optional[str], key: Optional[str]) -> None:
         if request_id and key:
-            self._keys[request_id] = key
-            while len(self._keys) > self.limit:
-                self._keys.popitem(last=False)
+            _bounded_put(self._keys, request_id, key, self.limit)
+
+    def ended(self, request_id: Optional[str]) -> None:
+        if request_id:
+            _bounded_put(self._ended, request_id, True, self.limit)
+
+    def has_ended(self, request_id: Optional[str]) -> bool:
+        return bool(request_id) and request_id in self._ended
 
     def get(self, request_id: Optional[str]) -> Optional[str]:
         return self._keys.get(request_id) if request_id else None
+
+
+def _bounded_put(store: OrderedDict, key, value, limit: int) -> None:
+    store[key] = value
+    while len(store) > limit:
+        store.popitem(last=False)
 
 
 class RecentTimings:
@@ -70,8 +86,8 @@ def routing_stats(replica_id: str, health: dict, queue: dict, keys: RequestKeys,
         "replica": replica_id,
         "resident": resident,
         "tail": tail,
-        "queue": len(pending),
-        "busy": bool(health.get("busy")),
+        "queue": sum(1 for row in pending if not keys.has_ended(row.get("request_id"))),
+        "busy": bool(running) and not keys.has_ended(running.get("request_id")),
         **timings.medians(),
     }
 
