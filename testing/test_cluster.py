@@ -8,8 +8,10 @@ replica wait for Serve to replace it before they end, and the last test stops th
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
+import statistics
 import threading
 
 import httpx
@@ -96,6 +98,29 @@ def test_alternating_models_stay_on_the_replica_that_holds_them(cluster):
             assert replica["counters"][counter] == before[rid]["counters"][counter], (rid, counter)
         assert replica["counters"]["requests"] == before[rid]["counters"]["requests"] + 2
         assert replica["counters"]["holder_reuses"] == before[rid]["counters"]["holder_reuses"] + 2
+
+
+def test_a_long_line_for_a_model_spills_over_to_another_replica(cluster):
+    """The swap rule: once waiting in the holder's line takes longer than loading the model elsewhere, a request
+    for A goes to B's replica. The replicas' measured times set where: ~0.1 s a run and ~0.7 s a load here."""
+    holder = cluster.holder_of(KEY[A])["id"]
+    measured = [r["measured"] for r in cluster.health()["replicas"]]
+    run_s = statistics.median(m["run_s"] for m in measured)
+    swap_s = statistics.median(m["swap_s"] for m in measured)
+    spill_at = math.floor(swap_s / run_s) + 1  # holder's line x run_s > swap_s (the other replica's line is 0)
+    placed = []
+    for seed in range(spill_at + 4):  # long runs: none ends while these are sent
+        answer = cluster.client.http.post("/generate", params={"detach": 1}, json=body_for(A, steps=200, seed=seed))
+        assert answer.status_code == 202, answer.text
+        placed.append((answer.json()["request_id"], answer.headers["x-aitk-replica"]))
+    for request_id, _ in placed:
+        cluster.client.cancel(request_id)
+    replicas = [replica for _, replica in placed]
+    # The router's medians are a stats period older than these: the spill comes within a request or two of here.
+    sure = max(1, spill_at - 3)
+    assert replicas[:sure] == [holder] * sure and len(set(replicas)) == 2, (replicas, spill_at, measured)
+    for request_id, _ in placed:  # followed on the replica that ran it, to its end
+        assert list(cluster.client.frames(request_id))[-1].type == "end"
 
 
 def test_a_stream_through_the_cluster_is_the_engines_stream(cluster):

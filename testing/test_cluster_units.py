@@ -167,8 +167,8 @@ def test_a_run_whose_call_ended_is_not_in_line_though_the_engine_still_lists_it(
 
 def test_recent_timings_tell_runs_from_swaps():
     timings = RecentTimings()
-    timings.add({"total_s": 3.0, "queued_s": 1.0, "load_s": 0.01})  # reused holder: no swap
-    timings.add({"total_s": 9.01, "queued_s": 0.0, "load_s": 5.0})
+    timings.add({"total_s": 2.01, "queued_s": 7.0, "load_s": 0.01})  # reused holder: no swap; queued_s not in total_s
+    timings.add({"total_s": 9.0, "queued_s": 0.0, "load_s": 5.0})
     timings.add(None)
     assert timings.medians() == {"run_s": 3.0, "swap_s": 5.0}
 

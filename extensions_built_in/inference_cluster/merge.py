@@ -52,6 +52,7 @@ def _replica_health(rid: str, answer) -> dict:
         "worker_pid": answer.get("worker_pid"),
         "node_id": answer.get("node_id"),
         "folder": answer.get("folder"),
+        "measured": answer.get("measured"),  # run_s and swap_s medians, what the swap rule uses
     }
 
 

@@ -161,6 +161,7 @@ class EngineReplica:
             "engine_pid": self.engine.pid,
             "worker_pid": os.getpid(),
             "node_id": ray.get_runtime_context().get_node_id(),
+            "measured": self.timings.medians(),
         }
 
     async def stop_engine(self, route: dict) -> dict:

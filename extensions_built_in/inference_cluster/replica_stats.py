@@ -62,7 +62,7 @@ class RecentTimings:
         if not isinstance(timings, dict) or not timings.get("total_s"):
             return
         load = float(timings.get("load_s") or 0.0)
-        self.run_s.append(max(0.0, float(timings["total_s"]) - float(timings.get("queued_s") or 0.0) - load))
+        self.run_s.append(max(0.0, float(timings["total_s"]) - load))  # total_s counts from leaving the line
         if load >= SWAP_MIN_S:
             self.swap_s.append(load)
 
