@@ -221,8 +221,8 @@ async def _collect(stream) -> bytes:
 
 async def relayed_body(stream, media_type: str, request_id: Optional[str], replica: str) -> AsyncIterator[bytes]:
     """The replica's chunks unchanged. If the replica dies mid-stream: a frame stream ends with ``error`` +
-    ``end``, an OpenAI event stream with its ``error`` event; leaving early (the client went) cancels the replica's
-    generator, and with it the engine's run."""
+    ``end``, an OpenAI event stream with its ``error`` event, anything else breaks off. Leaving early (the client
+    went) cancels the replica's generator, and with it the engine's run."""
     last = b""
     try:
         async for chunk in stream:
@@ -236,6 +236,8 @@ async def relayed_body(stream, media_type: str, request_id: Optional[str], repli
             yield closing_frames(request_id or "", last_frame(last), message)
         elif media_type.startswith("text/event-stream"):
             yield openai_api.sse("error", {"type": "error", **OpenAIError(500, message).body()})
+        else:  # a file: the connection breaks off, so the client sees it incomplete rather than a short file
+            raise
     finally:
         stream.cancel()
 
