@@ -19,6 +19,7 @@ import pytest
 
 from extensions_built_in.inference_cluster.model_key import model_key
 from extensions_built_in.inference_engine.client import EngineClient
+from extensions_built_in.inference_engine.server import MAX_JSON_BODY
 from testing.cluster_harness import ClusterJob, wait_for
 from testing.test_inference_engine import body_for
 from toolkit.ui_job_status import create_schema, insert_job
@@ -246,6 +247,17 @@ def test_an_upload_to_the_cluster_reaches_the_replica_that_runs_the_request(clus
     assert unknown.status_code == 422 and unknown.json()["detail"][0]["loc"] == ["body", "sample", "ctrl_img"]
 
 
+def test_wait_detach_and_unknown_ids_through_the_cluster(cluster):
+    waited = cluster.client.generate_wait(body_for(B))
+    assert waited["http_status"] == 200 and waited["result"]["kind"] == "image"
+    submitted = cluster.client.submit(body_for(B, seed=5))
+    frames = list(cluster.client.frames(submitted["request_id"]))
+    assert frames[0].request_id == submitted["request_id"] and frames[-1].header["ok"] is True
+    unknown = "0" * 32
+    assert cluster.client.http.post(f"/cancel/{unknown}").status_code == 404  # every replica was asked
+    assert cluster.client.http.get(f"/requests/{unknown}/frames").status_code == 404
+
+
 def test_openai_urls_point_at_the_cluster(cluster):
     answer = cluster.client.http.post(
         "/v1/images/generations", json={"model": "tiny", "prompt": "a red circle", "response_format": "url"}
@@ -254,6 +266,11 @@ def test_openai_urls_point_at_the_cluster(cluster):
     url = answer.json()["data"][0]["url"]
     assert url.startswith(cluster.info["url"] + "/outputs/")
     assert cluster.client.http.get(url).status_code == 200
+    events = cluster.client.http.post(
+        "/v1/images/generations", json={"model": "tiny", "prompt": "a cat", "stream": True, "partial_images": 1}
+    )
+    assert events.headers["content-type"].startswith("text/event-stream")
+    assert "event: image_generation.partial_image" in events.text and "image_generation.completed" in events.text
 
 
 ROUTES = [
@@ -283,6 +300,9 @@ def test_every_route_but_health_needs_the_token(cluster):
             assert httpx.request(method, url + path, headers=headers).status_code == 401, (method, path, headers)
     assert httpx.get(url + "/health").json()["cluster"]["replicas"] == 2
     assert cluster.client.http.get("/models").status_code == 200  # the right token passes
+    too_big = b'{"model": {}, "sample": {"prompt": "' + b"x" * MAX_JSON_BODY + b'"}}'
+    answer = cluster.client.http.post("/generate", content=too_big, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 413
 
 
 # ---------------------------------------------------------------------------------------------- stopping (last)
