@@ -221,8 +221,9 @@ async def _collect(stream) -> bytes:
 
 async def relayed_body(stream, media_type: str, request_id: Optional[str], replica: str) -> AsyncIterator[bytes]:
     """The replica's chunks unchanged. If the replica dies mid-stream: a frame stream ends with ``error`` +
-    ``end``, an OpenAI event stream with its ``error`` event, anything else breaks off. Leaving early (the client
-    went) cancels the replica's generator, and with it the engine's run."""
+    ``end``, an OpenAI event stream with its ``error`` event, anything else breaks off. When the client goes,
+    the call must be cancelled here: a Serve stream nobody reads any more is not cancelled by itself, and the
+    engine's run would go on."""
     last = b""
     try:
         async for chunk in stream:

@@ -3,7 +3,7 @@
 The ingress hands over a client's request as it came (method, path, query, headers, body); the replica adds its
 engine's token, sends it over loopback and hands back the engine's answer unchanged. Streams are the engine's
 own bytes, cut only at frame boundaries (frame_cutter.py), so a stream through the cluster is the engine's
-stream. Closing a stream on the ingress cancels this generator (Serve propagates it), which closes the
+stream. When its client leaves, the ingress cancels the call and Serve cancels this generator, which closes the
 connection to the engine, which cancels the generation as it does for any client that leaves.
 
 Every method takes the ``route`` keyword the router reads (router.py); the replica itself only learns from it
