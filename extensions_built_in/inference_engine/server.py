@@ -17,7 +17,7 @@ from fastapi import FastAPI, HTTPException, Query, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 
 from extensions_built_in.inference_engine import openai_api
-from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
+from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull, AssetStore
 from extensions_built_in.inference_engine.bodies import GenerateBody, UnloadBody
 from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
 from extensions_built_in.inference_engine.engine import Engine, EngineBusy, OutputInUse
@@ -129,7 +129,7 @@ def create_app(engine: Engine, token: str) -> FastAPI:
 
     @app.post("/assets")
     async def upload_asset(request: Request):
-        return await receive_asset(engine, request)
+        return await receive_asset(engine.assets, request)
 
     @app.get("/loras")
     async def loras():
@@ -291,8 +291,9 @@ async def wait_for_outcome(engine: Engine, req, request: Request) -> JSONRespons
     return JSONResponse(outcome, status_code=ERROR_HTTP_STATUS.get(code, 500))
 
 
-async def receive_asset(engine: Engine, request: Request) -> JSONResponse:
-    """Multipart image upload: size-capped before and while reading, then fully decoded by PIL to verify."""
+async def receive_asset(store: AssetStore, request: Request) -> JSONResponse:
+    """Multipart image upload: size-capped before and while reading, then fully decoded by PIL to verify. The
+    cluster's ingress keeps its uploads in its own store the same way."""
     too_large = bad_request(("body", "file"), f"upload is larger than {MAX_UPLOAD_BYTES} bytes", 413)
     try:
         form = await read_form(request, max_files=1, max_fields=4)
@@ -307,7 +308,7 @@ async def receive_asset(engine: Engine, request: Request) -> JSONResponse:
     if len(data) > MAX_UPLOAD_BYTES:
         return too_large
     try:
-        info = await asyncio.to_thread(engine.assets.store, data)
+        info = await asyncio.to_thread(store.store, data)
     except AssetQuotaFull as e:
         return bad_request(("body", "file"), str(e), 507)
     except AssetError as e:
@@ -316,10 +317,11 @@ async def receive_asset(engine: Engine, request: Request) -> JSONResponse:
 
 
 # ---------------------------------------------------------------------------------------------- running it
-class EngineServer:
-    """uvicorn on a daemon thread, loopback only, on a port the OS picks."""
+class LoopbackServer:
+    """uvicorn on a daemon thread, loopback only, on a port the OS picks. The engine's server and the cluster's
+    ingress (extensions_built_in/inference_cluster/ingress.py) both run this way."""
 
-    def __init__(self, engine: Engine, token: str, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, thread_name: str = "engine-http"):
         import uvicorn
 
         if host not in ("127.0.0.1", "localhost", "::1"):
@@ -327,7 +329,7 @@ class EngineServer:
         # timeout_keep_alive: the UI's proxy (undici) reuses idle connections for up to 4 s, and a connection
         # closed by the server just as it is reused fails the request (502s under load, docs/RELIABILITY.md).
         config = uvicorn.Config(
-            create_app(engine, token),
+            app,
             host=host,
             port=port,
             log_level="warning",
@@ -336,7 +338,7 @@ class EngineServer:
             timeout_keep_alive=30,
         )
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, name="engine-http", daemon=True)
+        self.thread = threading.Thread(target=self.server.run, name=thread_name, daemon=True)
         self.host = host
 
     def start(self, timeout: float = 30.0) -> int:
@@ -355,3 +357,8 @@ class EngineServer:
     def stop(self, timeout: float = 10.0) -> None:
         self.server.should_exit = True
         self.thread.join(timeout)
+
+
+class EngineServer(LoopbackServer):
+    def __init__(self, engine: Engine, token: str, host: str = "127.0.0.1", port: int = 0):
+        super().__init__(create_app(engine, token), host, port)

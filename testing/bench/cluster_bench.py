@@ -1,0 +1,147 @@
+"""The cluster on CPU: what the ingress adds to a request, and what residency routing saves over random routing.
+
+    python testing/bench/cluster_bench.py [--requests 40] [--out docs/bench/cluster_cpu.json]
+
+Two runs of config/examples/inference_cluster_tiny.yaml (two CPU replicas, tiny models; testing/cluster_harness.py):
+
+1. ``ingress``: one small request (tiny sd1, 4 steps, resident on its replica) ``--requests`` times through the
+   cluster and as many times straight to the engine of the replica that holds it, interleaved: time to the
+   first byte (the ``start`` frame) and to the ``end`` frame; and ``GET /models`` (one replica) and ``GET /queue``
+   (every replica) both ways.
+2. ``routing``: the same shuffled mix of A (tiny sd1) and B (tiny pixart_sigma) requests, one at a time, through a
+   cluster with ``routing: residency`` and then one with ``routing: random``: wall time, model swaps (the
+   replicas' holder builds) and pool misses, after one A and one B have loaded both models.
+
+Tiny models load in ~0.1 s, so the routing numbers count swaps; their cost on real models is docs/BENCHMARKS.md's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from testing.cluster_harness import ClusterJob  # noqa: E402
+from testing.test_inference_engine import body_for  # noqa: E402
+
+A, B = "sd1", "pixart_sigma"
+
+
+def timed_stream(client, body: dict) -> tuple[float, float]:
+    """(seconds to the first byte, seconds to the last) of one streamed generation."""
+    t0 = time.perf_counter()
+    first = None
+    with client.http.stream("POST", "/generate", json=body) as response:
+        for _ in response.iter_raw():
+            first = first or time.perf_counter() - t0
+    return first, time.perf_counter() - t0
+
+
+def timed_get(client, path: str) -> float:
+    t0 = time.perf_counter()
+    client.http.get(path).raise_for_status()
+    return time.perf_counter() - t0
+
+
+def summary(values: list[float]) -> dict:
+    ms = sorted(v * 1000 for v in values)
+    return {"median_ms": round(statistics.median(ms), 2), "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 2)}
+
+
+def measure_ingress(cluster: ClusterJob, requests: int) -> dict:
+    from extensions_built_in.inference_cluster.model_key import model_key
+
+    body = body_for(A, steps=4, seed=3)
+    cluster.client.generate_wait(body)  # A resident on one replica
+    direct = cluster.engine_client(cluster.holder_of(model_key(body["model"])))
+    ways = {"cluster": cluster.client, "engine": direct}
+    times = {way: {"ttfb": [], "total": [], "models": [], "queue": []} for way in ways}
+    for _ in range(requests):
+        for way, client in ways.items():
+            ttfb, total = timed_stream(client, body)
+            times[way]["ttfb"].append(ttfb)
+            times[way]["total"].append(total)
+            times[way]["models"].append(timed_get(client, "/models"))
+            times[way]["queue"].append(timed_get(client, "/queue"))
+    direct.close()
+    result = {way: {name: summary(v) for name, v in t.items()} for way, t in times.items()}
+    result["added_ms"] = {
+        name: round(result["cluster"][name]["median_ms"] - result["engine"][name]["median_ms"], 2)
+        for name in ("ttfb", "total", "models", "queue")
+    }
+    return result
+
+
+def measure_routing(cluster: ClusterJob, requests: int, seed: int) -> dict:
+    """Swaps and wall time of a shuffled A/B mix, after one A and one B (not counted) have built and loaded both."""
+    for arch in (A, B):
+        cluster.client.generate_wait(body_for(arch, steps=4))
+    before = counters(cluster)
+    mix = [A, B] * (requests // 2)
+    random.Random(seed).shuffle(mix)
+    t0 = time.perf_counter()
+    for i, arch in enumerate(mix):
+        answer = cluster.client.generate_wait(body_for(arch, steps=4, seed=i))
+        assert "result" in answer, answer
+    wall = time.perf_counter() - t0
+    after = counters(cluster)
+    return {
+        "requests": len(mix),
+        "model_changes_in_mix": sum(1 for x, y in zip(mix, mix[1:]) if x != y),
+        "wall_s": round(wall, 2),
+        **{name: after[name] - before[name] for name in ("holder_builds", "misses", "holder_reuses")},
+    }
+
+
+def counters(cluster: ClusterJob) -> dict:
+    """The replicas' engine counters, summed: holder_builds are model swaps, misses pool loads."""
+    totals: dict = {}
+    for replica in cluster.health()["replicas"]:
+        for name, value in replica["counters"].items():
+            totals[name] = totals.get(name, 0) + value
+    return totals
+
+
+def run(routing: str, requests: int, seed: int, ingress: bool) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = ClusterJob(Path(tmp), routing=routing).start()
+        try:
+            result = {"routing": measure_routing(cluster, requests, seed)}
+            if ingress:
+                result["ingress"] = measure_ingress(cluster, requests)
+            return result
+        finally:
+            cluster.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="write the results as JSON here")
+    args = parser.parse_args()
+    residency = run("residency", args.requests, args.seed, ingress=True)
+    baseline = run("random", args.requests, args.seed, ingress=False)
+    results = {
+        "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}",
+        "date": time.strftime("%Y-%m-%d"),
+        "ingress": residency["ingress"],
+        "routing": {"residency": residency["routing"], "random": baseline["routing"]},
+    }
+    print(json.dumps(results, indent=2))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
