@@ -146,3 +146,15 @@ def test_only_a_resident_denoiser_is_compiled(mode, placement, expected, compile
     assert len(compiled_calls) == (1 if expected else 0)
     if expected == "whole":
         assert compiled_calls == [("UNet2DConditionModel", {"mode": "reduce-overhead", "dynamic": False})]
+
+
+def test_the_graph_count_reads_a_half_imported_dynamo_as_none_yet(monkeypatch):
+    """/health runs on the server thread while the main thread may be importing dynamo (a model loading): the
+    module is in sys.modules before its ``counters`` exist, and /health answered 500 during start-up."""
+    import sys
+    import types
+
+    from toolkit.models.compile import graphs_compiled
+
+    monkeypatch.setitem(sys.modules, "torch._dynamo.utils", types.ModuleType("torch._dynamo.utils"))
+    assert graphs_compiled() == 0

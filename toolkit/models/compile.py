@@ -73,5 +73,7 @@ def graphs_compiled() -> int:
     """Graphs torch.compile has built in this process (dynamo's own counter). The same number before and after a
     request means it recompiled nothing: the check for "a second request at the same size compiles nothing".
     Read without importing torch (``/health`` runs on the server thread)."""
-    utils = sys.modules.get("torch._dynamo.utils")
-    return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0
+    # The main thread may be importing it right now (loading a model imports dynamo): a half-initialised module
+    # has no ``counters`` yet, and /health answered 500 during start-up.
+    counters = getattr(sys.modules.get("torch._dynamo.utils"), "counters", None)
+    return int(counters["stats"]["unique_graphs"]) if counters is not None else 0

@@ -68,6 +68,10 @@ test.afterAll(async ({ request }) => {
   await page?.close();
   await stopAllEngines(request);
   for (const engine of ENGINES) if (engine.id) await waitForExit(engine.name);
+  // The GPU 1 engine is this spec's own: left behind, it is the newest engine job, and a later spec's page
+  // with no engine running would pick it (the gallery's offline listing read its folder, not GPU 0's).
+  const second = ENGINES.find((e) => e.gpu === '1');
+  if (second?.id) expect((await request.delete(`/api/jobs/${second.id}/delete`, { headers: authHeaders() })).ok()).toBe(true);
 });
 
 test('start an engine on GPU 0 and another on GPU 1 from the page: both listed with their health', async ({ request }) => {
