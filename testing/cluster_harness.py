@@ -31,8 +31,16 @@ class ClusterJob:
     """The example's cluster with its job folder (and Job row, given a database) moved under ``tmp``."""
 
     def __init__(
-        self, tmp: Path, routing: Optional[str] = None, db: Optional[str] = None, job_id: Optional[str] = None
+        self,
+        tmp: Path,
+        routing: Optional[str] = None,
+        db: Optional[str] = None,
+        job_id: Optional[str] = None,
+        cluster: Optional[dict] = None,
+        device: Optional[str] = None,
     ):
+        """``cluster``: keys that replace the example's (``replicas``, ``gpus_per_replica``…); ``device``: the
+        replicas' engines' (the benchmark's GPU run)."""
         import yaml
 
         self.tmp, self.db, self.job_id = Path(tmp), db, job_id
@@ -43,6 +51,9 @@ class ClusterJob:
         process["sqlite_db_path"] = db or str(self.tmp / "aitk_db.db")
         if routing:
             process["cluster"]["routing"] = routing
+        process["cluster"].update(cluster or {})
+        if device:
+            process["device"] = device
         self.config = config
         self.engine_json = self.folder / "engine.json"
         self.proc: Optional[subprocess.Popen] = None

@@ -274,6 +274,7 @@ def test_openai_urls_point_at_the_cluster(cluster):
 
 
 ROUTES = [
+    ("GET", "/metrics"),
     ("GET", "/models"),
     ("POST", "/generate"),
     ("GET", "/requests/0123/frames"),
@@ -291,6 +292,47 @@ ROUTES = [
     ("POST", "/v1/images/generations"),
     ("POST", "/v1/images/edits"),
 ]
+
+
+def scrape(cluster: ClusterJob) -> dict:
+    """The cluster's /metrics as {(sample name, sorted labels): value}."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    answer = cluster.client.http.get("/metrics")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/plain")
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(answer.text)
+        for s in family.samples
+    }
+
+
+def total(samples: dict, name: str, **labels) -> float:
+    """A sample summed over the labels not given (every replica's, for an engine series)."""
+    return sum(v for (n, ls), v in samples.items() if n == name and labels.items() <= dict(ls).items())
+
+
+def test_metrics_of_the_ingress_and_of_every_replica_move_as_the_requests_did(cluster):
+    before = scrape(cluster)
+    generate(cluster, A, seed=71)  # streamed
+    assert cluster.client.generate_wait(body_for(B, seed=72))["http_status"] == 200
+    bad = cluster.client.generate_wait(body_for(A, seed=73) | {"model": {"arch": A, "name_or_path": "/no/such/model"}})
+    failed = bad["error"]["code"]  # the engine's word for it; both sides must count it the same
+    after = scrape(cluster)
+
+    def moved(name, **labels):
+        return total(after, name, **labels) - total(before, name, **labels)
+
+    assert moved("aitk_cluster_requests_total", outcome="ok") == 2
+    assert moved("aitk_cluster_requests_total", outcome=failed) == 1
+    assert moved("aitk_cluster_time_to_first_byte_seconds_count") == 1  # the streamed one only
+    assert total(after, "aitk_cluster_replicas_up") == 2 == total(after, "aitk_cluster_replicas_expected")
+    # The engines' own series, one per replica, labelled with it: their outcomes add up to the ingress's.
+    replicas = {dict(ls)["replica"] for (n, ls) in after if n == "aitk_engine_requests_total"}
+    assert replicas == {r["id"] for r in cluster.health()["replicas"]}
+    assert moved("aitk_engine_requests_total", outcome="ok") == 2
+    assert moved("aitk_engine_requests_total", outcome=failed) == 1
+    assert moved("aitk_engine_request_seconds_count", arch=A) == 2 and moved("aitk_engine_step_seconds_count") == 2
 
 
 def test_every_route_but_health_needs_the_token(cluster):

@@ -254,3 +254,43 @@ def test_the_ingress_imports_neither_torch_nor_ray():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+def test_the_ingress_scrape_labels_each_replicas_engine_series_with_it():
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from extensions_built_in.inference_cluster.metrics import IngressMetrics
+
+    engine_text = (
+        "# HELP aitk_engine_requests Finished requests\n# TYPE aitk_engine_requests counter\n"
+        'aitk_engine_requests_total{outcome="ok"} 3.0\n'
+    )
+    metrics = IngressMetrics()
+    metrics.finished("ok")
+    body, content_type = metrics.exposition([("r1", engine_text), ("r2", engine_text), ("r3", None)], expected=3)
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(body.decode())
+        for s in family.samples
+    }
+    assert content_type.startswith("text/plain")
+    assert samples[("aitk_engine_requests_total", (("outcome", "ok"), ("replica", "r1")))] == 3.0
+    assert samples[("aitk_engine_requests_total", (("outcome", "ok"), ("replica", "r2")))] == 3.0
+    assert samples[("aitk_cluster_replicas_up", ())] == 2 and samples[("aitk_cluster_replicas_expected", ())] == 3
+    assert samples[("aitk_cluster_requests_total", (("outcome", "ok"),))] == 1.0
+
+
+def test_an_outcome_is_read_from_the_last_frames_or_the_wait_answer():
+    from extensions_built_in.inference_cluster.metrics import outcome_of_frames, outcome_of_json
+    from extensions_built_in.inference_engine.protocol import encode_frame
+
+    def frame(kind, **fields):
+        return encode_frame({"type": kind, "request_id": "r", "seq": 0, "t": 0, **fields})
+
+    assert outcome_of_frames(frame("status", stage="saving", message="m") + frame("end", ok=True)) == "ok"
+    assert outcome_of_frames(frame("error", code="oom", message="m") + frame("end", ok=False)) == "oom"
+    assert outcome_of_frames(frame("status", stage="sampling", message="m")) == "internal"  # cut off before its end
+    assert outcome_of_json({"request_id": "r", "results": []}, 200) == "ok"
+    assert outcome_of_json({"error": {"code": "cancelled"}}, 499) == "cancelled"
+    assert outcome_of_json({"detail": "queue full"}, 429) == "bad_request"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from typing import AsyncIterator, Optional
 
 from fastapi import FastAPI, Query, Request
@@ -29,6 +30,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from extensions_built_in.inference_cluster import merge
 from extensions_built_in.inference_cluster.frame_cutter import closing_frames, last_frame
+from extensions_built_in.inference_cluster.metrics import IngressMetrics, outcome_of_frames, outcome_of_json
 from extensions_built_in.inference_cluster.model_key import model_key
 from extensions_built_in.inference_cluster.replica_client import ReplicaClient
 from extensions_built_in.inference_engine import openai_api
@@ -57,6 +59,7 @@ class Cluster:
     def __init__(self, replicas: ReplicaClient, assets: AssetStore, aliases: ModelAliases, expected: int, routing: str):
         self.replicas, self.assets, self.aliases = replicas, assets, aliases
         self.expected, self.routing = expected, routing
+        self.metrics = IngressMetrics()  # GET /metrics
 
 
 def create_ingress_app(cluster: Cluster, token: str) -> FastAPI:
@@ -71,8 +74,16 @@ def create_ingress_app(cluster: Cluster, token: str) -> FastAPI:
     async def health():
         return merge.health(await replicas.each("describe"), cluster.expected, cluster.routing)
 
+    @app.get("/metrics")
+    async def metrics(request: Request):
+        answers = await replicas.each("call", forwarded(request, b""))
+        texts = [(rid, a["body"].decode() if _is_ok(a) else None) for rid, a in answers]
+        body, content_type = cluster.metrics.exposition(texts, cluster.expected)
+        return Response(body, media_type=content_type)
+
     @app.post("/generate")
     async def generate(request: Request, wait: bool = Query(False), detach: bool = Query(False)):
+        received = time.monotonic()  # time to first byte through the ingress counts from here (metrics.py)
         body = await request.body()
         parsed = _json(body)
         model = parsed.get("model") if isinstance(parsed, dict) else None
@@ -81,7 +92,7 @@ def create_ingress_app(cluster: Cluster, token: str) -> FastAPI:
             assets = await held_assets(cluster.assets, parsed)
         except BadRequest as e:
             return bad_request(e.loc, str(e))
-        return await relay(cluster, request, body, route, assets=assets)
+        return await relay(cluster, request, body, route, assets=assets, received=received)
 
     @app.get("/requests/{request_id}/frames")
     async def request_frames(request_id: str, request: Request):
@@ -171,8 +182,11 @@ async def relay_to_owner(cluster: Cluster, request: Request, request_id: str) ->
     return response
 
 
-async def relay(cluster: Cluster, request: Request, body: bytes, route: dict, assets=None, last=True) -> Response:
-    """Open the replica's stream, answer with its status and headers, and relay its body as it comes."""
+async def relay(
+    cluster: Cluster, request: Request, body: bytes, route: dict, assets=None, last=True, received=None
+) -> Response:
+    """Open the replica's stream, answer with its status and headers, and relay its body as it comes.
+    ``received``: when a ``POST /generate`` arrived; its outcome and first byte go to the metrics."""
     stream = cluster.replicas.stream(forwarded(request, body), route, assets)
     try:
         head = await stream.__anext__()
@@ -188,12 +202,13 @@ async def relay(cluster: Cluster, request: Request, body: bytes, route: dict, as
         stream.cancel()
         return Response(status_code=404)
     if media_type and media_type.startswith("application/json"):
-        return await whole_json(cluster, request, stream, head, headers)
-    body_iter = relayed_body(stream, media_type or "", request_id, replica)
+        return await whole_json(cluster, request, stream, head, headers, metered=received is not None)
+    watch = Watch(cluster.metrics, received) if received is not None and head["status"] == 200 else None
+    body_iter = relayed_body(stream, media_type or "", request_id, replica, watch)
     return StreamingResponse(body_iter, status_code=head["status"], headers=dict(headers), media_type=media_type)
 
 
-async def whole_json(cluster: Cluster, request: Request, stream, head: dict, headers: list) -> Response:
+async def whole_json(cluster: Cluster, request: Request, stream, head: dict, headers: list, metered=False) -> Response:
     """A JSON answer read whole (it is small), so ``?wait=1`` and ``?detach=1`` teach the book their request id.
     ``?wait=1`` sends nothing until its end: a client that leaves meanwhile cancels the replica's call (and so the
     run), as the engine does for its own clients."""
@@ -212,6 +227,8 @@ async def whole_json(cluster: Cluster, request: Request, stream, head: dict, hea
     parsed = _json(body)
     if isinstance(parsed, dict):
         cluster.replicas.book.remember(parsed.get("request_id"), head["replica"])
+    if metered and head["status"] != 202:  # ?wait=1 (a ?detach=1 run's outcome is its own frames' business)
+        cluster.metrics.finished(outcome_of_json(parsed, head["status"]))
     return Response(body, status_code=head["status"], headers=dict(headers), media_type="application/json")
 
 
@@ -219,7 +236,21 @@ async def _collect(stream) -> bytes:
     return b"".join([chunk async for chunk in stream])
 
 
-async def relayed_body(stream, media_type: str, request_id: Optional[str], replica: str) -> AsyncIterator[bytes]:
+class Watch:
+    """One streamed generation's first byte and outcome, for the metrics."""
+
+    def __init__(self, metrics: IngressMetrics, received: float):
+        self.metrics, self.received, self.started = metrics, received, False
+
+    def chunk(self) -> None:
+        if not self.started:
+            self.started = True
+            self.metrics.first_byte(time.monotonic() - self.received)
+
+
+async def relayed_body(
+    stream, media_type: str, request_id: Optional[str], replica: str, watch: Optional[Watch] = None
+) -> AsyncIterator[bytes]:
     """The replica's chunks unchanged. If the replica dies mid-stream: a frame stream ends with ``error`` +
     ``end``, an OpenAI event stream with its ``error`` event, anything else breaks off. When the client goes,
     the call must be cancelled here: a Serve stream nobody reads any more is not cancelled by itself, and the
@@ -227,13 +258,19 @@ async def relayed_body(stream, media_type: str, request_id: Optional[str], repli
     last = b""
     try:
         async for chunk in stream:
+            if watch is not None:
+                watch.chunk()
             last = chunk
             yield chunk
+        if watch is not None:
+            watch.metrics.finished(outcome_of_frames(last))
     except asyncio.CancelledError:
         raise
     except Exception as e:
         message = f"replica {replica} failed mid-stream: {_reason(e)}"
         if media_type.startswith(MEDIA_TYPE):
+            if watch is not None:
+                watch.metrics.finished("internal")
             yield closing_frames(request_id or "", last_frame(last), message)
         elif media_type.startswith("text/event-stream"):
             yield openai_api.sse("error", {"type": "error", **OpenAIError(500, message).body()})

@@ -13,6 +13,14 @@ Two runs of config/examples/inference_cluster_tiny.yaml (two CPU replicas, tiny 
    replicas' holder builds) and pool misses, after one A and one B have loaded both models.
 
 Tiny models load in ~0.1 s, so the routing numbers count swaps; their cost on real models is docs/BENCHMARKS.md's.
+
+3. ``--clients N``: issue #16's throughput run instead. The shuffled mix sent by N concurrent clients to (a) one
+   replica, (b) ``--replicas`` with residency routing, (c) as many with random routing: images/s, p50/p95 latency
+   (send to ``end``), swaps. On a GPU machine with real-size models (``--real DIR`` builds Flux.1-dev and SDXL
+   there with testing/bench/real_size.py, as the GPU suite does; Ray from testing/bench/fetch_ray_wheels.sh):
+
+    python3 testing/bench/cluster_bench.py --real /tmp/aitk_models --clients 4 --requests 40 --replicas 2 \
+        --gpus-per-replica 1 --steps 8 --out $OUT/cluster_gpu.json
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,6 +120,91 @@ def counters(cluster: ClusterJob) -> dict:
     return totals
 
 
+def real_body(folder: Path, arch: str, steps: int, seed: int) -> dict:
+    """A real-size request as a user sends it: native size, latents streamed every step (the engine's default)."""
+    return {
+        "model": {"arch": arch, "name_or_path": str(folder / arch), "dtype": "bfloat16"},
+        "sample": {"prompt": "a red fox in the snow", "width": 1024, "height": 1024, "seed": seed}
+        | {"num_inference_steps": steps, "guidance_scale": 3.5 if arch == "flux" else 5.0},
+    }
+
+
+def build_real(folder: Path, archs: tuple) -> None:
+    """Flux.1-dev and SDXL at real size, random init, as testing/bench/gpu_suite.py builds them (once)."""
+    from testing.bench.real_size import BUILDERS
+
+    for arch in archs:
+        if not (folder / arch / ".done").exists():
+            BUILDERS[arch](str(folder / arch), "cuda", "bfloat16")
+            (folder / arch / ".done").write_text("ok")
+
+
+def measure_throughput(cluster: ClusterJob, bodies: dict, requests: int, clients: int, seed: int) -> dict:
+    """The shuffled mix from ``clients`` threads at once: images/s, latency percentiles, swaps."""
+    from extensions_built_in.inference_engine.client import EngineClient
+
+    for body in bodies.values():  # every model loaded once somewhere, not counted
+        cluster.client.generate_wait(body)
+    mix = list(bodies) * (requests // len(bodies))
+    random.Random(seed).shuffle(mix)
+    before = counters(cluster)
+
+    def one(i: int) -> float:
+        with EngineClient.from_engine_json(str(cluster.engine_json), timeout=60, generation_timeout_s=900) as c:
+            t0 = time.perf_counter()
+            body = bodies[mix[i]] | {"sample": bodies[mix[i]]["sample"] | {"seed": i}}
+            answer = c.generate_wait(body)
+            assert "result" in answer or "results" in answer, answer
+            return time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        latencies = sorted(pool.map(one, range(len(mix))))
+    wall = time.perf_counter() - t0
+    after = counters(cluster)
+    return {
+        "requests": len(mix),
+        "clients": clients,
+        "wall_s": round(wall, 2),
+        "images_per_s": round(len(mix) / wall, 4),
+        "p50_s": round(statistics.median(latencies), 3),
+        "p95_s": round(latencies[int(0.95 * (len(latencies) - 1))], 3),
+        **{name: after.get(name, 0) - before.get(name, 0) for name in ("holder_builds", "misses")},
+    }
+
+
+def throughput(args) -> dict:
+    """(a) one replica, (b) ``--replicas`` routed by residency, (c) as many at random: the same mix each."""
+    if args.real:
+        folder = Path(args.real)
+        build_real(folder, ("flux", "sdxl"))
+        bodies = {arch: real_body(folder, arch, args.steps, 0) for arch in ("flux", "sdxl")}
+    else:
+        bodies = {arch: body_for(arch, steps=args.steps) for arch in (A, B)}
+    gpus = {"gpus_per_replica": args.gpus_per_replica}
+    runs = {
+        "one_replica": ("residency", 1),
+        "residency": ("residency", args.replicas),
+        "random": ("random", args.replicas),
+    }
+    results = {}
+    for name, (routing, replicas) in runs.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            device = "cuda" if args.gpus_per_replica else None
+            cluster = ClusterJob(Path(tmp), routing=routing, cluster=gpus | {"replicas": replicas}, device=device)
+            cluster.start(timeout=900)
+            try:
+                results[name] = measure_throughput(cluster, bodies, args.requests, args.clients, args.seed)
+            finally:
+                cluster.stop()
+        if args.out:  # after every run, so a cut run keeps what it measured
+            Path(args.out).write_text(json.dumps({"throughput": results}, indent=2) + "\n")
+    one, res, rnd = (results[k]["images_per_s"] for k in ("one_replica", "residency", "random"))
+    results["residency_vs_one"] = round(res / one, 3)
+    results["residency_vs_random"] = round(res / rnd, 3)
+    return results
+
+
 def run(routing: str, requests: int, seed: int, ingress: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         cluster = ClusterJob(Path(tmp), routing=routing).start()
@@ -128,7 +222,18 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="write the results as JSON here")
+    parser.add_argument("--clients", type=int, default=0, help="> 0: the throughput run (see the docstring)")
+    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--gpus-per-replica", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--real", help="a folder for real-size Flux.1-dev and SDXL (built there if missing)")
     args = parser.parse_args()
+    if args.clients:
+        results = {"date": time.strftime("%Y-%m-%d"), "args": vars(args), "throughput": throughput(args)}
+        print(json.dumps(results, indent=2))
+        if args.out:
+            Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+        return 0
     residency = run("residency", args.requests, args.seed, ingress=True)
     baseline = run("random", args.requests, args.seed, ingress=False)
     results = {
