@@ -9,22 +9,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Optional
 
+from testing.engine_harness import wait_for
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "config" / "examples" / "inference_cluster_tiny.yaml"
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class ClusterJob:

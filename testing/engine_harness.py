@@ -1,5 +1,18 @@
 """The real engine and HTTP server in one process, for tests and testing/test_inference_engine.py's CLI."""
 
+import time
+
+
+def wait_for(predicate, timeout, what):
+    """``predicate()``'s first truthy value within ``timeout`` seconds, else a failure naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
 
 class EngineHarness:
     """The real engine and HTTP server in this process on an ephemeral port; the engine loop on a thread."""

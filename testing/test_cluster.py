@@ -20,7 +20,8 @@ import pytest
 from extensions_built_in.inference_cluster.model_key import model_key
 from extensions_built_in.inference_engine.client import EngineClient
 from extensions_built_in.inference_engine.server import MAX_JSON_BODY
-from testing.cluster_harness import ClusterJob, wait_for
+from testing.cluster_harness import ClusterJob
+from testing.engine_harness import wait_for
 from testing.test_inference_engine import body_for
 from toolkit.ui_job_status import create_schema, insert_job
 

@@ -7,25 +7,15 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
 from extensions_built_in.inference_engine.client import EngineClient
+from testing.engine_harness import wait_for
 from testing.test_inference_engine import body_for
 from toolkit.ui_job_status import create_schema, insert_job
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def job_row(db, job_id):
