@@ -20,7 +20,11 @@ import signal
 import time
 
 from extensions_built_in.inference_cluster.engine_process import STOP_GRACE_S, TOOLKIT_ROOT
-from extensions_built_in.inference_engine.InferenceEngine import InferenceEngine, _raise_keyboard_interrupt
+from extensions_built_in.inference_engine.InferenceEngine import (
+    InferenceEngine,
+    _raise_keyboard_interrupt,
+    uninterruptible,
+)
 
 DEPLOYMENT = "EngineReplica"
 ROUTER_CLASS = "extensions_built_in.inference_cluster.router.ResidencyRouter"
@@ -65,18 +69,13 @@ class InferenceCluster(InferenceEngine):
                 time.sleep(0.5)
         finally:
             self.ui.stop_watcher()
-            previous_sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            try:
+            with uninterruptible(previous_sigterm):
                 self.remove_engine_json()
                 if replicas is not None:
                     asyncio.run(replicas.each("stop_engine", timeout=STOP_GRACE_S + 5))
                 if server is not None:
                     server.stop()
                 self.stop_serve(started_ray, serve)
-            finally:
-                signal.signal(signal.SIGINT, previous_sigint)
-                signal.signal(signal.SIGTERM, previous_sigterm)
 
     def start_ray(self) -> bool:
         """Join ``ray.address``, or start Ray here (then this job also stops it). Replicas import this

@@ -7,6 +7,7 @@ engine.json is removed, memory is freed, and run.py records ``stopped`` and exit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -101,21 +102,15 @@ class InferenceEngine(BaseExtensionProcess):
                 engine.load_default(dict(self.default_model))
             engine.serve(self.stop_event)
         finally:
-            # A stop is often signalled twice (the UI's SIGINT, then the watcher seeing Job.stop): once
-            # cleanup starts nothing may interrupt it, and engine.json goes first so no client finds a dead engine.
+            # engine.json goes first so no client finds a dead engine.
             self.ui.stop_watcher()
-            previous_sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            try:
+            with uninterruptible(previous_sigterm):
                 self.remove_engine_json()
                 engine.shutdown("Engine stopping")
                 engine.saver.drain(SAVE_DRAIN_S)  # results already sampled are written and announced
                 _wait_for_streams(engine, STREAM_FLUSH_S)
                 server.stop()
                 engine.unload_all()
-            finally:
-                signal.signal(signal.SIGINT, previous_sigint)
-                signal.signal(signal.SIGTERM, previous_sigterm)
 
     def write_engine_json(self, host: str, port: int, token: str) -> None:
         """0600 from the first byte: the token in it is the only key to the engine."""
@@ -147,6 +142,19 @@ class InferenceEngine(BaseExtensionProcess):
     def on_error(self, e):
         self.stop_event.set()
         self.ui.on_error(e)
+
+
+@contextlib.contextmanager
+def uninterruptible(previous_sigterm):
+    """A stop is often signalled twice (the UI's SIGINT, then the watcher seeing Job.stop): once cleanup starts
+    nothing may interrupt it. Afterwards SIGINT is as it was and SIGTERM is ``previous_sigterm``."""
+    previous_sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous_sigint)
+        signal.signal(signal.SIGTERM, previous_sigterm)
 
 
 def _raise_keyboard_interrupt(signum, frame):
