@@ -9,6 +9,7 @@ import torch
 
 from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for
+from toolkit.models import compile as compile_module
 from toolkit.models.compile import compile_denoiser, resolve_mode
 
 
@@ -17,6 +18,12 @@ def compiled_calls(monkeypatch):
     """Every ``nn.Module.compile`` call, by module class and torch.compile arguments, instead of compiling."""
     calls = []
     monkeypatch.setattr(torch.nn.Module, "compile", lambda self, **kw: calls.append((type(self).__name__, kw)))
+
+    def blocks(fn, **kw):  # a block's forward (regional compile): recorded by its module's class
+        calls.append((type(fn.__self__).__name__, kw))
+        return fn
+
+    monkeypatch.setattr(compile_module, "torch_compile", blocks)
     return calls
 
 
@@ -36,10 +43,12 @@ def test_a_dit_compiles_its_repeated_blocks_once_and_is_reused_by_later_requests
         assert blocks == {"FluxTransformerBlock", "FluxSingleTransformerBlock"}  # regional: the transformer only
         assert all(kw == {"fullgraph": True} for _, kw in compiled_calls)
         assert any("transformer compiled (regional)" in f.get("message", "") for f in frames)
-        assert h.client.health()["compile"] | {"graphs": 0} == {
+        assert h.client.health()["compile"] | {"graphs": 0, "seconds": 0, "attention": None} == {
             "mode": "max",
             "compiled": {"transformer": "regional"},
             "graphs": 0,
+            "seconds": 0,
+            "attention": None,
         }
         first = len(compiled_calls)
         assert h.client.generate_wait(body_for("flux", steps=2, seed=2))["http_status"] == 200
@@ -81,10 +90,16 @@ def test_off_compiles_nothing(tmp_path, tiny_cache, compiled_calls):
     h = EngineHarness(tmp_path, compile="off")
     try:
         assert h.client.generate_wait(body_for("flux", steps=2, seed=1))["http_status"] == 200
-        assert compiled_calls == [] and h.client.health()["compile"] | {"graphs": 0} == {
+        assert compiled_calls == [] and h.client.health()["compile"] | {
+            "graphs": 0,
+            "seconds": 0,
+            "attention": None,
+        } == {
             "mode": "off",
             "compiled": {},
             "graphs": 0,
+            "seconds": 0,
+            "attention": None,
         }
     finally:
         h.close()
@@ -93,20 +108,22 @@ def test_off_compiles_nothing(tmp_path, tiny_cache, compiled_calls):
 def test_health_counts_compiled_graphs_so_a_recompile_shows(tmp_path, tiny_cache, monkeypatch):
     """Real dynamo tracing (its ``eager`` backend: no inductor on this CPU) of tiny Flux's blocks: a second
     request at the same size adds no graph, a new size does. The GPU suite reads the same count."""
-    original = torch.nn.Module.compile
-    monkeypatch.setattr(torch.nn.Module, "compile", lambda self, **kw: original(self, backend="eager", **kw))
+    monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: torch.compile(fn, backend="eager", **kw))
     h = EngineHarness(tmp_path, compile="max")
     try:
 
         def graphs():
             return h.client.health()["compile"]["graphs"]
 
-        before = graphs()
+        def seconds():
+            return h.client.health()["compile"]["seconds"]
+
+        before, spent = graphs(), seconds()
         assert h.client.generate_wait(body_for("flux", steps=2, seed=1))["http_status"] == 200
-        first = graphs()
-        assert first > before
+        first, compiling = graphs(), seconds()
+        assert first > before and compiling > spent  # dynamo's own timer of the compile just done
         assert h.client.generate_wait(body_for("flux", steps=2, seed=2))["http_status"] == 200
-        assert graphs() == first  # same size: nothing recompiled
+        assert graphs() == first and seconds() == compiling  # same size: nothing recompiled
         bigger = body_for("flux", steps=2, seed=3)
         bigger["sample"].update(width=96, height=96)
         assert h.client.generate_wait(bigger)["http_status"] == 200
@@ -123,9 +140,6 @@ class UNet2DConditionModel(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.proj = torch.nn.Linear(2, 2)
-
-    def compile_repeated_blocks(self, **kw):
-        self.proj.compile(**kw)
 
 
 @pytest.mark.parametrize(

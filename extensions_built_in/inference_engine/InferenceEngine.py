@@ -46,6 +46,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.memory_qtype = str(self.get_conf("engine.memory_qtype", "auto"))
         self.compile = str(self.get_conf("engine.compile", "off"))  # off | auto | max (toolkit/models/compile.py)
         self.compile_cache_dir = self.get_conf("engine.compile_cache_dir")
+        self.attention = str(self.get_conf("engine.attention", "auto"))  # toolkit/models/attention.py
         self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))
         # AI Toolkit writes the LoRAs it trains into the training folder: they load without configuration.
         self.lora_roots = self.get_conf("engine.lora_roots") or [MODELS_PATH, os.path.abspath(training_folder)]
@@ -80,6 +81,7 @@ class InferenceEngine(BaseExtensionProcess):
             memory_qtype=self.memory_qtype,
             compile=self.compile,
             compile_cache_dir=self.compile_cache_dir,
+            attention=self.attention,
             lora_roots=self.lora_roots,
             model_roots=self.model_roots,
             models=self.models,

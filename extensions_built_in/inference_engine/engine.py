@@ -35,12 +35,10 @@ from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.device import reset_vram_peak, set_vram_budget, take_stage_peak, vram_stats
 from toolkit.memory_plan import PlanDoesNotFit
-from toolkit.models.compile import resolve_mode as resolve_compile_mode
-from toolkit.models.compile import use_cache_dir as use_compile_cache_dir
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import ARCHS, get_model_class
 from toolkit.models.v2.pool import ComponentPool, free_memory, is_oom
-from toolkit.paths import MODELS_PATH, TOOLKIT_ROOT
+from toolkit.paths import MODELS_PATH
 from toolkit.sample_step_hook import GenerationCancelled
 from toolkit.step_clock import StepClock
 
@@ -68,6 +66,7 @@ class Engine:
         memory_qtype: str = "auto",
         compile: str = "off",
         compile_cache_dir: Optional[str] = None,
+        attention: str = "auto",
         models: Optional[dict] = None,
     ):
         self.device = device
@@ -92,10 +91,8 @@ class Engine:
             self.memory.refresh()
         self.latents = LatentSender()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
-        compile_mode = resolve_compile_mode(compile, device)
-        if compile_mode != "off":
-            use_compile_cache_dir(compile_cache_dir or os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile"))
-        self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters, compile_mode)
+        speed = {"compile": compile, "compile_cache_dir": compile_cache_dir, "attention": attention}
+        self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters, **speed)
         self.warm_up_s: Optional[float] = None
         self.saver = ResultSaver()
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown

@@ -7,14 +7,19 @@ loaded. Main thread only: the server thread reads ``holder`` once per ``/health`
 
 from __future__ import annotations
 
+import os
 import traceback
 from typing import Callable, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.models.compile import compile_denoiser, graphs_compiled
+from toolkit.models.attention import resolve_attention
+from toolkit.models.compile import compile_denoiser, compile_seconds, graphs_compiled
+from toolkit.models.compile import resolve_mode as resolve_compile_mode
+from toolkit.models.compile import use_cache_dir as use_compile_cache_dir
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import get_model_class
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
+from toolkit.paths import TOOLKIT_ROOT
 from toolkit.sample_step_hook import GenerationCancelled
 
 
@@ -29,7 +34,9 @@ class ResidentModel:
         pool: ComponentPool,
         status_hook: Callable[[str, Optional[str]], None],
         counters: Optional[dict] = None,
-        compile_mode: str = "off",
+        compile: str = "off",
+        compile_cache_dir: Optional[str] = None,
+        attention: str = "auto",
     ):
         self.device, self.pool, self._status_hook = device, pool, status_hook
         self.holder = None
@@ -38,7 +45,11 @@ class ResidentModel:
         self.counters = counters if counters is not None else {}  # holder_reuses, holder_builds: the engine's
         self.counters.setdefault("holder_reuses", 0)
         self.counters.setdefault("holder_builds", 0)
-        self.compile_mode = compile_mode  # engine.compile, resolved for the device (toolkit/models/compile.py)
+        self.compile_mode = resolve_compile_mode(compile, device)  # engine.compile (toolkit/models/compile.py)
+        if self.compile_mode != "off":
+            use_compile_cache_dir(compile_cache_dir or os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile"))
+        resolve_attention(attention, "", device)  # a bad engine.attention fails at start-up, not per request
+        self.attention_mode = attention  # engine.attention (toolkit/models/attention.py)
         self.compiled: dict = {}  # role -> how, for the resident holder's denoisers
 
     def for_request(self, model_class, model_config: ModelConfig, plan, emit_status: Callable[[str], None]):
@@ -92,6 +103,7 @@ class ResidentModel:
     def build(self, model_class, model_config: ModelConfig, plan=None):
         holder = model_class(self.device, model_config)
         holder.plan = plan
+        holder.attention = resolve_attention(self.attention_mode, model_class.arch, self.device)
         holder.add_status_update_hook(self._status_hook)
         try:
             with active_pool(self.pool):
@@ -110,7 +122,14 @@ class ResidentModel:
     def compile_state(self) -> dict:
         """``/health``'s ``compile``: the mode, what is compiled, and how many graphs exist (a count that moves
         between two requests at one size is a recompile)."""
-        return {"mode": self.compile_mode, "compiled": dict(self.compiled), "graphs": graphs_compiled()}
+        holder = self.holder
+        return {
+            "mode": self.compile_mode,
+            "compiled": dict(self.compiled),
+            "graphs": graphs_compiled(),
+            "seconds": compile_seconds(),
+            "attention": {"mode": self.attention_mode, "first": getattr(holder, "attention", None)},
+        }
 
     def _compile(self, holder, plan) -> None:
         """The denoiser compiled in place (``engine.compile``); the work itself happens at its first forward,

@@ -16,6 +16,7 @@ from typing import Any, Callable, ClassVar, Optional
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
+from toolkit.models.attention import attention_kernels
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.v2.loading import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
@@ -121,6 +122,7 @@ class BaseModel:
         self.parts: dict[str, Any] = {}
         self.pipeline = None
         self.plan: Optional[Plan] = None  # set by the engine's memory planner; else from the config's options
+        self.attention: Optional[str] = None  # the SDPA kernel tried first (engine.attention); None: PyTorch's order
         self.sample_step_hook: Optional[Callable[[SampleStep], None]] = None
         self._status_hooks: list[Hook] = []
         self._after_sample_hooks: list[Hook] = []
@@ -410,7 +412,12 @@ class BaseModel:
         self._status_update("Encoding prompt", "encoding")
         hook = self._step_callback(gen) if self.sample_step_hook else None
         self._set_vae_tiling(bool(self.plan and self.plan.vae_tiling))
-        with torch.inference_mode(), step_hook(pipeline, hook), self._sampling_announced_on_first_call():
+        with (
+            torch.inference_mode(),
+            attention_kernels(self.attention),
+            step_hook(pipeline, hook),
+            self._sampling_announced_on_first_call(),
+        ):
             return self.sample_media(pipeline, gen, generator)
 
     @contextlib.contextmanager

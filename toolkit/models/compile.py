@@ -7,7 +7,7 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
 
 ``engine.compile``:
 - ``off`` (the default until the GPU bench has measured ``auto`` on every family: docs/BENCHMARKS.md): eager.
-- ``auto`` (``off`` without CUDA): regional compile of the denoiser's repeated blocks (every
+- ``auto`` (``off`` without CUDA): regional compile of the denoiser's repeated blocks (``_compile_blocks``; every
   family's DiT and the UNets' transformer blocks): short compiles; a second size recompiles once with dynamic
   shapes (torch.compile's automatic dynamic), and later sizes reuse that.
 - ``max``: as ``auto`` for DiTs; UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile.
@@ -56,8 +56,7 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
     if is_unet and mode == "max":
         module.compile(mode="reduce-overhead", dynamic=False)
         how = "whole"
-    elif getattr(module, "_repeated_blocks", None) and hasattr(module, "compile_repeated_blocks"):
-        module.compile_repeated_blocks(fullgraph=True)
+    elif getattr(module, "_repeated_blocks", None) and _compile_blocks(module):
         how = "regional"
     else:
         return None
@@ -69,6 +68,28 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
     return how
 
 
+def _compile_blocks(module) -> int:
+    """diffusers' regional compile (``compile_repeated_blocks``: every block class named in ``_repeated_blocks``),
+    but of each block's ``forward`` rather than the module's call: the per-step caches (MagCache, FirstBlockCache,
+    cache-dit) hook a block by wrapping its ``forward`` in Python that decides whether to run it. Compiling the
+    module's call traced those decisions into the graph, and fullgraph compiles refused them ("Skip calling
+    ``torch.compiler.disable()``d function"); compiled below the hook, the decision stays eager and the block
+    math compiled. Returns how many blocks were compiled."""
+    names = set(module._repeated_blocks)
+    blocks = [sub for sub in module.modules() if type(sub).__name__ in names]
+    for block in blocks:
+        block.forward = torch_compile(block.forward, fullgraph=True)
+    return len(blocks)
+
+
+def torch_compile(fn, **kwargs):
+    """``torch.compile``, in one place (CPU tests swap in dynamo's ``eager`` backend: inductor compiles for minutes
+    on a CPU)."""
+    import torch
+
+    return torch.compile(fn, **kwargs)
+
+
 def graphs_compiled() -> int:
     """Graphs torch.compile has built in this process (dynamo's own counter). The same number before and after a
     request means it recompiled nothing: the check for "a second request at the same size compiles nothing".
@@ -77,3 +98,11 @@ def graphs_compiled() -> int:
     # has no ``counters`` yet, and /health answered 500 during start-up.
     counters = getattr(sys.modules.get("torch._dynamo.utils"), "counters", None)
     return int(counters["stats"]["unique_graphs"]) if counters is not None else 0
+
+
+def compile_seconds() -> float:
+    """Seconds torch.compile has spent compiling in this process (dynamo's own timer around each compile, the
+    backend's work included): what a first request at a new size paid, and what a restart on a warm cache
+    folder still pays (tracing is never cached). Read without importing torch, as ``graphs_compiled``."""
+    metrics = getattr(sys.modules.get("torch._dynamo.utils"), "compilation_time_metrics", None)
+    return round(sum(metrics.get("_compile.compile_inner", ())), 3) if metrics is not None else 0.0

@@ -1,0 +1,378 @@
+"""What compiling buys and costs beyond the suite's step times (issue #14), in one run on the GPU machine.
+
+    python testing/bench/compile_bench.py --out RESULTS_DIR --wheels .whl_engine [--families flux,zimage,wan21,sdxl]
+                                          [--stages attention,restart,fast] [--fast-steps 28]
+    python testing/bench/compile_bench.py --out /tmp/smoke --tiny      # the same run on CPU with small models
+
+* ``attention``: bare diffusers, per family, the step time with each SDPA kernel *alone* enabled (flash,
+  cuDNN, memory-efficient; a kernel that cannot take the family's attention shows as unsupported rather than
+  silently falling through), eager and under the engine's ``auto`` compile (dynamo reset between kernels).
+  The fastest compiled kernel is what ``engine.attention: auto`` should put first (toolkit/models/attention.py).
+* ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
+  ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
+  one (graphs added: zero), then the engine is stopped, started again on the same cache folder, and the first
+  request timed again. Compile time is dynamo's own timer (``/health`` ``compile.seconds``; first request − second
+  − load also counts CUDA's and the kernels' first-use costs); after a restart its ratio to the first start's
+  (target ≤ 0.25).
+* ``fast``: Flux.1-dev, ``--fast-steps`` steps at 1024², bare diffusers, end to end (prompt encoding, sampling
+  and decoding; compiled; warm): bf16 (the lossless reference), float8 weights and activations (torchao,
+  per-row), diffusers' MagCache with its Flux.1 ratios, both, and cache-dit's own default cache (a peer, as its
+  README recommends: ``cache_dit.enable_cache(pipe)``) where its wheel was carried. Quality against the lossless
+  image of the same seed: PSNR and SSIM (torchmetrics). Random-init weights: the speed is what a real Flux gets
+  (MagCache's skips follow its calibrated ratios, not the weights), the quality numbers are not.
+
+Results: RESULTS_DIR/compile_bench.json, written after every measurement, so a cut run keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from testing.bench.bare_pipeline import BarePipeline, free, sync  # noqa: E402
+from testing.bench.engine_process import engine_process  # noqa: E402
+from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
+from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
+
+KERNELS = ("flash", "cudnn", "efficient")
+
+
+class CompileBench:
+    def __init__(self, args):
+        import torch
+
+        self.args = args
+        self.out = Path(args.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.models = Path(args.models)
+        self.tiny = args.tiny
+        self.device = "cuda" if torch.cuda.is_available() and not args.tiny else "cpu"
+        self.dtype = "float32" if args.tiny else "bf16"
+        self.settings = TINY_SETTINGS if args.tiny else SETTINGS
+        self.mode = "max" if self.device == "cpu" else "auto"  # "auto" is off on a CPU: the smoke run forces it
+        self.results: dict = {"meta": _meta(args), "build": {}, "attention": {}, "restart": {}, "fast": {}}
+        self.results["errors"] = []
+
+    def save(self) -> None:
+        (self.out / "compile_bench.json").write_text(json.dumps(self.results, indent=2, default=str))
+
+    def guarded(self, name, fn, *a):
+        t0 = time.monotonic()
+        print(f"== {name}", flush=True)
+        try:
+            fn(*a)
+        except Exception as e:  # one broken measurement must not lose the others
+            import traceback
+
+            traceback.print_exc()
+            self.results["errors"].append(f"{name}: {type(e).__name__}: {e}")
+        print(f"   {name}: {time.monotonic() - t0:.1f}s", flush=True)
+        self.save()
+
+    def build(self, arch) -> str:
+        import torch
+
+        from testing.bench.real_size import BUILDERS
+
+        folder = self.models / arch
+        if not (folder / ".done").exists():
+            t0 = time.monotonic()
+            BUILDERS[arch](str(folder), self.device, torch.float32 if self.tiny else torch.bfloat16, small=self.tiny)
+            (folder / ".done").write_text("ok")
+            self.results["build"][arch] = round(time.monotonic() - t0, 1)
+            free()
+        return str(folder)
+
+    def bare(self, arch) -> BarePipeline:
+        return BarePipeline(arch, self.build(arch), self.device, self.dtype, self.settings[arch], self.out)
+
+    # ------------------------------------------------------------------ attention
+    def attention(self, arch):
+        import torch
+
+        bare = self.bare(arch)
+        row = self.results["attention"].setdefault(arch, {})
+        for compiled in (False, True):
+            for kernel in KERNELS:
+                key = f"{kernel}_compiled" if compiled else kernel
+                torch._dynamo.reset()
+                _uncompile(bare)
+                try:
+                    _denoiser_only(bare, kernel)
+                    if compiled:
+                        bare.compile(self.mode)
+                    t0 = time.monotonic()
+                    bare.call(2)  # warm-up (and the compile)
+                    first = time.monotonic() - t0
+                    steps = [bare.call(self.args.steps)[1] for _ in range(self.args.repeats)]
+                    row[key] = {
+                        "step_s": round(statistics.median(steps), 5),
+                        "steps": steps,
+                        "first_s": round(first, 2),
+                    }
+                except Exception as e:
+                    row[key] = {"unsupported": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+                self.save()
+        del bare
+        torch._dynamo.reset()
+        free()
+
+    # ------------------------------------------------------------------ regional
+    def regional(self, arch):
+        """diffusers' ``compile_repeated_blocks`` (each block's call compiled) against the engine's compile of each
+        block's ``forward`` (toolkit/models/compile.py: what lets a cache hook sit above the compiled code)."""
+        import torch
+
+        bare = self.bare(arch)
+        row = self.results.setdefault("regional", {}).setdefault(arch, {})
+        for how in ("call", "forward", "call", "forward"):
+            torch._dynamo.reset()
+            _uncompile(bare)
+            if how == "call":
+                bare.model.pipeline.transformer.compile_repeated_blocks(fullgraph=True)
+            else:
+                bare.compile(self.mode)
+            bare.call(2)
+            steps = [bare.call(self.args.steps)[1] for _ in range(self.args.repeats)]
+            row.setdefault(how, []).extend(steps)
+            self.save()
+        del bare
+        free()
+
+    # ------------------------------------------------------------------ restart
+    def restart(self):
+        cache = Path(self.args.work) / "compile_cache"
+        for start in ("first_start", "after_restart"):
+            folder = Path(self.args.work) / f"engine_{start}"
+            with engine_process(
+                folder, self.device, log=folder / "engine.log", compile=self.mode, compile_cache_dir=str(cache)
+            ) as client:
+                for arch in self.families:
+                    self.guarded(f"restart {arch} {start}", self._first_and_second, client, arch, start)
+            (self.out / f"engine_{start}.log").write_text((folder / "engine.log").read_text()[-100_000:])
+        for row in self.results["restart"].values():
+            first, again = (row.get(k, {}).get("compile_s") for k in ("first_start", "after_restart"))
+            if first and again is not None:
+                row["after_restart_over_first"] = round(again / first, 3)
+        self.save()
+
+    def _first_and_second(self, client, arch, start):
+        folder = self.build(arch)
+        body = {
+            "model": {"arch": arch, "name_or_path": folder, "dtype": self.dtype},
+            "sample": {"prompt": "a red fox in the snow", "num_inference_steps": 4, "seed": 1, **self.settings[arch]},
+            "stream": {"latents": "none"},
+        }
+        graphs = [client.health()["compile"]["graphs"]]
+        spent = [client.health()["compile"]["seconds"]]
+        runs = []
+        for _ in range(2):
+            t0 = time.monotonic()
+            answer = client.generate_wait(body)
+            if answer["http_status"] != 200:
+                raise RuntimeError(f"{arch}: {answer}")
+            runs.append({"total_s": round(time.monotonic() - t0, 3), "timings": answer.get("timings") or {}})
+            graphs.append(client.health()["compile"]["graphs"])
+            spent.append(client.health()["compile"]["seconds"])
+        load_s = runs[0]["timings"].get("load_s") or 0.0
+        self.results["restart"].setdefault(arch, {})[start] = {
+            "first_request_s": runs[0]["total_s"],
+            "second_request_s": runs[1]["total_s"],
+            "load_s": load_s,
+            "warm_up_s": round(max(0.0, runs[0]["total_s"] - runs[1]["total_s"] - load_s), 3),
+            "compile_s": round(spent[1] - spent[0], 3),  # dynamo's own timer (/health compile.seconds)
+            "compile_s_second_request": round(spent[2] - spent[1], 3),
+            "graphs": graphs,
+            "graphs_added_by_second_request": graphs[2] - graphs[1],
+        }
+
+    # ------------------------------------------------------------------ fast tier
+    def fast(self):
+        """bf16 first (the reference image), the caches on it; then a float8 copy in its place."""
+        import torch
+
+        bare = self.bare("flux")
+        bare.compile(self.mode)
+        self.results["fast"]["lossless"], self.lossless = self._timed_image(bare)
+        self._variant(bare, "magcache", "magcache")
+        self._variant(bare, "cache_dit", "cache_dit")
+        del bare
+        torch._dynamo.reset()
+        free()
+        bare = self.bare("flux")
+        _float8(bare)
+        bare.compile(self.mode)
+        self._variant(bare, "fp8", None)
+        self._variant(bare, "fp8_magcache", "magcache")
+
+    def _variant(self, bare, name, cache):
+        row = self.results["fast"]
+        try:
+            with _cache(bare, cache, self.args.fast_steps, self.mode):
+                row[name], image = self._timed_image(bare)
+            row[name].update(_quality(self.lossless, image))
+            row[name]["speedup"] = round(row["lossless"]["e2e_s"] / row[name]["e2e_s"], 3)
+        except Exception as e:
+            row[name] = {"failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+        self.save()
+
+    def _timed_image(self, bare):
+        """End to end at ``--fast-steps`` (a warm-up call first: its compile is not the tier's speed)."""
+        import numpy as np
+        import torch
+
+        from toolkit.config_modules import GenerateImageConfig
+
+        gen = GenerateImageConfig(
+            prompt="a red fox in the snow", num_inference_steps=self.args.fast_steps, seed=1, **self.settings["flux"]
+        )
+        bare.model.prepare_gen_config(gen)
+        times, image = [], None
+        for i in range(1 + self.args.repeats):
+            sync()
+            t0 = time.monotonic()
+            with torch.inference_mode():
+                out = bare.model.pipeline(
+                    **bare.model.pipeline_kwargs(gen), generator=torch.Generator("cpu").manual_seed(1), output_type="np"
+                )
+            sync()
+            times.append(time.monotonic() - t0) if i else None
+            image = np.asarray(out.images[0], dtype=np.float32)
+        return {"e2e_s": round(statistics.median(times), 3), "e2e_runs": [round(t, 3) for t in times]}, image
+
+    # ------------------------------------------------------------------ driver
+    def run(self):
+        self.families = [f for f in self.args.families.split(",") if f]
+        for stage in self.args.stages.split(","):  # in the order given: the likeliest to be cut goes last
+            if stage == "attention":
+                for arch in self.families:
+                    self.guarded(f"attention {arch}", self.attention, arch)
+            elif stage == "regional":
+                self.guarded("regional", self.regional, self.families[0])
+            elif stage in ("restart", "fast"):
+                self.guarded(stage, getattr(self, stage))
+        print(json.dumps({k: v for k, v in self.results.items() if k != "meta"}, indent=1, default=str)[:20000])
+
+
+def _meta(args) -> dict:
+    import diffusers
+    import torch
+
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+        "torch": torch.__version__,
+        "diffusers": diffusers.__version__,
+        "cudnn": torch.backends.cudnn.version(),
+        "sdpa_priority": [int(b) for b in torch._C._get_sdp_priority_order()],
+        "steps": args.steps,
+        "repeats": args.repeats,
+    }
+
+
+def _only_kernel(name):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    kernel = {
+        "flash": SDPBackend.FLASH_ATTENTION,
+        "cudnn": SDPBackend.CUDNN_ATTENTION,
+        "efficient": SDPBackend.EFFICIENT_ATTENTION,
+    }[name]
+    return sdpa_kernel([kernel])
+
+
+def _denoiser_only(bare, kernel) -> None:
+    """``kernel`` alone for the denoiser's attention, the rest of the pipeline as usual (text encoders' masked
+    attention and the VAE's 512-wide heads take no fused kernel: the whole call under one kernel failed)."""
+    transformer = bare.model.pipeline.transformer
+    forward = type(transformer).forward.__get__(transformer)
+
+    def only(*args, **kwargs):
+        with _only_kernel(kernel):
+            return forward(*args, **kwargs)
+
+    transformer.forward = only
+
+
+def _uncompile(bare) -> None:
+    """The denoiser as loaded: each compiled block's wrapper dropped, so the next compile starts from eager."""
+    for module in bare.model.pipeline.components.values():
+        if hasattr(module, "modules"):
+            for sub in module.modules():
+                sub._compiled_call_impl = None
+                sub.__dict__.pop("forward", None)  # a block's compiled forward (toolkit/models/compile.py)
+            module._aitk_compiled = None
+
+
+def _float8(bare) -> None:
+    """Float8 weights and activations, per-row scales: the engine's ``float8dq`` (toolkit/models/v2/loading.py)."""
+    from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow, quantize_
+
+    quantize_(bare.model.pipeline.transformer, Float8DynamicActivationFloat8WeightConfig(granularity=PerRow()))
+
+
+class _cache:
+    """A cache around the calls: diffusers' MagCache with its Flux.1 ratios, or cache-dit's default (its README:
+    ``cache_dit.enable_cache(pipe)``, then compile), removed afterwards."""
+
+    def __init__(self, bare, kind, steps, mode):
+        self.bare, self.kind, self.steps, self.mode = bare, kind, steps, mode
+
+    def __enter__(self):
+        pipe = self.bare.model.pipeline
+        if self.kind == "magcache":
+            from diffusers.hooks import MagCacheConfig
+            from diffusers.hooks.mag_cache import FLUX_MAG_RATIOS
+
+            pipe.transformer.enable_cache(MagCacheConfig(mag_ratios=FLUX_MAG_RATIOS, num_inference_steps=self.steps))
+        elif self.kind == "cache_dit":
+            import cache_dit
+            import torch
+
+            torch._dynamo.reset()
+            _uncompile(self.bare)
+            cache_dit.enable_cache(pipe)
+            self.bare.compile(self.mode)
+
+    def __exit__(self, *exc):
+        pipe = self.bare.model.pipeline
+        if self.kind == "magcache":
+            pipe.transformer.disable_cache()
+        elif self.kind == "cache_dit":
+            import cache_dit
+
+            cache_dit.disable_cache(pipe)
+
+
+def _quality(reference, image) -> dict:
+    """PSNR (dB) and SSIM against the lossless image of the same seed (torchmetrics' implementations)."""
+    import torch
+    from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
+
+    a = torch.from_numpy(reference).permute(2, 0, 1)[None].float()
+    b = torch.from_numpy(image).permute(2, 0, 1)[None].float()
+    return {
+        "psnr_db": round(float(peak_signal_noise_ratio(b, a, data_range=1.0)), 2),
+        "ssim": round(float(structural_similarity_index_measure(b, a, data_range=1.0)), 4),
+    }
+
+
+def main(argv=None) -> int:
+    parser = bench_parser(__doc__, work="/tmp/aitk_compile_work")
+    parser.add_argument("--families", default="flux,zimage,wan21,sdxl")
+    parser.add_argument("--stages", default="attention,restart,fast")
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--fast-steps", type=int, default=28)
+    CompileBench(parse_bench_args(parser, argv)).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
