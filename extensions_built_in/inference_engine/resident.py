@@ -11,7 +11,7 @@ import traceback
 from typing import Callable, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.models.compile import compile_denoiser, graphs_compiled
+from toolkit.models.compile import compile_denoiser, graphs_compiled, will_compile
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import get_model_class
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
@@ -92,6 +92,9 @@ class ResidentModel:
     def build(self, model_class, model_config: ModelConfig, plan=None):
         holder = model_class(self.device, model_config)
         holder.plan = plan
+        # LoRAs load (in load_model) before the compile below: a denoiser it will compile takes them into slots
+        # that later LoRAs hot-swap into without recompiling (toolkit/models/lora_hotswap.py).
+        holder.will_compile = lambda role, module: will_compile(module, self.compile_mode, _placement(plan, role))
         holder.add_status_update_hook(self._status_hook)
         try:
             with active_pool(self.pool):
@@ -118,8 +121,7 @@ class ResidentModel:
         self.compiled = {}
         for role, comp in holder.components.items():
             module = holder.parts.get(role) if comp.source == "main" else None
-            placement = plan.placements.get(role) if plan is not None else None
-            how = module is not None and compile_denoiser(module, self.compile_mode, placement)
+            how = module is not None and compile_denoiser(module, self.compile_mode, _placement(plan, role))
             if how:
                 self.compiled[role] = how
                 holder._status_update(
@@ -164,6 +166,10 @@ class ResidentModel:
         if self.holder is None:
             return "Idle — no model loaded"
         return f"Idle — {self.holder.arch} ({self.holder.model_config.name_or_path})"
+
+
+def _placement(plan, role: str):
+    return plan.placements.get(role) if plan is not None else None
 
 
 def holder_identity(model_config: ModelConfig, plan) -> dict:
