@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.attention import resolve_attention
-from toolkit.models.compile import compile_denoiser, compile_seconds, graphs_compiled
+from toolkit.models.compile import compile_denoiser, compile_seconds, graphs_compiled, will_compile
 from toolkit.models.compile import resolve_mode as resolve_compile_mode
 from toolkit.models.compile import use_cache_dir as use_compile_cache_dir
 from toolkit.models.lora import LoraMismatch
@@ -104,6 +104,9 @@ class ResidentModel:
         holder = model_class(self.device, model_config)
         holder.plan = plan
         holder.attention = resolve_attention(self.attention_mode, model_class.arch, self.device)
+        # LoRAs load (in load_model) before the compile below: a denoiser it will compile takes them into slots
+        # that later LoRAs hot-swap into without recompiling (toolkit/models/lora_hotswap.py).
+        holder.will_compile = lambda role, module: will_compile(module, self.compile_mode, _placement(plan, role))
         holder.add_status_update_hook(self._status_hook)
         try:
             with active_pool(self.pool):
@@ -137,8 +140,7 @@ class ResidentModel:
         self.compiled = {}
         for role, comp in holder.components.items():
             module = holder.parts.get(role) if comp.source == "main" else None
-            placement = plan.placements.get(role) if plan is not None else None
-            how = module is not None and compile_denoiser(module, self.compile_mode, placement)
+            how = module is not None and compile_denoiser(module, self.compile_mode, _placement(plan, role))
             if how:
                 self.compiled[role] = how
                 holder._status_update(
@@ -183,6 +185,10 @@ class ResidentModel:
         if self.holder is None:
             return "Idle — no model loaded"
         return f"Idle — {self.holder.arch} ({self.holder.model_config.name_or_path})"
+
+
+def _placement(plan, role: str):
+    return plan.placements.get(role) if plan is not None else None
 
 
 def holder_identity(model_config: ModelConfig, plan) -> dict:

@@ -18,6 +18,7 @@ from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
 from toolkit.models.attention import attention_kernels
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
+from toolkit.models.lora_hotswap import apply_to_slots
 from toolkit.models.v2.loading import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
@@ -126,6 +127,8 @@ class BaseModel:
         self.sample_step_hook: Optional[Callable[[SampleStep], None]] = None
         self._status_hooks: list[Hook] = []
         self._after_sample_hooks: list[Hook] = []
+        # Whether a denoiser (role, module) is or will be compiled; the resident engine sets engine.compile's answer.
+        self.will_compile: Callable[[str, Any], bool] = lambda role, module: bool(getattr(module, "_aitk_compiled", 0))
 
     @staticmethod
     def _resolve_dtype(dtype: str, device: str) -> str:
@@ -175,6 +178,8 @@ class BaseModel:
             if loras:
                 raise LoraMismatch(f"{self.arch}: its pipeline cannot load LoRA weights")
             return
+        if apply_to_slots(self, pipe, loras):
+            return  # a compiled denoiser: LoRAs hot-swap into fixed slots instead of recompiling it
         wanted = {adapter_name(path): (path, weight) for path, weight in loras}
         loaded = {a for adapters in pipe.get_list_adapters().values() for a in adapters}
         stale = sorted(loaded - set(wanted))

@@ -50,16 +50,13 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
     """Compile ``module`` in place for ``mode``; returns how it is compiled (``regional``, ``whole``) or None.
     A module compiled before (a pool hit) is left as it is."""
     done = getattr(module, "_aitk_compiled", None)
-    if done or mode == "off" or placement not in COMPILABLE_PLACEMENTS or not hasattr(module, "compile"):
+    how = None if done else _how(module, mode, placement)
+    if not how:
         return done
-    is_unet = "UNet" in type(module).__name__
-    if is_unet and mode == "max":
+    if how == "whole":
         module.compile(mode="reduce-overhead", dynamic=False)
-        how = "whole"
-    elif getattr(module, "_repeated_blocks", None) and _compile_blocks(module):
-        how = "regional"
     else:
-        return None
+        _compile_blocks(module)
     # A block torch.compile cannot take runs eager instead of failing the request at its first step.
     import torch._dynamo
 
@@ -88,6 +85,22 @@ def torch_compile(fn, **kwargs):
     import torch
 
     return torch.compile(fn, **kwargs)
+
+
+def will_compile(module, mode: str, placement: Optional[str] = None) -> bool:
+    """Whether ``compile_denoiser`` compiles ``module`` (or has): LoRAs load before the compile, and a denoiser
+    about to be compiled takes them into hot-swappable slots (toolkit/models/lora_hotswap.py)."""
+    return bool(getattr(module, "_aitk_compiled", None) or _how(module, mode, placement))
+
+
+def _how(module, mode: str, placement: Optional[str]) -> Optional[str]:
+    if mode == "off" or placement not in COMPILABLE_PLACEMENTS or not hasattr(module, "compile"):
+        return None
+    if "UNet" in type(module).__name__ and mode == "max":
+        return "whole"
+    if getattr(module, "_repeated_blocks", None):
+        return "regional"
+    return None
 
 
 def graphs_compiled() -> int:

@@ -73,6 +73,23 @@ def load_lora(pipe, path: str, adapter: str, arch: str, **load_kwargs) -> str:
     second denoiser); returns what to tell the user. Raises ``LoraMismatch`` (and leaves nothing behind) when the
     file cannot be read as a LoRA for this pipeline or none of its layers matched."""
     name = os.path.basename(path)
+    layers = read_layers(path)
+    adapted, error = 0, None
+    for source in sources(pipe, path):
+        try:
+            adapted = _load(pipe, source, adapter, name, arch, load_kwargs)
+        except LoraMismatch as e:
+            error = error or e
+        if adapted:
+            break
+    if adapted == 0:
+        raise error or no_match(name, layers, arch)
+    return f"LoRA {name}: {len(layers)} layers in the file, {adapted} adapted in {arch}"
+
+
+def read_layers(path: str) -> list[str]:
+    """The file's LoRA layers; ``LoraMismatch`` when it is no readable LoRA (checked before diffusers sees it)."""
+    name = os.path.basename(path)
     try:
         layers = file_layers(path)
     except (OSError, ValueError) as e:
@@ -81,26 +98,22 @@ def load_lora(pipe, path: str, adapter: str, arch: str, **load_kwargs) -> str:
         raise LoraMismatch(
             f"LoRA {name}: no LoRA weights in it (no keys ending in lora_A/lora_B, lora_down/lora_up or alpha)"
         )
-    adapted, error = 0, None
-    # The file as diffusers reads it; then layouts diffusers has no branch for, read as this pipeline's.
+    return layers
+
+
+def sources(pipe, path: str):
+    """The file as diffusers reads it; then layouts diffusers has no branch for, read as this pipeline's."""
     for layout in (lambda: path, lambda: _as_denoiser_keys(pipe, path), lambda: _from_bfl_names(pipe, path)):
         source = layout()
-        if source is None:
-            continue
-        try:
-            adapted = _load(pipe, source, adapter, name, arch, load_kwargs)
-        except LoraMismatch as e:
-            error = error or e
-        if adapted:
-            break
-    if adapted == 0 and error is not None:
-        raise error
-    if adapted == 0:
-        raise LoraMismatch(
-            f"LoRA {name}: none of its {len(layers)} layers match {arch} (first: {layers[0]!r}); "
-            "it was trained for another model family"
-        )
-    return f"LoRA {name}: {len(layers)} layers in the file, {adapted} adapted in {arch}"
+        if source is not None:
+            yield source
+
+
+def no_match(name: str, layers: list[str], arch: str) -> LoraMismatch:
+    return LoraMismatch(
+        f"LoRA {name}: none of its {len(layers)} layers match {arch} (first: {layers[0]!r}); "
+        "it was trained for another model family"
+    )
 
 
 def _load(pipe, source, adapter: str, name: str, arch: str, load_kwargs: dict) -> int:
