@@ -201,3 +201,28 @@ def test_the_gpu_report_compares_the_engine_with_bare_diffusers_under_the_same_c
     assert row.endswith("| 0.128 | 0.753 | 1.024 ❌ | 42.5 | 0 ✅ |")
     assert "engine / bare compiled" in text and "| sd1 |" not in text.split("engine / bare compiled")[1]
     assert _compiled({"flux": {"bare": {"event_step_s": 0.17}, "raw": {"event_step_s": 0.128}}}) == []
+
+
+def test_compile_bench_restart_reuses_the_engines_compile_cache(tmp_path, tiny_cache):
+    """testing/bench/compile_bench.py's restart stage on CPU with real inductor: an engine started again on the same
+    ``engine.compile_cache_dir`` compiles in a fraction of the first start's time, and the cache is in that folder
+    (importing diffusers had pointed inductor at /tmp, and the folder stayed empty)."""
+    out, work = tmp_path / "out", tmp_path / "w"
+    cmd = [
+        sys.executable,
+        "testing/bench/compile_bench.py",
+        "--out",
+        str(out),
+        "--tiny",
+        "--models",
+        str(tmp_path / "m"),
+    ]
+    cmd += ["--work", str(work), "--families", "flux", "--stages", "restart"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    row = json.loads((out / "compile_bench.json").read_text())["restart"]["flux"]
+    first, again = row["first_start"], row["after_restart"]
+    assert first["compile_s"] > 0 and first["graphs_added_by_second_request"] == 0
+    assert again["graphs_added_by_second_request"] == 0
+    assert row["after_restart_over_first"] < 0.5, row
+    assert (work / "compile_cache" / "fxgraph").is_dir()

@@ -172,3 +172,22 @@ def test_the_graph_count_reads_a_half_imported_dynamo_as_none_yet(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "torch._dynamo.utils", types.ModuleType("torch._dynamo.utils"))
     assert graphs_compiled() == 0
+
+
+def test_the_engines_cache_folder_wins_over_the_default_torch_writes_on_import(tmp_path, monkeypatch):
+    """Importing diffusers sets TORCHINDUCTOR_CACHE_DIR to torch's /tmp default; a ``setdefault`` then kept it and
+    the engine's folder stayed empty, so a restart recompiled everything (the H200 restart run)."""
+    import diffusers  # noqa: F401  (what writes torch's default into the variable)
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    from toolkit.models.compile import use_cache_dir
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", default_cache_dir())
+    use_cache_dir(str(tmp_path / "engine_default"))
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "engine_default")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "users"))  # exported by the user: kept
+    use_cache_dir(str(tmp_path / "engine_default"))
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "users")
+    use_cache_dir(str(tmp_path / "configured"), explicit=True)  # engine.compile_cache_dir: wins
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "configured")
+    assert (tmp_path / "configured").is_dir()

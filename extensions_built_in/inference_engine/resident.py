@@ -47,7 +47,8 @@ class ResidentModel:
         self.counters.setdefault("holder_builds", 0)
         self.compile_mode = resolve_compile_mode(compile, device)  # engine.compile (toolkit/models/compile.py)
         if self.compile_mode != "off":
-            use_compile_cache_dir(compile_cache_dir or os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile"))
+            default = os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile")
+            use_compile_cache_dir(compile_cache_dir or default, explicit=compile_cache_dir is not None)
         resolve_attention(attention, "", device)  # a bad engine.attention fails at start-up, not per request
         self.attention_mode = attention  # engine.attention (toolkit/models/attention.py)
         self.compiled: dict = {}  # role -> how, for the resident holder's denoisers

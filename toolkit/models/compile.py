@@ -38,10 +38,19 @@ def resolve_mode(mode: str, device: str) -> str:
     return mode
 
 
-def use_cache_dir(folder: str) -> None:
-    """Inductor's FX-graph and autotuning caches in ``folder`` (unless the user set them), kept across restarts."""
-    os.makedirs(folder, exist_ok=True)
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", folder)
+def use_cache_dir(folder: str, explicit: bool = False) -> None:
+    """Inductor's FX-graph, AOT-autograd and Triton caches in ``folder``, kept across restarts. An explicit
+    ``engine.compile_cache_dir`` always wins; the default folder yields to a ``TORCHINDUCTOR_CACHE_DIR`` the user
+    exported. torch writes its own default (a folder in /tmp) into that variable the first time anything asks,
+    and importing diffusers does: a ``setdefault`` here kept /tmp and the engine's folder stayed empty (found on
+    the H200: a restart recompiled as much as the first start). So torch's default counts as unset."""
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    current = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    users = current is not None and os.path.abspath(current) != os.path.abspath(default_cache_dir())
+    if explicit or not users:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(folder)
+    os.makedirs(os.environ["TORCHINDUCTOR_CACHE_DIR"], exist_ok=True)
     os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")
     os.environ.setdefault("TORCHINDUCTOR_AUTOGRAD_CACHE", "1")
 
