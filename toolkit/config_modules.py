@@ -169,6 +169,8 @@ class GenerateImageConfig:
     # Audio families (not in AI Toolkit's GenerateImageConfig, which predates them in the engine).
     duration_s: Optional[float] = None
     lyrics: str = ""
+    # The engine's speed tier (toolkit/models/speed.py): lossless, fp8, cache or fast. Not an AI Toolkit key.
+    speed: str = "lossless"
     extra_kwargs: dict = field(default_factory=dict)
     gen_time: int = field(default_factory=lambda: int(time.time() * 1000))
 

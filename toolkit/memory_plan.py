@@ -239,11 +239,15 @@ def plan_cost(parts: tuple, placements: dict, vae_tiling: bool) -> float:
     return cost + MOVE_COST_PER_GIB * moved / GIB + (TILING_COST if vae_tiling else 0.0)
 
 
-def candidates(parts: tuple, can_quantize: bool, can_stream: bool):
+def candidates(parts: tuple, can_quantize: bool, can_stream: bool, quantize_denoiser: bool = False):
     choices = []
     for p in parts:
         allowed = [
-            c for c in COST[p.kind] if (can_quantize or c not in QUANTIZED) and (can_stream or "stream" not in c)
+            c
+            for c in COST[p.kind]
+            if (can_quantize or c not in QUANTIZED)
+            and (can_stream or "stream" not in c)
+            and (not quantize_denoiser or p.kind != "denoiser" or c in QUANTIZED)
         ]
         choices.append(allowed)
     for combo in itertools.product(*choices):
@@ -261,14 +265,17 @@ def plan_memory(
     budget: Optional[int] = None,
     qtype: Optional[str] = "float8",
     can_stream: bool = True,
+    quantize_denoiser: bool = False,
 ) -> Plan:
     """The cheapest plan that fits ``available`` GPU bytes and ``host_available`` host bytes; ``qtype`` None
-    when 8-bit weights are not possible here (no torchao). Raises :class:`PlanDoesNotFit`."""
+    when 8-bit weights are not possible here (no torchao). ``quantize_denoiser``: the request asked for an 8-bit
+    denoiser (the ``fp8`` speed tier), so only its quantized placements are candidates. Raises
+    :class:`PlanDoesNotFit`."""
     parts = tuple(parts)
     best: Optional[Plan] = None
     smallest: Optional[Plan] = None
     smallest_host = 0
-    for placements, tiling in candidates(parts, qtype is not None, can_stream):
+    for placements, tiling in candidates(parts, qtype is not None, can_stream, quantize_denoiser):
         peak = peak_bytes(parts, placements, work, tiling)
         host = host_bytes(parts, placements)
         quantized = any(placement in QUANTIZED for placement in placements.values())

@@ -83,6 +83,11 @@ class SampleBody(BaseModel):
     ctrl_img_3: Optional[str] = Field(None, max_length=4096)
     output_ext: Optional[str] = Field(None, max_length=8)
     output_quality: Optional[int] = Field(None, ge=0, le=100, description="jpg/webp quality (default 95)")
+    speed: Literal["lossless", "fp8", "cache", "fast"] = Field(
+        "lossless",
+        description="fp8: float8 denoiser (Ada/Hopper+); cache: reuse steps (DiT families); fast: both "
+        "(docs/BENCHMARKS.md 'Fast tiers' has their quality cost)",
+    )
     batch_count: int = Field(1, ge=1, le=MAX_BATCH, description="results made one after another, each its own frame")
     batch_seeds: Literal["consecutive", "random"] = Field(
         "consecutive", description="seeds after the first: seed+1, seed+2… (A1111's batch count), or each random"

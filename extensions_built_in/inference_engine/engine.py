@@ -36,7 +36,8 @@ from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.device import reset_vram_peak, set_vram_budget, take_stage_peak, vram_stats
 from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models.lora import LoraMismatch
-from toolkit.models.registry import ARCHS, get_model_class
+from toolkit.models.registry import describe_all
+from toolkit.models.speed import wants_fp8
 from toolkit.models.v2.pool import ComponentPool, free_memory, is_oom
 from toolkit.paths import MODELS_PATH
 from toolkit.sample_step_hook import GenerationCancelled
@@ -113,7 +114,8 @@ class Engine:
 
     # ================================================================== server-thread API (no torch)
     def models(self) -> list[dict]:
-        return [get_model_class(a).describe() for a in ARCHS]
+        no_fp8 = self.checks.no_fp8  # a GPU without float8 tensor cores: its fp8 tiers are not offered
+        return [m | {"speeds": [s for s in m["speeds"] if not (no_fp8 and wants_fp8(s))]} for m in describe_all()]
 
     def _control_images_in_use(self) -> set:
         running, pending = self.queue.snapshot()
@@ -124,6 +126,7 @@ class Engine:
         is then dropped unread)."""
         batch = {k: sample.pop(k) for k in ("batch_count", "batch_seeds") if k in sample}
         model_class, model_config, gen, options = self.checks.resolve(model, sample, stream)
+        model_config = self.memory.config_for(model_config, gen)  # the fp8 tier without a plan: options
         req = Request(
             frames.request_id,
             model_class,

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Optional
 
 from toolkit.memory_plan import GIB, Plan, PlanDoesNotFit, Workload, plan_memory
+from toolkit.models.speed import fp8_options, wants_fp8
 from toolkit.models.v2.pool import ComponentPool, host_available_bytes, plannable_bytes
 
 MODES = ("auto", "off")
@@ -123,6 +124,7 @@ class MemoryPlanner:
         key = (model_class.arch, model_config.name_or_path, model_config.extras_name_or_path, holder.dtype)
         if key not in self._sizes:
             self._sizes[key] = holder.memory_parts()
+        fp8 = wants_fp8(getattr(gen, "speed", "lossless"))
         return plan_memory(
             model_class.arch,
             self._sizes[key],
@@ -130,8 +132,16 @@ class MemoryPlanner:
             work,
             host,
             budget=self.budget,
-            qtype=self.qtype_for(model_class),
+            qtype="float8dq" if fp8 else self.qtype_for(model_class),
+            quantize_denoiser=fp8,
         )
+
+    def config_for(self, model_config, gen):
+        """The ``fp8`` speed tier where no plan decides (``engine.memory: off``, or the user's memory options): as
+        the option ``quantize`` with ``float8dq`` on the denoiser. Under a plan the planner quantizes it."""
+        if wants_fp8(gen.speed) and self.source(model_config) != "auto":
+            return fp8_options(model_config)
+        return model_config
 
     def qtype_for(self, model_class) -> Optional[str]:
         """The engine's 8-bit type, or float8 weights only for a family whose step float8 activations slow."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from extensions_built_in.inference_engine.assets import AssetError, AssetStore, is_inside, real_path
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import UnknownArchError, get_model_class
+from toolkit.models.speed import fp8_problem, speed_problem
 from toolkit.models.v2.loading import check_qtype
 
 
@@ -37,6 +38,7 @@ class RequestChecks:
     def __init__(self, device: str, assets: AssetStore, output_folder: str, lora_roots: list[str]):
         self.device, self.assets, self.output_folder = device, assets, output_folder
         self.lora_roots = [os.path.abspath(p) for p in lora_roots] + [assets.folder, output_folder]
+        self.no_fp8 = fp8_problem(device)  # why the fp8 speed tiers cannot run here (None: they can)
 
     def resolve(self, model: dict, sample: dict, stream: dict) -> tuple:
         """Semantic checks on an already type-checked body; every failure names its field."""
@@ -64,6 +66,9 @@ class RequestChecks:
             gen = GenerateImageConfig(**merged)
         except (TypeError, ValueError) as e:
             raise BadRequest(("body", "sample"), str(e)) from None
+        problem = speed_problem(gen.speed, model_class, self.no_fp8)
+        if problem:
+            raise BadRequest(("body", "sample", "speed"), problem)
         if gen.num_inference_steps < model_class.min_steps:
             raise BadRequest(
                 ("body", "sample", "num_inference_steps"),

@@ -14,6 +14,8 @@
   request timed again. Compile time is dynamo's own timer (``/health`` ``compile.seconds``; first request − second
   − load also counts CUDA's and the kernels' first-use costs); after a restart its ratio to the first start's
   (target ≤ 0.25).
+* ``engine_fast``: the same tiers through the engine (``sample.speed``), end to end at the client with latents
+  streamed every step, quality against the engine's own lossless image.
 * ``fast``: Flux.1-dev, ``--fast-steps`` steps at 1024², bare diffusers, end to end (prompt encoding, sampling
   and decoding; compiled; warm): bf16 (the lossless reference), float8 weights and activations (torchao,
   per-row), diffusers' MagCache with its Flux.1 ratios, both, and cache-dit's own default cache (a peer, as its
@@ -222,6 +224,55 @@ class CompileBench:
             row[name] = {"failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
         self.save()
 
+    def engine_fast(self):
+        """The engine's ``sample.speed`` tiers on Flux (``python run.py``, ``engine.compile: auto``), client-side
+        end to end with latents streamed every step; quality against the engine's own lossless image."""
+        import numpy as np
+        from PIL import Image
+
+        folder = Path(self.args.work) / "engine_fast"
+        row = self.results.setdefault("engine_fast", {})
+        with engine_process(folder, self.device, log=folder / "engine.log", compile=self.mode) as client:
+            for speed in ("lossless", "cache", "fp8", "fast"):
+                try:
+                    runs = [self._engine_image(client, speed) for _ in range(1 + self.args.repeats)]
+                    image = np.asarray(Image.open(runs[-1]["path"]), dtype=np.float32) / 255
+                    row[speed] = {
+                        "first_s": runs[0]["s"],
+                        "e2e_s": round(statistics.median(r["s"] for r in runs[1:]), 3),
+                        "step_s": runs[-1]["timings"].get("step_s"),
+                        "memory_plan": runs[-1].get("plan"),
+                    }
+                    if speed == "lossless":
+                        self.lossless_engine = image
+                    else:
+                        row[speed].update(_quality(self.lossless_engine, image))
+                        row[speed]["speedup"] = round(row["lossless"]["e2e_s"] / row[speed]["e2e_s"], 3)
+                except Exception as e:
+                    row[speed] = {"failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+                self.save()
+        (self.out / "engine_fast.log").write_text((folder / "engine.log").read_text()[-100_000:])
+
+    def _engine_image(self, client, speed) -> dict:
+        body = {
+            "model": {"arch": "flux", "name_or_path": self.build("flux"), "dtype": self.dtype},
+            "sample": {"prompt": "a red fox in the snow", "num_inference_steps": self.args.fast_steps, "seed": 1}
+            | self.settings["flux"]
+            | {"speed": speed},
+            "stream": {"latents": "raw", "every_n_steps": 1},
+        }
+        t0 = time.monotonic()
+        out = {"plan": None}
+        for frame in client.generate(body):
+            if frame.type == "result":
+                out.update(path=frame.header["path"], timings=frame.header["timings"])
+            elif frame.type == "error":
+                raise RuntimeError(frame.header.get("message"))
+            elif frame.type == "status" and frame.header.get("memory"):
+                out["plan"] = frame.header["memory"].get("placements")
+        out["s"] = round(time.monotonic() - t0, 3)
+        return out
+
     def _timed_image(self, bare):
         """End to end at ``--fast-steps`` (a warm-up call first: its compile is not the tier's speed)."""
         import numpy as np
@@ -255,7 +306,7 @@ class CompileBench:
                     self.guarded(f"attention {arch}", self.attention, arch)
             elif stage == "regional":
                 self.guarded("regional", self.regional, self.families[0])
-            elif stage in ("restart", "fast"):
+            elif stage in ("restart", "fast", "engine_fast"):
                 self.guarded(stage, getattr(self, stage))
         print(json.dumps({k: v for k, v in self.results.items() if k != "meta"}, indent=1, default=str)[:20000])
 

@@ -19,6 +19,7 @@ from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
 from toolkit.models.attention import attention_kernels
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
+from toolkit.models.speed import step_cache
 from toolkit.models.v2.loading import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
@@ -112,6 +113,7 @@ class BaseModel:
     # scratch that grows with tokens (Wan 2.1 I2V 480p: twice the bf16 working set, out of memory at 24 GiB) and
     # overflowed to a blank video (HunyuanVideo 1.5). H200, 2026-12-01, docs/BENCHMARKS.md.
     float8_activations: ClassVar[bool] = True
+    step_cache: ClassVar[Optional[str]] = None  # the ``cache`` speed tier's kind (toolkit/models/speed.py), if any
     # Fewest steps the family's scheduler can take: Qwen-Image's and LTX-2's stretch sigmas to a terminal shift,
     # which divides by zero at one step (NaN sigmas, a blank result), so they say 2.
     min_steps: ClassVar[int] = 1
@@ -420,6 +422,7 @@ class BaseModel:
         with (
             torch.inference_mode(),
             attention_kernels(self.attention),
+            step_cache(self, gen),
             step_hook(pipeline, hook),
             self._sampling_announced_on_first_call(),
         ):

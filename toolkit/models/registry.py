@@ -57,4 +57,7 @@ def get_model_class(arch: str):
 
 
 def describe_all() -> list[dict]:
-    return [get_model_class(a).describe() for a in ARCHS]
+    """``GET /models``: each family's form facts, and the speed tiers it offers (toolkit/models/speed.py)."""
+    from toolkit.models.speed import speeds_of
+
+    return [cls.describe() | {"speeds": speeds_of(cls)} for cls in map(get_model_class, ARCHS)]

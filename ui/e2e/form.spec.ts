@@ -294,3 +294,19 @@ test('the model panel’s advanced options and the audio family’s lyrics reach
   await setNumber(page, 'batch_count', 1);
   await expect(page.getByTestId('generate')).toBeEnabled();
 });
+
+test('the Speed select offers the family’s tiers and the chosen one reaches the request', async () => {
+  await page.getByTestId('arch-select').selectOption('wan21');
+  const speed = page.getByTestId('speed');
+  await expect(speed.locator('option')).toHaveText(['Lossless', 'cache (reuses steps)']); // a CPU engine: no fp8
+  await speed.selectOption('cache');
+  await setNumber(page, 'num_inference_steps', 2);
+  await page.getByTestId('prompt').fill('a fox, cached steps');
+  await page.getByTestId('prompt').press('Control+Enter');
+  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  expect((await newestOutput()).meta.request.sample.speed).toBe('cache');
+  await page.getByTestId('arch-select').selectOption('sd1');
+  await expect(page.getByTestId('speed')).toHaveCount(0); // lossless only: no select
+  await page.getByTestId('arch-select').selectOption('wan21');
+  await expect(page.getByTestId('speed')).toHaveValue('cache'); // each family comes back with its own settings
+});

@@ -74,3 +74,27 @@ describe('loraLabel', () => {
     expect(loraLabel({ ...entry, job: null, step: null, arch: null })).toBe('run_000000250.safetensors');
   });
 });
+
+describe('speed tiers', () => {
+  const flux = { ...sd1, arch: 'flux', speeds: ['lossless', 'fp8', 'cache', 'fast'] } as ArchInfo;
+
+  it('sends sample.speed only when a tier is chosen', () => {
+    expect('speed' in generateBody(flux, DEFAULT_MODEL, { ...sample, speed: 'lossless' }, stream).sample).toBe(false);
+    expect(generateBody(flux, DEFAULT_MODEL, { ...sample, speed: 'fast' }, stream).sample.speed).toBe('fast');
+  });
+
+  it('falls back to lossless on a family without the chosen tier', () => {
+    const sdxl = { ...sd1, arch: 'sdxl', defaults: {}, speeds: ['lossless', 'fp8'] } as unknown as ArchInfo;
+    expect(sampleDefaults(sdxl, 'x', { ...sample, speed: 'cache' }).speed).toBe('lossless');
+    expect(sampleDefaults(sdxl, 'x', { ...sample, speed: 'fp8' }).speed).toBe('fp8');
+    expect(sampleDefaults({ ...sdxl, speeds: undefined }, 'x', { ...sample, speed: 'fp8' }).speed).toBe('lossless');
+  });
+});
+
+describe('speed tiers: restoring', () => {
+  it('puts a known tier back from a sidecar and ignores anything else', async () => {
+    const { fromConfig } = await import('../src/components/generate/restore');
+    expect(fromConfig({ sample: { prompt: 'p', speed: 'cache' } }).sample.speed).toBe('cache');
+    expect('speed' in fromConfig({ sample: { prompt: 'p', speed: 'warp' } }).sample).toBe(false);
+  });
+});

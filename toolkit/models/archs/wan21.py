@@ -60,6 +60,9 @@ class Wan21Model(BaseModel):
     # (10.8 KB per pixel of one frame; 4.3 GiB for the 1.3B model's 33 frames). Wan 2.2 14B inherits this.
     working_set = WorkingSet(per_position=32 * 1024, per_pixel=12 * 1024, frames_at_once=1)
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
+    # The ``cache`` speed tier: diffusers' FirstBlockCache; of the DiT families, the Wan ones took it and skipped
+    # steps on their tiny checkpoints (others raised or never skipped: toolkit/models/speed.py).
+    step_cache = "first_block"
 
     def pipeline_kwargs(self, gen):
         return dict(

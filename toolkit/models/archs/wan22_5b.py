@@ -98,6 +98,9 @@ class Wan225bModel(BaseModel):
     # at 1280x704x121, fits this rate. Stages not measured one by one yet.
     working_set = WorkingSet(per_pixel=12 * 1024, frames_at_once=1)
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
+    # The ``cache`` speed tier: diffusers' FirstBlockCache; of the DiT families, the Wan ones took it and skipped
+    # steps on their tiny checkpoints (others raised or never skipped: toolkit/models/speed.py).
+    step_cache = "first_block"
 
     def pipeline_kwargs(self, gen):
         kw = dict(

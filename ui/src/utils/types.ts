@@ -38,6 +38,8 @@ export interface ArchDefaults {
   output_ext?: string;
 }
 
+export type Speed = 'lossless' | 'fp8' | 'cache' | 'fast';
+
 export interface ArchInfo {
   arch: string;
   modality: 'image' | 'video' | 'audio';
@@ -52,6 +54,8 @@ export interface ArchInfo {
   defaults: ArchDefaults;
   output_exts: string[];
   tiny_sample?: ArchDefaults;
+  /** the engine's speed tiers this family offers (`sample.speed`; not sent by older engines) */
+  speeds?: Speed[];
   latent: { layout: string; channels: number; rgb_factors: number[][] | null; rgb_bias: number[] | null };
 }
 

@@ -2,10 +2,10 @@
 /** Prompt and sampling settings; fields follow the arch's modality (size for images/video, frames/fps, duration). */
 import { type Dispatch, type KeyboardEvent, type SetStateAction, useState } from 'react';
 import { stepHistory } from '@/utils/promptHistory';
-import type { ArchInfo } from '@/utils/types';
+import type { ArchInfo, Speed } from '@/utils/types';
 import ControlImages from './ControlImages';
 import type { NumberKey } from './formChecks';
-import { type SampleForm, type StreamForm, controlSlots, nativeResolution, snap, takesLyrics } from './formState';
+import { SPEED_LABELS, type SampleForm, type StreamForm, controlSlots, nativeResolution, snap, speedsOf, takesLyrics } from './formState';
 import PromptHistory from './PromptHistory';
 import SizePresets from './SizePresets';
 
@@ -163,6 +163,20 @@ export default function PromptPanel(props: Props) {
           <NumberField id="duration_s" label="Duration (s)" value={sample.duration_s} step={0.5} min={0.5} disabled={disabled} onChange={(v) => set('duration_s', v)} error={errors.duration_s} />
         )}
         <NumberField id="batch_count" label="Batch count" value={sample.batch_count} min={1} max={16} disabled={disabled} onChange={(v) => set('batch_count', v)} error={errors.batch_count} hint={sample.batch_count > 1 ? 'seeds seed, seed+1, …' : undefined} />
+        {arch && speedsOf(arch).length > 1 && (
+          <div>
+            <label className="label" htmlFor="speed">
+              Speed
+            </label>
+            <select id="speed" className="input" value={sample.speed ?? 'lossless'} disabled={disabled} onChange={(e) => set('speed', e.target.value as Speed)} data-testid="speed" title="fp8 and cache trade a little fidelity for time (docs/BENCHMARKS.md, Fast tiers)">
+              {speedsOf(arch).map((speed) => (
+                <option key={speed} value={speed}>
+                  {SPEED_LABELS[speed]}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
         <div>
           <label className="label" htmlFor="output_ext">
             Format

@@ -3,8 +3,8 @@
  * settings, so a reload comes back to the same form and switching arch comes back to that arch's settings.
  * Control images are not kept: their previews are object URLs that die with the page, and assets get evicted.
  */
-import type { LoraChoice } from '@/utils/types';
-import type { ModelForm, SampleForm } from './formState';
+import type { LoraChoice, Speed } from '@/utils/types';
+import { type ModelForm, type SampleForm, SPEED_LABELS } from './formState';
 
 export const MEMORY_KEY = 'aitk.generate.form.v1';
 
@@ -47,6 +47,7 @@ function cleanArch(raw: unknown): ArchMemory | null {
   }
   if (typeof r.sample.output_ext === 'string') sample.output_ext = r.sample.output_ext;
   if (typeof r.sample.lyrics === 'string') sample.lyrics = r.sample.lyrics;
+  if (typeof r.sample.speed === 'string' && r.sample.speed in SPEED_LABELS) sample.speed = r.sample.speed as Speed;
   return {
     model: {
       name_or_path: r.model.name_or_path,

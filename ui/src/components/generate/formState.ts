@@ -1,5 +1,5 @@
 /** The generate form: values, arch defaults and size snapping (the engine snaps too and reports it). */
-import type { ArchDefaults, ArchInfo, LoraChoice } from '@/utils/types';
+import type { ArchDefaults, ArchInfo, LoraChoice, Speed } from '@/utils/types';
 
 export interface ModelForm {
   arch: string;
@@ -31,6 +31,8 @@ export interface SampleForm {
   output_ext: string;
   lyrics: string;
   batch_count: number;
+  /** the engine's speed tier (toolkit/models/speed.py); absent or 'lossless': the model as it is */
+  speed?: Speed;
   /** by slot: ctrl_img, ctrl_img_2, ctrl_img_3 (null: empty slot) */
   ctrl_imgs: (ControlRef | null)[];
 }
@@ -56,8 +58,27 @@ export const DEFAULT_SAMPLE: SampleForm = {
   output_ext: 'png',
   lyrics: '',
   batch_count: 1,
+  speed: 'lossless',
   ctrl_imgs: [],
 };
+
+/** What the Speed select shows for each tier. */
+export const SPEED_LABELS: Record<Speed, string> = {
+  lossless: 'Lossless',
+  fp8: 'fp8 (float8 denoiser)',
+  cache: 'cache (reuses steps)',
+  fast: 'fast (fp8 + cache)',
+};
+
+/** The tiers the family offers on this engine. */
+export function speedsOf(arch: Pick<ArchInfo, 'speeds'>): Speed[] {
+  return arch.speeds?.length ? arch.speeds : ['lossless'];
+}
+
+/** ``speed`` where the family offers it, else lossless (a remembered tier may not be offered by this engine). */
+export function speedFor(arch: Pick<ArchInfo, 'speeds'>, speed: Speed | undefined): Speed {
+  return speed && speedsOf(arch).includes(speed) ? speed : 'lossless';
+}
 
 /**
  * Trained checkpoints that ship in the repository, with the settings they were trained for
@@ -108,6 +129,7 @@ export function sampleDefaults(arch: ArchInfo, modelPath: string, current: Sampl
     output_ext: d.output_ext && arch.output_exts.includes(d.output_ext) ? d.output_ext : arch.output_exts[0],
     // a reference picked for one edit family still fits another; a family without references drops them
     ctrl_imgs: current.ctrl_imgs.slice(0, slots),
+    speed: speedFor(arch, current.speed),
   };
 }
 
@@ -136,6 +158,7 @@ export function generateBody(arch: ArchInfo, model: ModelForm, s: SampleForm, st
   // the engine reads the references in order: an emptied first slot must not leave ctrl_img unset
   s.ctrl_imgs.filter((c): c is ControlRef => Boolean(c)).slice(0, CONTROL_KEYS.length).forEach((c, i) => (sample[CONTROL_KEYS[i]] = c.ref));
   if (s.batch_count > 1) sample.batch_count = s.batch_count;
+  if (s.speed && s.speed !== 'lossless') sample.speed = s.speed;
   return {
     model: {
       arch: model.arch,

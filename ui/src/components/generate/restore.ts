@@ -4,8 +4,8 @@
  */
 import type { EmbeddedInfo } from '@/utils/imageInfo';
 import { parametersSettings } from '@/utils/parameters';
-import type { LoraChoice } from '@/utils/types';
-import type { SampleForm } from './formState';
+import type { LoraChoice, Speed } from '@/utils/types';
+import { SPEED_LABELS, type SampleForm } from './formState';
 
 export interface Restored {
   arch?: string;
@@ -31,6 +31,7 @@ export function fromConfig(cfg: ConfigLike): Restored {
   const sample: Restored['sample'] = {};
   for (const k of NUMBER_FIELDS) if (typeof s[k] === 'number' && Number.isFinite(s[k])) sample[k] = s[k] as number;
   for (const k of TEXT_FIELDS) if (typeof s[k] === 'string') sample[k] = s[k] as string;
+  if (typeof s.speed === 'string' && s.speed in SPEED_LABELS) sample.speed = s.speed as Speed;
   // the engine resolves ctrl_img into ctrl_img_1 (GenerateImageConfig.__post_init__); either may be present
   const first = s.ctrl_img_1 ?? s.ctrl_img;
   const controls = [first, s.ctrl_img_2, s.ctrl_img_3].filter((c): c is string => typeof c === 'string' && c.length > 0);

@@ -8,7 +8,7 @@ import type { ArchInfo } from '@/utils/types';
 import { type FormMemory, loadMemory, recall, remember, saveMemory } from './formMemory';
 import {
   BUILTIN_MODELS, type ControlRef, DEFAULT_MODEL, DEFAULT_SAMPLE, type ModelForm, type SampleForm, type StreamForm, controlSlots, generateBody,
-  sampleDefaults, snap,
+  sampleDefaults, snap, speedFor,
 } from './formState';
 import type { Restored } from './restore';
 
@@ -33,7 +33,10 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
     (a: ArchInfo, current: { model: ModelForm; sample: SampleForm }) => {
       const keep = { prompt: current.sample.prompt, negative_prompt: current.sample.negative_prompt, ctrl_imgs: current.sample.ctrl_imgs.slice(0, controlSlots(a)) };
       const back = recall(memory.current, a.arch, { model: DEFAULT_MODEL, sample: DEFAULT_SAMPLE });
-      if (back) return { model: back.model, sample: { ...sampleDefaults(a, back.model.name_or_path, back.sample), ...back.sample, ...keep } };
+      if (back) {
+        const sample = { ...sampleDefaults(a, back.model.name_or_path, back.sample), ...back.sample, ...keep };
+        return { model: back.model, sample: { ...sample, speed: speedFor(a, sample.speed) } };
+      }
       // a checkpoint named for one family (tiny:, builtin:) means nothing to another; a path the user typed stays
       const p = current.model.name_or_path;
       const path = !p || p.startsWith('tiny:') || p.startsWith('builtin:') ? `tiny:${a.arch}` : p;
