@@ -30,3 +30,13 @@ def engine_server(tmp_path_factory, tiny_cache):
     harness = EngineHarness(tmp_path_factory.mktemp("engine"))
     yield harness
     harness.close()
+
+
+@pytest.fixture()
+def harness(tmp_path, tiny_cache):
+    """A fresh engine of the test's own (its pool, queue and outputs start empty), closed after the test."""
+    from testing.engine_harness import EngineHarness
+
+    h = EngineHarness(tmp_path)
+    yield h
+    h.close()

@@ -6,21 +6,11 @@ Qwen2.5-VL and VAE. Z-Image has no second family here with the same encoder clas
 fine-tunes that share extras (AI Toolkit's extras_name_or_path), the way a user switches Z-Image checkpoints.
 """
 
-import pytest
-
-from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for, swap_sequence, upload_test_image
 
 
 def subfolders(keys):
     return {k.split("|")[1].rsplit("/", 1)[-1] for k in keys}
-
-
-@pytest.fixture()
-def harness(tmp_path, tiny_cache):
-    h = EngineHarness(tmp_path)
-    yield h
-    h.close()
 
 
 def test_wan21_and_wan22_5b_share_the_umt5_encoder(harness):

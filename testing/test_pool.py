@@ -4,8 +4,6 @@ import gc
 import time
 import weakref
 
-import pytest
-
 from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for
 
@@ -14,13 +12,6 @@ def sd1(main="tiny:sd1", extras="tiny:sd1", seed=7, steps=3):
     body = body_for("sd1", steps=steps, seed=seed)
     body["model"].update(name_or_path=main, extras_name_or_path=extras)
     return body
-
-
-@pytest.fixture()
-def harness(tmp_path, tiny_cache):
-    h = EngineHarness(tmp_path)
-    yield h
-    h.close()
 
 
 def run(h, body) -> dict:

@@ -8,19 +8,11 @@ import torch
 from PIL import Image
 
 from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
-from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for
 from testing.test_memory_plan import FLUX, PLENTY_OF_RAM, flux_work, gib
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.memory_plan import QUANTIZED, plan_memory
 from toolkit.models.v2.pool import ComponentPool
-
-
-@pytest.fixture()
-def harness(tmp_path, tiny_cache):
-    h = EngineHarness(tmp_path)
-    yield h
-    h.close()
 
 
 def refused(h, body) -> dict:
