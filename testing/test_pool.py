@@ -157,3 +157,19 @@ def test_a_different_dtype_is_a_different_entry(harness):
     after = counters(harness)
     assert after["misses"] - before["misses"] == 3  # unet, text encoder, vae in bf16; tokenizer shared
     assert after["hits"] - before["hits"] == 1
+
+
+def test_a_waiting_request_is_not_delayed_by_releasing_the_last_ones_components(harness):
+    """Releasing (parking, on a GPU: ~1 s per GB the first time) runs only while nobody waits. A, B, A queued at
+    once keep A's components through B, so the second A finds its UNet still loaded (a hit, not a reload);
+    once the queue is empty, what the last request did not use goes."""
+    run(harness, sd1(main="tiny:sd1/b"))  # a running request for the three below to queue behind
+    tickets = [harness.client.submit(b) for b in (sd1(steps=30), body_for("flux", steps=2), sd1(seed=8))]
+    for ticket in tickets:
+        frames = [f.header for f in harness.client.frames(ticket["request_id"])]
+        assert frames[-1]["ok"] is True, frames[-3:]
+    pool = harness.client.health()["pool"]
+    unets = [e for e in pool if e["subfolder"] == "unet"]
+    assert len(unets) == 1 and "sd1__b" not in unets[0]["key"]  # idle at the end: b's UNet went ...
+    assert unets[0]["hits"] >= 1  # ... A's stayed through the Flux request, and the second A hit it
+    assert not any("flux" in e["key"] for e in pool)  # ... and so did Flux's parts

@@ -344,3 +344,16 @@ def test_before_a_planned_request_runs_residents_it_does_not_use_leave_as_far_as
     assert [k.content for k in pool.entries] == ["old_c", "mine"]  # 20 free + a + b = 220 >= 200
     ResidentModel("cuda", pool, lambda *a: None).make_room(None)  # the user's own options: nothing planned
     assert [k.content for k in pool.entries] == ["old_c", "mine"]
+
+
+def test_release_stops_when_asked_and_leaves_the_rest_for_later():
+    """The engine stops parking when a request is waiting: what is left stays on the device until a later
+    release (or a load that needs the room) takes it."""
+    pool = ComponentPool()
+    load(pool, "a"), load(pool, "b"), load(pool, "c")
+    pool.begin_request()
+    asked = []
+    assert len(pool.release_unused(stop=lambda: asked.append(1) or len(asked) > 1)) == 1  # one, then stop
+    assert len(pool.entries) == 2 and pool.counters["evictions"] == 1
+    assert pool.release_unused(stop=lambda: True) == []  # a request waits: nothing now
+    assert len(pool.release_unused()) == 2 and not pool.entries  # idle again: the rest goes

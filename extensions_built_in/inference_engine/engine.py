@@ -307,7 +307,7 @@ class Engine:
                 submitted += 1
             # Freed only now, after sampling: parking in RAM or freeing never delays the request that caused
             # it (its file is written meanwhile), and the pre-load eviction makes room earlier when tight.
-            self.pool.release_unused()
+            self.pool.release_unused(stop=lambda: len(self.queue) > 0)
         except BaseException as e:
             code, message = self._failure(req, e)
             print(req.log_line(f"{code}: {message.splitlines()[0] if message else ''}"[:300]), flush=True)

@@ -148,8 +148,11 @@ class ComponentPool:
     def used(self) -> set:
         return set(self._used)
 
-    def release_unused(self, keep: Optional[set] = None) -> list[ComponentKey]:
-        """Free what the current request did not use, beyond the keep-warm budget (LRU leaves first)."""
+    def release_unused(self, keep: Optional[set] = None, stop: Optional[Callable[[], bool]] = None) -> list:
+        """Free what the current request did not use, beyond the keep-warm budget (LRU leaves first). ``stop``:
+        asked before each entry; True leaves the rest where they are (the engine's next request is waiting: a
+        component's first park pins its host copy, ~1 s per GB, and on the H200 a queued Flux request waited
+        3.6 s for Wan 2.1's). What stays is released after a later request, or evicted when a load needs room."""
         keep = set(keep or ()) | self._used
         with self._lock:
             idle = [e for k, e in self.entries.items() if k not in keep]  # oldest first
@@ -161,13 +164,15 @@ class ComponentPool:
                     kept_bytes += entry.bytes
                 else:
                     victims.append(entry.key)
-        return self.evict(victims)
+        return self.evict(victims, stop=stop)
 
-    def evict(self, keys, allow_park: bool = True) -> list[ComponentKey]:
+    def evict(self, keys, allow_park: bool = True, stop: Optional[Callable[[], bool]] = None) -> list:
         """Free these entries' device memory: park them in pinned RAM while ``keep_in_ram_gb`` allows, else drop."""
         evicted = []
         with self._lock:
             for key in keys:
+                if stop is not None and stop():
+                    break
                 entry = self.entries.get(key)
                 if entry is None or entry.tier == "ram" and allow_park:
                     continue
