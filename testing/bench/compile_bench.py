@@ -1,7 +1,7 @@
 """What compiling buys and costs beyond the suite's step times (issue #14), in one run on the GPU machine.
 
     python testing/bench/compile_bench.py --out RESULTS_DIR --wheels .whl_engine [--families flux,zimage,wan21,sdxl]
-                                          [--stages attention,restart,fast] [--fast-steps 28]
+                                          [--stages attention,regional,restart,fast,engine_fast] [--fast-steps 28]
     python testing/bench/compile_bench.py --out /tmp/smoke --tiny      # the same run on CPU with small models
 
 * ``attention``: bare diffusers, per family, the step time with each SDPA kernel *alone* enabled (flash,
