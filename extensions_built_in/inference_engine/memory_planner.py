@@ -124,7 +124,7 @@ class MemoryPlanner:
         key = (model_class.arch, model_config.name_or_path, model_config.extras_name_or_path, holder.dtype)
         if key not in self._sizes:
             self._sizes[key] = holder.memory_parts()
-        fp8 = wants_fp8(getattr(gen, "speed", "lossless"))
+        fp8 = wants_fp8(gen.speed)
         return plan_memory(
             model_class.arch,
             self._sizes[key],

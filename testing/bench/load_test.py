@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from extensions_built_in.inference_engine.protocol import FrameDecoder  # noqa: E402
+from testing.engine_harness import wait_for  # noqa: E402
 
 ACTIONS = [("stream", 35), ("wait", 20), ("drop", 10), ("cancel", 10), ("hostile", 15), ("upload", 10)]
 
@@ -240,16 +241,6 @@ async def run(target: Target, clients: int, duration: float) -> Stats:
 
 
 # ---------------------------------------------------------------------------------------------- targets
-def wait_for(predicate, timeout: float, what: str):
-    limit = time.monotonic() + timeout
-    while time.monotonic() < limit:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise RuntimeError(f"{what} did not happen within {timeout} s")
-
-
 def start_engine(work: Path, max_queue: int) -> tuple[subprocess.Popen, Target]:
     config = work / "load_engine.json"
     config.write_text(

@@ -83,7 +83,7 @@ def fp8_options(model_config):
 def step_cache(model, gen):
     """The request's step cache on each of the family's denoisers, removed afterwards (even on a cancel), so the
     next request on the same pooled denoiser runs uncached."""
-    if not wants_cache(getattr(gen, "speed", "lossless")) or model.step_cache is None:
+    if not wants_cache(gen.speed) or model.step_cache is None:
         yield
         return
     denoisers = [
