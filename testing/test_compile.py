@@ -19,8 +19,8 @@ def compiled_calls(monkeypatch):
     calls = []
     monkeypatch.setattr(torch.nn.Module, "compile", lambda self, **kw: calls.append((type(self).__name__, kw)))
 
-    def blocks(fn, **kw):  # a block's forward (regional compile): recorded by its module's class
-        calls.append((type(fn.__self__).__name__, kw))
+    def blocks(fn, **kw):  # a block class's forward (regional compile): recorded by that class
+        calls.append((fn.__qualname__.split(".")[0], kw))
         return fn
 
     monkeypatch.setattr(compile_module, "torch_compile", blocks)
@@ -191,3 +191,95 @@ def test_the_engines_cache_folder_wins_over_the_default_torch_writes_on_import(t
     use_cache_dir(str(tmp_path / "configured"), explicit=True)  # engine.compile_cache_dir: wins
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "configured")
     assert (tmp_path / "configured").is_dir()
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x).relu()
+
+
+class TwoBlocks(torch.nn.Module):
+    _repeated_blocks = ["Block"]
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def test_a_block_class_compiles_once_for_every_block_and_every_later_model(compiled_calls):
+    """torch.compile costs milliseconds a call: an SDXL UNet swapped in (70 blocks) paid it 70 times
+    (docs/BENCHMARKS.md, the pool under compile). One compiled function per class, bound to each block."""
+    first, second = TwoBlocks(), TwoBlocks()
+    assert compile_denoiser(first, "auto") == compile_denoiser(second, "auto") == "regional"
+    assert compiled_calls == [("Block", {"fullgraph": True})]
+    for model in (first, second):
+        assert all(block.forward.__self__ is block for block in model.blocks)
+
+
+def test_blocks_sharing_a_compiled_forward_each_run_their_own_weights(monkeypatch):
+    """Real dynamo tracing (``eager`` backend): two models of one class through one compiled function give each
+    its own eager output, and the second model adds no graph."""
+    from torch._dynamo.utils import counters
+
+    monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: torch.compile(fn, backend="eager", **kw))
+    torch._dynamo.reset()
+    first, second, x = TwoBlocks(), TwoBlocks(), torch.randn(3, 4)
+    expected = [first(x), second(x)]
+    compile_denoiser(first, "auto")
+    compile_denoiser(second, "auto")
+    with torch.no_grad():
+        assert torch.allclose(first(x), expected[0]) and not torch.allclose(expected[0], expected[1])
+        graphs = counters["stats"]["unique_graphs"]
+        assert torch.allclose(second(x), expected[1])
+    assert counters["stats"]["unique_graphs"] == graphs
+
+
+class AutocastBlock(torch.nn.Module):
+    """As Z-Image's attention: a region under ``autocast(enabled=False)`` inside the compiled code."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.amp.autocast("cuda", enabled=False):
+            x = x.float() * 2
+        return self.proj(x)
+
+
+class AutocastNet(torch.nn.Module):
+    _repeated_blocks = ["AutocastBlock"]
+
+    def __init__(self):
+        super().__init__()
+        self.block = AutocastBlock()
+
+    def forward(self, x):
+        return self.block(x)
+
+
+def test_a_graph_with_an_autocast_region_is_kept_by_the_autograd_cache(tmp_path, monkeypatch):
+    """Real inductor on this CPU, a tiny graph: AOTAutograd's cache refused Z-Image's graphs (an ``autocast``
+    region in its RoPE), so a restarted engine redid that work for them every time."""
+    from torch._dynamo.utils import counters
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(compile_module, "_COMPILED_FORWARDS", {})
+    torch._dynamo.reset()
+    counters.clear()
+    net, x = AutocastNet(), torch.randn(2, 4)
+    expected = net(x)
+    assert compile_denoiser(net, "auto") == "regional"
+    with torch.no_grad():
+        assert torch.allclose(net(x), expected)
+    assert counters["aot_autograd"]["autograd_cache_bypass"] == 0
+    assert counters["aot_autograd"]["autograd_cache_saved"] == 1

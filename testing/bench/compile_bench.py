@@ -1,13 +1,19 @@
 """What compiling buys and costs beyond the suite's step times (issue #14), in one run on the GPU machine.
 
     python testing/bench/compile_bench.py --out RESULTS_DIR --wheels .whl_engine [--families flux,zimage,wan21,sdxl]
-                                          [--stages attention,regional,restart,fast,engine_fast] [--fast-steps 28]
+                                          [--stages attention,regional,tuning,restart,fast,engine_fast]
+                                          [--variants auto,fused_qkv,cdt,fused_qkv_cdt,max_autotune] [--fast-steps 28]
     python testing/bench/compile_bench.py --out /tmp/smoke --tiny      # the same run on CPU with small models
 
 * ``attention``: bare diffusers, per family, the step time with each SDPA kernel *alone* enabled (flash,
   cuDNN, memory-efficient; a kernel that cannot take the family's attention shows as unsupported rather than
   silently falling through), eager and under the engine's ``auto`` compile (dynamo reset between kernels).
   The fastest compiled kernel is what ``engine.attention: auto`` should put first (toolkit/models/attention.py).
+* ``tuning``: bare diffusers, the first family, lossless ways past the engine's ``auto`` compile, each from
+  eager (dynamo reset between them): ``fused_qkv`` (diffusers' ``fuse_qkv_projections``: one GEMM for q, k and v
+  instead of three), ``cdt`` (inductor's coordinate-descent tuning of its Triton kernels, as diffusers' flux-fast
+  recipe sets it), both, and ``max_autotune`` (``mode="max-autotune-no-cudagraphs"``: GEMM autotuning; the
+  longest compile). Step time and first-call (compile) time per variant.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
   one (graphs added: zero), then the engine is stopped, started again on the same cache folder, and the first
@@ -41,6 +47,7 @@ from testing.bench.bare_pipeline import BarePipeline, free, sync  # noqa: E402
 from testing.bench.engine_process import engine_process  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
 from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
+from toolkit.models.compile import _compile_blocks  # noqa: E402
 
 KERNELS = ("flash", "cudnn", "efficient")
 
@@ -57,7 +64,8 @@ class CompileBench:
         self.device = "cuda" if torch.cuda.is_available() and not args.tiny else "cpu"
         self.dtype = "float32" if args.tiny else "bf16"
         self.settings = TINY_SETTINGS if args.tiny else SETTINGS
-        self.mode = "max" if self.device == "cpu" else "auto"  # "auto" is off on a CPU: the smoke run forces it
+        # "auto" is off on a CPU: the smoke run forces "max" (the same regional compile for the DiTs)
+        self.mode = args.compile or ("max" if self.device == "cpu" else "auto")
         self.results: dict = {"meta": _meta(args), "build": {}, "attention": {}, "restart": {}, "fast": {}}
         self.results["errors"] = []
 
@@ -145,6 +153,43 @@ class CompileBench:
             row.setdefault(how, []).extend(steps)
             self.save()
         del bare
+        free()
+
+    # ------------------------------------------------------------------ tuning
+    def tuning(self, arch):
+        import torch
+
+        bare = self.bare(arch)
+        row = self.results.setdefault("tuning", {}).setdefault(arch, {})
+        transformer = bare.model.pipeline.transformer
+        for variant in [v for v in self.args.variants.split(",") if v]:
+            torch._dynamo.reset()
+            _uncompile(bare)
+            try:
+                with _inductor_tuning("cdt" in variant):
+                    if "fused_qkv" in variant:
+                        transformer.fuse_qkv_projections()
+                    if variant == "max_autotune":
+                        _compile_blocks(transformer, mode="max-autotune-no-cudagraphs")
+                        transformer._aitk_compiled = "regional"
+                    else:
+                        bare.compile(self.mode)
+                    t0 = time.monotonic()
+                    bare.call(2)
+                    first = time.monotonic() - t0
+                    steps = [bare.call(self.args.steps)[1] for _ in range(self.args.repeats)]
+                row[variant] = {
+                    "step_s": round(statistics.median(steps), 5),
+                    "steps": steps,
+                    "first_s": round(first, 2),
+                }
+            except Exception as e:
+                row[variant] = {"failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+            finally:
+                transformer.unfuse_qkv_projections()
+            self.save()
+        del bare, transformer
+        torch._dynamo.reset()
         free()
 
     # ------------------------------------------------------------------ restart
@@ -304,8 +349,8 @@ class CompileBench:
             if stage == "attention":
                 for arch in self.families:
                     self.guarded(f"attention {arch}", self.attention, arch)
-            elif stage == "regional":
-                self.guarded("regional", self.regional, self.families[0])
+            elif stage in ("regional", "tuning"):
+                self.guarded(stage, getattr(self, stage), self.families[0])
             elif stage in ("restart", "fast", "engine_fast"):
                 self.guarded(stage, getattr(self, stage))
         print(json.dumps({k: v for k, v in self.results.items() if k != "meta"}, indent=1, default=str)[:20000])
@@ -349,6 +394,28 @@ def _denoiser_only(bare, kernel) -> None:
             return forward(*args, **kwargs)
 
     transformer.forward = only
+
+
+class _inductor_tuning:
+    """Inductor's coordinate-descent tuning on inside the block (diffusers' flux-fast settings), off after."""
+
+    KEYS = ("coordinate_descent_tuning", "coordinate_descent_check_all_directions")
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __enter__(self):
+        import torch._inductor.config as config
+
+        self.saved = {k: getattr(config, k) for k in self.KEYS}
+        for k in self.KEYS:
+            setattr(config, k, self.on or self.saved[k])
+
+    def __exit__(self, *exc):
+        import torch._inductor.config as config
+
+        for k, v in self.saved.items():
+            setattr(config, k, v)
 
 
 def _uncompile(bare) -> None:
@@ -421,6 +488,8 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--fast-steps", type=int, default=28)
+    parser.add_argument("--compile", choices=("auto", "max"), help="engine.compile (default auto; max on --tiny)")
+    parser.add_argument("--variants", default="auto,fused_qkv,cdt,fused_qkv_cdt,max_autotune", help="tuning stage")
     CompileBench(parse_bench_args(parser, argv)).run()
     return 0
 

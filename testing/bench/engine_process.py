@@ -39,6 +39,9 @@ def engine_process(folder: Path, device: str, log: Optional[Path] = None, start_
             }
         )
     )
+    # A killed engine (a bench run cut at its time limit) leaves engine.json behind: waiting for the file would
+    # hand the client the dead engine's port (seen on the H200: every request "Connection refused").
+    (folder / "engine.json").unlink(missing_ok=True)
     out = open(log, "w") if log else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "run.py", str(config)],

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from typing import Optional
 
 COMPILE_MODES = ("off", "auto", "max")
@@ -70,22 +71,57 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
     import torch._dynamo
 
     torch._dynamo.config.suppress_errors = True
+    cache_autocast_regions()
     module._aitk_compiled = how
     return how
 
 
-def _compile_blocks(module) -> int:
+AUTOCAST_FUNCTIONS = ("torch.amp.autocast_mode._enter_autocast", "torch.amp.autocast_mode._exit_autocast")
+
+
+def cache_autocast_regions() -> None:
+    """Let AOTAutograd's cache keep graphs with an ``autocast`` region in them. Z-Image's attention applies RoPE
+    under ``torch.amp.autocast("cuda", enabled=False)``, and the cache refuses any graph calling a function it
+    does not know: every restart redid AOTAutograd for all three Z-Image graphs (CPU, tiny Z-Image: restart compile
+    0.44 of the first start; H200: 0.41, against Flux's 0.23). The two functions take only constants (device,
+    dtype, enabled), which are part of the graph the cache key hashes, so a cached graph behaves as a fresh one;
+    inductor's ``unsafe_marked_cacheable_functions`` is the switch torch offers for exactly this."""
+    import torch
+    import torch._inductor.config as config
+
+    marked = getattr(config, "unsafe_marked_cacheable_functions", None)
+    if isinstance(marked, dict):
+        for name in AUTOCAST_FUNCTIONS:
+            marked.setdefault(name, torch.__version__)
+
+
+def _compile_blocks(module, **options) -> int:
     """diffusers' regional compile (``compile_repeated_blocks``: every block class named in ``_repeated_blocks``),
     but of each block's ``forward`` rather than the module's call: the per-step caches (MagCache, FirstBlockCache,
     cache-dit) hook a block by wrapping its ``forward`` in Python that decides whether to run it. Compiling the
     module's call traced those decisions into the graph, and fullgraph compiles refused them ("Skip calling
     ``torch.compiler.disable()``d function"); compiled below the hook, the decision stays eager and the block
-    math compiled. Returns how many blocks were compiled."""
+    math compiled. One compiled function per block class, bound to each block: ``torch.compile`` costs
+    milliseconds per call, and an SDXL UNet (70 blocks) swapped in paid it 70 times. Returns how many blocks
+    were compiled. ``options``: torch.compile's others (testing/bench/compile_bench.py's ``max_autotune``)."""
     names = set(module._repeated_blocks)
     blocks = [sub for sub in module.modules() if type(sub).__name__ in names]
     for block in blocks:
-        block.forward = torch_compile(block.forward, fullgraph=True)
+        block.forward = types.MethodType(_compiled_forward(type(block), **options), block)
     return len(blocks)
+
+
+_COMPILED_FORWARDS: dict = {}
+
+
+def _compiled_forward(cls, **options):
+    """A block class's ``forward`` compiled once per process (and per ``torch_compile``, which tests swap):
+    dynamo guards on the block's type and shapes, not on which instance, so every block and every later model
+    of that class shares the graphs."""
+    key = (cls, torch_compile, tuple(sorted(options.items())))
+    if key not in _COMPILED_FORWARDS:
+        _COMPILED_FORWARDS[key] = torch_compile(cls.forward, fullgraph=True, **options)
+    return _COMPILED_FORWARDS[key]
 
 
 def torch_compile(fn, **kwargs):
