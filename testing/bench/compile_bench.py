@@ -2,7 +2,8 @@
 
     python testing/bench/compile_bench.py --out RESULTS_DIR --wheels .whl_engine [--families flux,zimage,wan21,sdxl]
                                           [--stages attention,regional,tuning,restart,fast,engine_fast]
-                                          [--variants auto,fused_qkv,cdt,fused_qkv_cdt,max_autotune] [--fast-steps 28]
+                                          [--variants auto,fused_qkv,cdt,fused_qkv_cdt,max_autotune,whole]
+                                          [--fast-steps 28]
     python testing/bench/compile_bench.py --out /tmp/smoke --tiny      # the same run on CPU with small models
 
 * ``attention``: bare diffusers, per family, the step time with each SDPA kernel *alone* enabled (flash,
@@ -12,8 +13,9 @@
 * ``tuning``: bare diffusers, the first family, lossless ways past the engine's ``auto`` compile, each from
   eager (dynamo reset between them): ``fused_qkv`` (diffusers' ``fuse_qkv_projections``: one GEMM for q, k and v
   instead of three), ``cdt`` (inductor's coordinate-descent tuning of its Triton kernels, as diffusers' flux-fast
-  recipe sets it), both, and ``max_autotune`` (``mode="max-autotune-no-cudagraphs"``: GEMM autotuning; the
-  longest compile). Step time and first-call (compile) time per variant.
+  recipe sets it), both, ``max_autotune`` (``mode="max-autotune-no-cudagraphs"``: GEMM autotuning; the
+  longest compile) and ``whole`` (the transformer as one graph: the code between blocks, RoPE included, compiled
+  too; a step cache's hooks could not sit inside it). Step time and first-call (compile) time per variant.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
   one (graphs added: zero), then the engine is stopped, started again on the same cache folder, and the first
@@ -172,6 +174,8 @@ class CompileBench:
                     if variant == "max_autotune":
                         _compile_blocks(transformer, mode="max-autotune-no-cudagraphs")
                         transformer._aitk_compiled = "regional"
+                    elif variant == "whole":
+                        transformer.compile(fullgraph=True)
                     else:
                         bare.compile(self.mode)
                     t0 = time.monotonic()

@@ -137,6 +137,7 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             vram_budget_gb=0 if args.tiny else budget,
             memory_qtype=qtype or "auto",
             warm_up=True,
+            compile=args.compile,
         ) as client:
             body = {
                 "model": model,
@@ -151,6 +152,7 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             health = client.health()
             row["plan"] = (health.get("memory") or {}).get("plan")
             row["vram"] = health.get("vram")
+            row["compile"] = {k: health["compile"].get(k) for k in ("mode", "compiled", "graphs", "seconds")}
             row["pool"] = [
                 {k: e[k] for k in ("class", "subfolder", "bytes", "device", "tier", "load_s")} for e in health["pool"]
             ]
@@ -173,6 +175,7 @@ def sweep(args) -> dict:
         "meta": {
             "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "tiny": args.tiny,
+            "compile": args.compile,
             "gpu": None if args.tiny else torch.cuda.get_device_name(0),
             "budgets_gb": args.budgets,
         },
@@ -295,6 +298,12 @@ def main(argv=None) -> int:
         "--steps", type=int, default=0, help=f"default {IMAGE_STEPS} (image, audio), {VIDEO_STEPS} (video)"
     )
     parser.add_argument("--bare", action="store_true", help="also time the bare diffusers pipeline (full card)")
+    parser.add_argument(
+        "--compile",
+        default="off",
+        choices=("off", "auto", "max"),
+        help="engine.compile for every engine (cold: compile)",
+    )
     sweep(parse_bench_args(parser, argv))
     return 0
 
