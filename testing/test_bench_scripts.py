@@ -220,7 +220,9 @@ def test_compile_bench_restart_reuses_the_engines_compile_cache(tmp_path, tiny_c
     cmd += ["--work", str(work), "--families", "flux", "--stages", "restart"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    row = json.loads((out / "compile_bench.json").read_text())["restart"]["flux"]
+    restart = json.loads((out / "compile_bench.json").read_text())["restart"]
+    row, warm_up = restart["flux"], restart["engine_warm_up_s"]
+    assert warm_up["first_start"] > 0 and warm_up["after_restart"] > 0  # waited for, so not in the first request
     first, again = row["first_start"], row["after_restart"]
     assert first["compile_s"] > 0 and first["graphs_added_by_second_request"] == 0
     assert again["graphs_added_by_second_request"] == 0
