@@ -120,21 +120,21 @@ class CompileBench:
                     _denoiser_only(bare, kernel)
                     if compiled:
                         bare.compile(self.mode)
-                    t0 = time.monotonic()
-                    bare.call(2)  # warm-up (and the compile)
-                    first = time.monotonic() - t0
-                    steps = [bare.call(self.args.steps)[1] for _ in range(self.args.repeats)]
-                    row[key] = {
-                        "step_s": round(statistics.median(steps), 5),
-                        "steps": steps,
-                        "first_s": round(first, 2),
-                    }
+                    row[key] = self._timed_steps(bare)
                 except Exception as e:
-                    row[key] = {"unsupported": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+                    row[key] = {"unsupported": _first_line(e)}
                 self.save()
         del bare
         torch._dynamo.reset()
         free()
+
+    def _timed_steps(self, bare) -> dict:
+        """A 2-step warm-up call (the compile, timed as ``first_s``), then ``--repeats`` calls' median step."""
+        t0 = time.monotonic()
+        bare.call(2)
+        first = time.monotonic() - t0
+        steps = [bare.call(self.args.steps)[1] for _ in range(self.args.repeats)]
+        return {"step_s": round(statistics.median(steps), 5), "steps": steps, "first_s": round(first, 2)}
 
     # ------------------------------------------------------------------ regional
     def regional(self, arch):
@@ -174,22 +174,13 @@ class CompileBench:
                         transformer.fuse_qkv_projections()
                     if variant == "max_autotune":
                         _compile_blocks(transformer, mode="max-autotune-no-cudagraphs")
-                        transformer._aitk_compiled = "regional"
                     elif variant == "whole":
                         transformer.compile(fullgraph=True)
                     else:
                         bare.compile(self.mode)
-                    t0 = time.monotonic()
-                    bare.call(2)
-                    first = time.monotonic() - t0
-                    steps = [bare.call(self.args.steps)[1] for _ in range(self.args.repeats)]
-                row[variant] = {
-                    "step_s": round(statistics.median(steps), 5),
-                    "steps": steps,
-                    "first_s": round(first, 2),
-                }
+                    row[variant] = self._timed_steps(bare)
             except Exception as e:
-                row[variant] = {"failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+                row[variant] = {"failed": _first_line(e)}
             finally:
                 transformer.unfuse_qkv_projections()
             self.save()
@@ -276,7 +267,7 @@ class CompileBench:
             row[name].update(_quality(self.lossless, image))
             row[name]["speedup"] = round(row["lossless"]["e2e_s"] / row[name]["e2e_s"], 3)
         except Exception as e:
-            row[name] = {"failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+            row[name] = {"failed": _first_line(e)}
         self.save()
 
     def engine_fast(self):
@@ -304,7 +295,7 @@ class CompileBench:
                         row[speed].update(_quality(self.lossless_engine, image))
                         row[speed]["speedup"] = round(row["lossless"]["e2e_s"] / row[speed]["e2e_s"], 3)
                 except Exception as e:
-                    row[speed] = {"failed": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+                    row[speed] = {"failed": _first_line(e)}
                 self.save()
         (self.out / "engine_fast.log").write_text((folder / "engine.log").read_text()[-100_000:])
 
@@ -364,6 +355,11 @@ class CompileBench:
             elif stage in ("restart", "fast", "engine_fast"):
                 self.guarded(stage, getattr(self, stage))
         print(json.dumps({k: v for k, v in self.results.items() if k != "meta"}, indent=1, default=str)[:20000])
+
+
+def _first_line(e: Exception) -> str:
+    first = (str(e).splitlines() or [""])[0]
+    return f"{type(e).__name__}: {first[:300]}"
 
 
 def _meta(args) -> dict:
