@@ -1,4 +1,4 @@
-"""``engine.compile``: which denoisers are compiled, how, once, and never a streamed or visiting one. torch.compile's
+"""``engine.compile``: which denoisers are compiled, how, once, and never a streamed one. torch.compile's
 own work is replaced by a recorder (inductor on this CPU would take minutes, and its speed is the GPU bench's
 question: docs/BENCHMARKS.md); what is tested here is the plumbing from the setting to the modules."""
 
@@ -148,9 +148,10 @@ class UNet2DConditionModel(torch.nn.Module):
         ("auto", None, "regional"),
         ("max", "gpu", "whole"),
         ("max", "quantized", "whole"),
-        ("auto", "stream", None),  # weights moved by offload hooks: a compiled graph would not see them
-        ("max", "visit", None),
-        ("auto", "quantized_visit", None),
+        ("auto", "stream", None),  # per-block offload hooks
+        ("auto", "visit", "regional"),  # block graphs take the weights as inputs, wherever they are
+        ("max", "visit", "regional"),  # not CUDA graphs: they replay the addresses they recorded
+        ("auto", "quantized_visit", None),  # parameters replaced on every visit, not re-pointed
     ],
 )
 def test_only_a_resident_denoiser_is_compiled(mode, placement, expected, compiled_calls):
@@ -283,3 +284,36 @@ def test_a_graph_with_an_autocast_region_is_kept_by_the_autograd_cache(tmp_path,
         assert torch.allclose(net(x), expected)
     assert counters["aot_autograd"]["autograd_cache_bypass"] == 0
     assert counters["aot_autograd"]["autograd_cache_saved"] == 1
+
+
+def test_a_visiting_denoisers_compiled_blocks_compute_with_the_weights_it_holds_now(monkeypatch):
+    """A memory plan's visiting denoiser (Flux.1-dev on a 24 GiB card) has its tensors re-pointed at host copies
+    after each use and at fresh device copies before the next. Its compiled blocks (AOTAutograd lifting the
+    weights to graph inputs, as inductor does) must compute with the copies it holds now, not ones a graph kept,
+    and a move must add no graph."""
+    from torch._dynamo.utils import counters
+
+    from toolkit.models.offload import move_to_device, move_to_host
+
+    monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: torch.compile(fn, backend="aot_eager", **kw))
+    torch._dynamo.reset()
+    model, x = TwoBlocks(), torch.randn(3, 4)
+    assert compile_denoiser(model, "auto", "visit") == "regional"
+
+    def eager(model, x):  # the blocks' own class forward, never the compiled one bound on the instance
+        for block in model.blocks:
+            x = Block.forward(block, x)
+        return x
+
+    with torch.no_grad():
+        first = model(x)
+        assert torch.allclose(first, eager(model, x))
+        graphs = counters["stats"]["unique_graphs"]
+        for scale in (2.0, -1.0):
+            move_to_host(model, allocate=lambda t: torch.empty(t.shape, dtype=t.dtype))
+            for copy in model._aitk_host_copies.values():  # new weights, only in the host copies
+                copy.mul_(scale)
+            move_to_device(model, "cpu")
+            out = model(x)
+            assert torch.allclose(out, eager(model, x)) and not torch.allclose(out, first)
+        assert counters["stats"]["unique_graphs"] == graphs

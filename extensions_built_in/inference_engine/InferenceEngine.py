@@ -44,7 +44,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.vram_budget_gb = float(self.get_conf("engine.vram_budget_gb", 0) or 0)
         self.memory = str(self.get_conf("engine.memory", "auto"))
         self.memory_qtype = str(self.get_conf("engine.memory_qtype", "auto"))
-        self.compile = str(self.get_conf("engine.compile", "off"))  # off | auto | max (toolkit/models/compile.py)
+        self.compile = str(self.get_conf("engine.compile", "auto"))  # off | auto | max (toolkit/models/compile.py)
         self.compile_cache_dir = self.get_conf("engine.compile_cache_dir")
         self.attention = str(self.get_conf("engine.attention", "auto"))  # toolkit/models/attention.py
         self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))

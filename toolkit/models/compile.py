@@ -6,14 +6,18 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
 0.061 s vs 0.034 s with ``mode="reduce-overhead"`` (CUDA graphs: its step is launch-bound; 120 s to compile).
 
 ``engine.compile``:
-- ``off`` (the default until the GPU bench has measured ``auto`` on every family: docs/BENCHMARKS.md): eager.
-- ``auto`` (``off`` without CUDA): regional compile of the denoiser's repeated blocks (``_compile_blocks``; every
+- ``off``: eager.
+- ``auto`` (the default; ``off`` without CUDA): regional compile of the denoiser's repeated blocks (``_compile_blocks``; every
   family's DiT and the UNets' transformer blocks): short compiles; a second size recompiles once with dynamic
   shapes (torch.compile's automatic dynamic), and later sizes reuse that.
 - ``max``: as ``auto`` for DiTs; UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile.
 
-Only a denoiser resident on the GPU (placed ``gpu`` or ``quantized`` by the memory plan, or with no plan) is
-compiled: one whose weights stream or visit moves them in hooks a compiled graph would not see. Compiled code
+Which denoisers compile follows where the memory plan puts their weights. Resident ones (``gpu``, ``quantized``,
+or no plan) compile as above. A visiting one (``visit``: its tensors re-pointed at host copies after each use and
+at fresh GPU copies before the next) compiles regionally only: the block graphs take the weights as inputs, so
+they read whatever storage the tensors hold, while CUDA graphs would replay the addresses they recorded. Streamed
+weights (group offloading's per-block hooks) and 8-bit visitors (their parameters replaced, not re-pointed) stay
+eager. Compiled code
 lives on the module, so a pooled denoiser shared by two holders is compiled once. Inductor's caches go to a
 folder the engine owns (``use_cache_dir``), so a restarted engine reuses them.
 """
@@ -26,7 +30,8 @@ import types
 from typing import Optional
 
 COMPILE_MODES = ("off", "auto", "max")
-COMPILABLE_PLACEMENTS = (None, "gpu", "quantized")  # None: no plan (the user's options, or CPU)
+WHOLE_PLACEMENTS = (None, "gpu", "quantized")  # None: no plan (the user's options, or CPU)
+REGIONAL_PLACEMENTS = WHOLE_PLACEMENTS + ("visit",)
 
 
 def resolve_mode(mode: str, device: str) -> str:
@@ -139,11 +144,11 @@ def will_compile(module, mode: str, placement: Optional[str] = None) -> bool:
 
 
 def _how(module, mode: str, placement: Optional[str]) -> Optional[str]:
-    if mode == "off" or placement not in COMPILABLE_PLACEMENTS or not hasattr(module, "compile"):
+    if mode == "off" or not hasattr(module, "compile"):
         return None
-    if "UNet" in type(module).__name__ and mode == "max":
+    if "UNet" in type(module).__name__ and mode == "max" and placement in WHOLE_PLACEMENTS:
         return "whole"
-    if getattr(module, "_repeated_blocks", None):
+    if getattr(module, "_repeated_blocks", None) and placement in REGIONAL_PLACEMENTS:
         return "regional"
     return None
 
