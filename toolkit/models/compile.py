@@ -7,9 +7,9 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
 
 ``engine.compile``:
 - ``off``: eager.
-- ``auto`` (the default; ``off`` without CUDA): regional compile of the denoiser's repeated blocks (``_compile_blocks``; every
-  family's DiT and the UNets' transformer blocks): short compiles; a second size recompiles once with dynamic
-  shapes (torch.compile's automatic dynamic), and later sizes reuse that.
+- ``auto`` (the default; ``off`` without CUDA): regional compile of the denoiser's repeated blocks
+  (``_compile_blocks``; every family's DiT and the UNets' transformer blocks): short compiles; a second size
+  recompiles once with dynamic shapes (torch.compile's automatic dynamic), and later sizes reuse that.
 - ``max``: as ``auto`` for DiTs; UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile.
 
 Which denoisers compile follows where the memory plan puts their weights. Resident ones (``gpu``, ``quantized``,
