@@ -43,11 +43,12 @@ def test_a_dit_compiles_its_repeated_blocks_once_and_is_reused_by_later_requests
         assert blocks == {"FluxTransformerBlock", "FluxSingleTransformerBlock"}  # regional: the transformer only
         assert all(kw == {"fullgraph": True} for _, kw in compiled_calls)
         assert any("transformer compiled (regional)" in f.get("message", "") for f in frames)
-        assert h.client.health()["compile"] | {"graphs": 0, "seconds": 0, "attention": None} == {
+        assert h.client.health()["compile"] | {"graphs": 0, "seconds": 0, "phases": {}, "attention": None} == {
             "mode": "max",
             "compiled": {"transformer": "regional"},
             "graphs": 0,
             "seconds": 0,
+            "phases": {},
             "attention": None,
         }
         first = len(compiled_calls)
@@ -93,12 +94,14 @@ def test_off_compiles_nothing(tmp_path, tiny_cache, compiled_calls):
         assert compiled_calls == [] and h.client.health()["compile"] | {
             "graphs": 0,
             "seconds": 0,
+            "phases": {},
             "attention": None,
         } == {
             "mode": "off",
             "compiled": {},
             "graphs": 0,
             "seconds": 0,
+            "phases": {},
             "attention": None,
         }
     finally:
@@ -122,6 +125,8 @@ def test_health_counts_compiled_graphs_so_a_recompile_shows(tmp_path, tiny_cache
         assert h.client.generate_wait(body_for("flux", steps=2, seed=1))["http_status"] == 200
         first, compiling = graphs(), seconds()
         assert first > before and compiling > spent  # dynamo's own timer of the compile just done
+        phases = h.client.health()["compile"]["phases"]
+        assert phases["total"] == compiling and 0 < phases["tracing"] < compiling  # where a restart's time goes
         assert h.client.generate_wait(body_for("flux", steps=2, seed=2))["http_status"] == 200
         assert graphs() == first and seconds() == compiling  # same size: nothing recompiled
         bigger = body_for("flux", steps=2, seed=3)

@@ -219,6 +219,7 @@ class CompileBench:
         }
         graphs = [client.health()["compile"]["graphs"]]
         spent = [client.health()["compile"]["seconds"]]
+        phases = [client.health()["compile"].get("phases") or {}]
         runs = []
         for _ in range(2):
             t0 = time.monotonic()
@@ -228,6 +229,7 @@ class CompileBench:
             runs.append({"total_s": round(time.monotonic() - t0, 3), "timings": answer.get("timings") or {}})
             graphs.append(client.health()["compile"]["graphs"])
             spent.append(client.health()["compile"]["seconds"])
+            phases.append(client.health()["compile"].get("phases") or {})
         load_s = runs[0]["timings"].get("load_s") or 0.0
         self.results["restart"].setdefault(arch, {})[start] = {
             "first_request_s": runs[0]["total_s"],
@@ -235,6 +237,7 @@ class CompileBench:
             "load_s": load_s,
             "warm_up_s": round(max(0.0, runs[0]["total_s"] - runs[1]["total_s"] - load_s), 3),
             "compile_s": round(spent[1] - spent[0], 3),  # dynamo's own timer (/health compile.seconds)
+            "compile_phases_s": {k: round(v - phases[0].get(k, 0.0), 3) for k, v in phases[1].items()},
             "compile_s_second_request": round(spent[2] - spent[1], 3),
             "graphs": graphs,
             "graphs_added_by_second_request": graphs[2] - graphs[1],
