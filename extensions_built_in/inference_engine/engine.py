@@ -504,11 +504,14 @@ class Engine:
     def warm_up(self) -> None:
         """Pay a fresh process's first-use costs before a user waits on them (``warm_up_process``); requests
         that arrive meanwhile wait in the queue as usual."""
+        from toolkit.models.compile import warm_up_compiler
         from toolkit.models.v2.loading import warm_up_process
 
         self._set_info("Warming up", force=True)
         started = time.monotonic()
         warm_up_process(self.device)
+        if self.resident.compile_mode != "off":
+            warm_up_compiler()
         self.warm_up_s = round(time.monotonic() - started, 3)
 
     def load_default(self, model: dict) -> None:

@@ -77,17 +77,25 @@ test.afterAll(async ({ request }) => {
 test('start an engine on GPU 0 and another on GPU 1 from the page: both listed with their health', async ({ request }) => {
   await page.goto('/generate');
   await page.getByTestId('engine-gpu').fill('0');
+  // the settings it starts with: a bad VRAM budget is refused on the page, before any job is written
+  await page.getByTestId('engine-vram-budget').fill('lots');
+  await expect(page.getByTestId('engine-start')).toBeDisabled();
+  await expect(page.getByTestId('engine-controls-error')).toContainText('VRAM budget');
+  await page.getByTestId('engine-vram-budget').fill('');
+  await page.getByTestId('engine-compile').selectOption('off');
   await page.getByTestId('engine-start').click();
   // one engine per GPU: Start is offered again only for a GPU without one
   await expect(page.getByTestId('engine-start')).toHaveCount(0);
   await page.getByTestId('engine-gpu').fill('1');
+  await page.getByTestId('engine-compile').selectOption('auto');
   await page.getByTestId('engine-start').click();
   await expect(page.getByTestId('engine-start')).toHaveCount(0);
 
-  const jobs = (await (await request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json()).jobs as { id: string; name: string; gpu_ids: string }[];
-  for (const engine of ENGINES) {
+  const jobs = (await (await request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json()).jobs as { id: string; name: string; gpu_ids: string; job_config: string }[];
+  for (const [i, engine] of ENGINES.entries()) {
     const job = jobs.find((j) => j.name === engine.name)!;
     expect(job.gpu_ids).toBe(engine.gpu);
+    expect(JSON.parse(job.job_config).config.process[0].engine.compile).toBe(['off', 'auto'][i]); // what each started with
     engine.id = job.id;
   }
   for (const engine of ENGINES) {

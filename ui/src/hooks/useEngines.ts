@@ -9,6 +9,7 @@ import { useCallback, useMemo, useState } from 'react';
 import { isServing, useEngineHealths } from './useEngineHealths';
 import { usePoll } from './usePoll';
 import { apiJson, postJson } from '@/utils/api';
+import { DEFAULT_ENGINE_SETTINGS, type EngineSettings, newEngineJobConfig, withEngineSettings } from '@/utils/engineSettings';
 import type { EngineCandidate, EnginePick, ModelRef } from '@/utils/pickEngine';
 import { type Job, ACTIVE_STATUSES } from '@/utils/types';
 
@@ -24,15 +25,16 @@ export function engineJobName(gpuIds: string) {
   return `inference_engine_gpu${gpuIds.replaceAll(',', '_') || 'cpu'}`;
 }
 
-function engineJobConfig(name: string) {
-  return {
-    job: 'extension',
-    config: {
-      name,
-      process: [{ type: 'InferenceEngine', sqlite_db_path: './aitk_db.db', device: 'auto', engine: {} }],
-    },
-    meta: { name, version: '1.0' },
-  };
+/** The job's config with these settings in it: a job made elsewhere keeps the rest of its config. */
+function startConfig(name: string, job: Job | undefined, settings: EngineSettings) {
+  if (job) {
+    try {
+      return withEngineSettings(JSON.parse(job.job_config), settings);
+    } catch {
+      // unreadable: started afresh below
+    }
+  }
+  return newEngineJobConfig(name, settings);
 }
 
 /** The choice goes in the address, so a reload or a shared link comes back to it. */
@@ -68,12 +70,16 @@ export function useEngines(initialChoice: string | null) {
   }, []);
 
   const start = useCallback(
-    async (gpuIds: string) => {
+    async (gpuIds: string, settings: EngineSettings = DEFAULT_ENGINE_SETTINGS) => {
       const name = engineJobName(gpuIds);
       // The list may not have arrived yet: creating the job again would be "Job name already exists".
       const known = jobs.data ?? (await apiJson<{ jobs: Job[] }>('/api/jobs?job_type=inference')).jobs;
       let job = known.find((j) => j.name === name);
-      if (!job) job = await apiJson<Job>('/api/jobs', postJson({ name, gpu_ids: gpuIds, job_config: engineJobConfig(name), job_type: 'inference' }));
+      if (!job || !ACTIVE_STATUSES.includes(job.status)) {
+        // An engine reads its settings when it starts: write them into the job (new, or stopped) first.
+        const body = { id: job?.id, name, gpu_ids: gpuIds, job_config: startConfig(name, job, settings), job_type: 'inference' };
+        job = await apiJson<Job>('/api/jobs', postJson(body));
+      }
       if (!ACTIVE_STATUSES.includes(job.status)) await apiJson(`/api/jobs/${job.id}/start`);
       await apiJson(`/api/queue/${encodeURIComponent(job.gpu_ids)}/start`);
       select(job.id);
