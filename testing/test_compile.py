@@ -360,3 +360,41 @@ def test_warming_the_compiler_up_imports_inductor_before_any_compile():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_under_a_plan_a_visiting_transformer_compiles_and_draws_what_eager_draws(tmp_path, tiny_cache, monkeypatch):
+    """The engine path of Flux.1-dev on a 24 GiB card: the plan lets the transformer visit, ``max`` compiles it
+    regionally (not CUDA graphs), and the image is the eager one (AOTAutograd lifting the weights as inductor
+    does; on this CPU the visits are pointer swaps through the same hooks)."""
+    import dataclasses
+
+    import numpy as np
+    from PIL import Image
+
+    from extensions_built_in.inference_engine import memory_planner
+    from toolkit.memory_plan import GIB
+
+    monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: torch.compile(fn, backend="aot_eager", **kw))
+    monkeypatch.setattr(memory_planner, "plannable_bytes", lambda device, own: 64 * GIB)
+    planned = memory_planner.MemoryPlanner._plan
+
+    def transformer_visits(self, *args):
+        plan = planned(self, *args)
+        return dataclasses.replace(plan, placements={**plan.placements, "transformer": "visit"})
+
+    monkeypatch.setattr(memory_planner.MemoryPlanner, "_plan", transformer_visits)
+    images, compiled = {}, {}
+    for mode in ("off", "max"):
+        h = EngineHarness(tmp_path / mode, compile=mode)
+        h.engine.memory.active = True  # planned as on a GPU
+        try:
+            out = h.client.generate_wait(body_for("flux", steps=2, seed=3))
+            assert out["http_status"] == 200, out
+            health = h.client.health()
+            assert health["memory"]["plan"]["components"]["transformer"]["placement"] == "visit"
+            images[mode] = np.asarray(Image.open(out["result"]["path"]), dtype=np.int16)
+            compiled[mode] = health["compile"]["compiled"]
+        finally:
+            h.close()
+    assert compiled == {"off": {}, "max": {"transformer": "regional"}}
+    assert np.abs(images["off"] - images["max"]).max() <= 1
