@@ -49,6 +49,7 @@ def test_a_dit_compiles_its_repeated_blocks_once_and_is_reused_by_later_requests
             "graphs": 0,
             "seconds": 0,
             "phases": {},
+            "failed": {},
             "attention": None,
         }
         first = len(compiled_calls)
@@ -102,6 +103,7 @@ def test_off_compiles_nothing(tmp_path, tiny_cache, compiled_calls):
             "graphs": 0,
             "seconds": 0,
             "phases": {},
+            "failed": {},
             "attention": None,
         }
     finally:
@@ -398,3 +400,22 @@ def test_under_a_plan_a_visiting_transformer_compiles_and_draws_what_eager_draws
             h.close()
     assert compiled == {"off": {}, "max": {"transformer": "regional"}}
     assert np.abs(images["off"] - images["max"]).max() <= 1
+
+
+def test_a_block_that_cannot_compile_runs_eager_and_says_why(monkeypatch):
+    """Real inductor with no working C++ compiler (as Triton without one on a GPU box): ``fullgraph`` compiles
+    raise through ``suppress_errors``, and with ``auto`` the default every request would have failed."""
+    import torch._inductor.config as inductor_config
+
+    monkeypatch.setattr(inductor_config.cpp, "cxx", (None, "/nonexistent/g++"))
+    monkeypatch.setattr(inductor_config, "fx_graph_cache", False)  # a cached graph would need no compiler
+    monkeypatch.setattr(compile_module, "_COMPILED_FORWARDS", {})
+    monkeypatch.setattr(compile_module, "COMPILE_FAILURES", {})
+    torch._dynamo.reset()
+    model, x = TwoBlocks(), torch.randn(3, 4)
+    with torch.no_grad():
+        expected = model(x)
+        assert compile_denoiser(model, "auto") == "regional"
+        assert torch.allclose(model(x), expected) and torch.allclose(model(x), expected)  # eager from then on
+    failed = compile_module.compile_failures()  # what /health's compile.failed shows
+    assert list(failed) == ["Block"] and "compiler" in failed["Block"].lower()

@@ -13,7 +13,13 @@ from typing import Callable, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.attention import resolve_attention
-from toolkit.models.compile import compile_denoiser, compile_phases, graphs_compiled, will_compile
+from toolkit.models.compile import (
+    compile_denoiser,
+    compile_failures,
+    compile_phases,
+    graphs_compiled,
+    will_compile,
+)
 from toolkit.models.compile import resolve_mode as resolve_compile_mode
 from toolkit.models.compile import use_cache_dir as use_compile_cache_dir
 from toolkit.models.lora import LoraMismatch
@@ -133,6 +139,7 @@ class ResidentModel:
             "graphs": graphs_compiled(),
             "seconds": (phases := compile_phases()).get("total", 0.0),
             "phases": phases,
+            "failed": compile_failures(),  # block class -> why it runs eager
             "attention": {"mode": self.attention_mode, "first": getattr(holder, "attention", None)},
         }
 

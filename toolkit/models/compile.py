@@ -17,8 +17,7 @@ or no plan) compile as above. A visiting one (``visit``: its tensors re-pointed 
 at fresh GPU copies before the next) compiles regionally only: the block graphs take the weights as inputs, so
 they read whatever storage the tensors hold, while CUDA graphs would replay the addresses they recorded. Streamed
 weights (group offloading's per-block hooks) and 8-bit visitors (their parameters replaced, not re-pointed) stay
-eager. Compiled code
-lives on the module, so a pooled denoiser shared by two holders is compiled once. Inductor's caches go to a
+eager. Compiled code lives on the module, so a pooled denoiser shared by two holders is compiled once. Inductor's caches go to a
 folder the engine owns (``use_cache_dir``), so a restarted engine reuses them.
 """
 
@@ -137,8 +136,41 @@ def _compiled_forward(cls, **options):
     of that class shares the graphs."""
     key = (cls, torch_compile, tuple(sorted(options.items())))
     if key not in _COMPILED_FORWARDS:
-        _COMPILED_FORWARDS[key] = torch_compile(cls.forward, fullgraph=True, **options)
+        _COMPILED_FORWARDS[key] = _eager_if_it_fails(cls, torch_compile(cls.forward, fullgraph=True, **options))
     return _COMPILED_FORWARDS[key]
+
+
+COMPILE_FAILURES: dict = {}  # block class name -> why it runs eager (``/health`` ``compile.failed``)
+
+
+def _eager_if_it_fails(cls, compiled):
+    """The compiled forward, or the class's own once compiling it has failed. ``suppress_errors`` does not cover
+    ``fullgraph`` compiles: without a working C compiler (Triton builds its launcher with one; inductor's CPU
+    kernels are C++), every request would have failed instead of running eager. Only dynamo's and inductor's
+    own errors fall back; an out-of-memory or a cancel raised while the block runs goes on up as it is."""
+    from torch._dynamo.exc import TorchDynamoException
+
+    eager = cls.forward
+
+    def forward(self, *args, **kwargs):
+        if cls.__name__ not in COMPILE_FAILURES:
+            try:
+                return compiled(self, *args, **kwargs)
+            except TorchDynamoException as e:
+                COMPILE_FAILURES[cls.__name__] = _first_line(e)
+                print(f"[engine] {cls.__name__} could not be compiled, it runs eager: {_first_line(e)}", flush=True)
+        return eager(self, *args, **kwargs)
+
+    return forward
+
+
+def compile_failures() -> dict:
+    """Block classes that run eager because compiling them failed, and why (``/health`` ``compile.failed``)."""
+    return dict(COMPILE_FAILURES)
+
+
+def _first_line(error: Exception) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
 
 
 def torch_compile(fn, **kwargs):
