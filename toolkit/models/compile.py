@@ -17,8 +17,8 @@ or no plan) compile as above. A visiting one (``visit``: its tensors re-pointed 
 at fresh GPU copies before the next) compiles regionally only: the block graphs take the weights as inputs, so
 they read whatever storage the tensors hold, while CUDA graphs would replay the addresses they recorded. Streamed
 weights (group offloading's per-block hooks) and 8-bit visitors (their parameters replaced, not re-pointed) stay
-eager. Compiled code lives on the module, so a pooled denoiser shared by two holders is compiled once. Inductor's caches go to a
-folder the engine owns (``use_cache_dir``), so a restarted engine reuses them.
+eager. Compiled code lives on the module, so a pooled denoiser shared by two holders is compiled once.
+Inductor's caches go to a folder the engine owns (``use_cache_dir``), so a restarted engine reuses them.
 """
 
 from __future__ import annotations
