@@ -50,7 +50,7 @@ from testing.bench.engine_process import engine_process  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
 from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
-from toolkit.models.compile import _compile_blocks  # noqa: E402
+from toolkit.models.compile import _compile_blocks, first_line  # noqa: E402
 
 KERNELS = ("flash", "cudnn", "efficient")
 
@@ -122,7 +122,7 @@ class CompileBench:
                         bare.compile(self.mode)
                     row[key] = self._timed_steps(bare)
                 except Exception as e:
-                    row[key] = {"unsupported": _first_line(e)}
+                    row[key] = {"unsupported": first_line(e)}
                 self.save()
         del bare
         torch._dynamo.reset()
@@ -180,7 +180,7 @@ class CompileBench:
                         bare.compile(self.mode)
                     row[variant] = self._timed_steps(bare)
             except Exception as e:
-                row[variant] = {"failed": _first_line(e)}
+                row[variant] = {"failed": first_line(e)}
             finally:
                 transformer.unfuse_qkv_projections()
             self.save()
@@ -270,7 +270,7 @@ class CompileBench:
             row[name].update(_quality(self.lossless, image))
             row[name]["speedup"] = round(row["lossless"]["e2e_s"] / row[name]["e2e_s"], 3)
         except Exception as e:
-            row[name] = {"failed": _first_line(e)}
+            row[name] = {"failed": first_line(e)}
         self.save()
 
     def engine_fast(self):
@@ -298,7 +298,7 @@ class CompileBench:
                         row[speed].update(_quality(self.lossless_engine, image))
                         row[speed]["speedup"] = round(row["lossless"]["e2e_s"] / row[speed]["e2e_s"], 3)
                 except Exception as e:
-                    row[speed] = {"failed": _first_line(e)}
+                    row[speed] = {"failed": first_line(e)}
                 self.save()
         (self.out / "engine_fast.log").write_text((folder / "engine.log").read_text()[-100_000:])
 
@@ -358,11 +358,6 @@ class CompileBench:
             elif stage in ("restart", "fast", "engine_fast"):
                 self.guarded(stage, getattr(self, stage))
         print(json.dumps({k: v for k, v in self.results.items() if k != "meta"}, indent=1, default=str)[:20000])
-
-
-def _first_line(e: Exception) -> str:
-    first = (str(e).splitlines() or [""])[0]
-    return f"{type(e).__name__}: {first[:300]}"
 
 
 def _meta(args) -> dict:

@@ -150,15 +150,16 @@ def _eager_if_it_fails(cls, compiled):
     own errors fall back; an out-of-memory or a cancel raised while the block runs goes on up as it is."""
     from torch._dynamo.exc import TorchDynamoException
 
-    eager = cls.forward
+    eager, why = cls.forward, None
 
     def forward(self, *args, **kwargs):
-        if cls.__name__ not in COMPILE_FAILURES:
+        nonlocal why
+        if why is None:
             try:
                 return compiled(self, *args, **kwargs)
             except TorchDynamoException as e:
-                COMPILE_FAILURES[cls.__name__] = _first_line(e)
-                print(f"[engine] {cls.__name__} could not be compiled, it runs eager: {_first_line(e)}", flush=True)
+                why = COMPILE_FAILURES[cls.__name__] = first_line(e)
+                print(f"[engine] {cls.__name__} could not be compiled, it runs eager: {why}", flush=True)
         return eager(self, *args, **kwargs)
 
     return forward
@@ -169,8 +170,10 @@ def compile_failures() -> dict:
     return dict(COMPILE_FAILURES)
 
 
-def _first_line(error: Exception) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+def first_line(error: Exception) -> str:
+    """An error in one line for a status: its type and the first line of its message."""
+    first = (str(error).strip().splitlines() or [""])[0]
+    return f"{type(error).__name__}: {first[:300]}"
 
 
 def torch_compile(fn, **kwargs):
