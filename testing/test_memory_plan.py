@@ -199,6 +199,29 @@ def test_a_video_too_large_at_this_size_says_a_smaller_request_needs_less():
     assert plan.placements["transformer"] in ("stream", "quantized")
 
 
+def test_an_8_bit_plan_counts_its_16_bit_transients():
+    """Wan 2.2 14B I2V at 1280x720x81 on the H200 at 24 GiB: the plan let its experts visit in float8 (predicted
+    peak 23.3 GiB) and sampling needed 23.54 GiB, though the working set measured on the full card was covered.
+    An 8-bit layer dequantizes its weight (or quantizes its input) per call; counted as two of the part's
+    largest tensor (the experts' 5120x30720 time projection), that plan no longer fits and the experts stream
+    (1.03x the full card's step there, measured)."""
+    from toolkit.models.archs.wan22_14b_i2v import Wan2214bI2VModel
+    from toolkit.models.v2.pool import plannable_share
+
+    parts = [  # sizes from the real configs (bf16), as the engine reads them from the files
+        Part("transformer", "denoiser", gib(26.62), 314_572_800),
+        Part("transformer_2", "denoiser", gib(26.62), 314_572_800),
+        Part("text_encoder", "encoder", gib(10.58), 2_100_297_728),
+        Part("vae", "decoder", gib(0.24), 7_962_624),
+    ]
+    model = Wan2214bI2VModel("cuda", ModelConfig(name_or_path="x", arch="wan22_14b_i2v"))
+    work = model.workload(GenerateImageConfig(prompt="p", width=1280, height=720, num_frames=81))
+    visiting = {"transformer": "quantized_visit", "transformer_2": "quantized_visit", "text_encoder": "visit"}
+    assert peak_bytes(tuple(parts), visiting | {"vae": "visit"}, work, False) >= gib(23.54)
+    plan = plan_memory("wan22_14b_i2v", parts, plannable_share(gib(24)), work, PLENTY_OF_RAM, qtype="float8")
+    assert plan.placements["transformer"] == plan.placements["transformer_2"] == "stream"
+
+
 def test_the_smallest_plan_also_says_when_host_ram_is_short():
     with pytest.raises(PlanDoesNotFit, match="GiB of host RAM"):
         plan_memory("flux", FLUX, gib(2), flux_work(), gib(1), qtype=None)

@@ -152,7 +152,9 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             health = client.health()
             row["plan"] = (health.get("memory") or {}).get("plan")
             row["vram"] = health.get("vram")
-            row["compile"] = {k: health["compile"].get(k) for k in ("mode", "compiled", "graphs", "seconds")}
+            row["compile"] = {
+                k: health["compile"].get(k) for k in ("mode", "compiled", "graphs", "seconds", "phases", "failed")
+            }
             row["pool"] = [
                 {k: e[k] for k in ("class", "subfolder", "bytes", "device", "tier", "load_s")} for e in health["pool"]
             ]

@@ -1,10 +1,11 @@
 """The plan the engine would choose for every family at its native size on a given card, from the published
-component sizes alone (``testing/bench/real_configs`` PARAMS, bf16): a prediction to check on the GPU, and the
-reason a family cannot run on a card at all.
+component sizes (``testing/bench/real_configs`` PARAMS, bf16) and each component's largest tensor (its real
+config built on the meta device): a prediction to check on the GPU, and the reason a family cannot run on a
+card at all.
 
     .venv/bin/python testing/bench/plan_table.py --cards 24,16 --host-gb 64 --out docs/bench/plan_table.md
 
-No weights are built or read: this runs anywhere in a second. ``--host-gb`` is the machine's free RAM (offloaded
+No weights are built or read: this runs anywhere in seconds. ``--host-gb`` is the machine's free RAM (offloaded
 weights wait there in pinned memory); 64 GiB is a common size beside a 24 GB card.
 """
 
@@ -19,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> dict:
+    from testing.bench.real_build import largest_parameters
     from testing.bench.real_configs import PARAMS
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
     from toolkit.memory_plan import GIB, Part, PlanDoesNotFit, plan_memory
@@ -28,8 +30,9 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
 
     model_class = get_model_class(arch)
     model = model_class("cuda", ModelConfig(name_or_path="unused", arch=arch))
+    largest = largest_parameters(arch)
     parts = [
-        Part(role, component_kind(role, model_class.components[role]), int(billions * 1e9 * 2))
+        Part(role, component_kind(role, model_class.components[role]), int(billions * 1e9 * 2), 2 * largest[role])
         for role, billions in PARAMS[arch].items()
     ]
     native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}

@@ -18,6 +18,7 @@ spent on them.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import shutil
@@ -52,6 +53,7 @@ DEPTH_KEYS = (
 FF_WIDTH_KEYS = ("intermediate_size", "d_ff", "ffn_dim")
 SHALLOW_FF_WIDTH = 1024
 WEIGHT_FILES = (".safetensors", ".bin")
+EXPERT_PREFIX = "linked-"  # a linked component's weight files (_link_files)
 
 
 def real_configs(arch: str) -> dict:
@@ -131,16 +133,24 @@ def weighted_components(arch: str) -> dict:
 
 def parameter_counts(arch: str) -> dict:
     """Parameters per role at the real config, counted on the meta device (nothing allocated)."""
+    return {role: sum(p.numel() for p in module.parameters()) for role, module in _meta_modules(arch)}
+
+
+@functools.lru_cache(maxsize=None)
+def largest_parameters(arch: str) -> dict:
+    """Per role, the elements of its largest parameter at the real config: what a memory plan holds twice while
+    a streamed or 8-bit component runs (``toolkit/memory_plan.py``)."""
+    return {role: max(p.numel() for p in module.parameters()) for role, module in _meta_modules(arch)}
+
+
+def _meta_modules(arch: str):
     from toolkit.models.tiny import tiny_checkpoint
 
     tiny_folder = tiny_checkpoint(arch)
-    counts = {}
     for role, comp in weighted_components(arch).items():
         config = component_config(tiny_folder, comp.subfolder, real_configs(arch).get(role, {}))
         with torch.device("meta"):
-            module = construct(comp.cls, config)
-        counts[role] = sum(p.numel() for p in module.parameters())
-    return counts
+            yield role, construct(comp.cls, config)
 
 
 def build_real(arch: str, folder: str, device: str, dtype, depth: Optional[int] = None, seed: int = 0) -> dict:
@@ -187,12 +197,30 @@ def build_real(arch: str, folder: str, device: str, dtype, depth: Optional[int] 
 
 def _link_files(source: str, target: str) -> None:
     """``target`` holds links to ``source``'s files: a second copy of identical random weights would only take
-    disk (two 28 GB Wan 2.2 14B experts do not fit the one-GPU machine's 64 GB beside their encoder). The engine
-    still loads two components, as from a real checkpoint; the second reads its files from the page cache."""
+    disk (two 28 GB Wan 2.2 14B experts do not fit the one-GPU machine's 64 GB beside their encoder). The weight
+    links get names of their own, listed in an index of the target's, because the engine's pool knows a component
+    by its weight files' names and contents and would otherwise load the two experts as one module (the first
+    run of Wan 2.2 14B I2V did: one expert's memory on the full card). Loaded, they are two modules, as from a
+    real checkpoint; the second reads its files from the page cache."""
+    from safetensors import safe_open
+
     shutil.rmtree(target, ignore_errors=True)
     os.makedirs(target)
-    for name in os.listdir(source):
-        os.symlink(os.path.join(os.path.abspath(source), name), os.path.join(target, name))
+    weight_map, index_name = {}, None
+    for name in sorted(os.listdir(source)):
+        path = os.path.join(os.path.abspath(source), name)
+        if name.endswith(".safetensors.index.json"):
+            index_name = name
+        elif name.endswith(".safetensors"):
+            linked = f"{EXPERT_PREFIX}{name}"
+            os.symlink(path, os.path.join(target, linked))
+            with safe_open(path, framework="pt") as f:
+                weight_map.update(dict.fromkeys(f.keys(), linked))
+        else:
+            os.symlink(path, os.path.join(target, name))
+    index_name = index_name or next(n for n in os.listdir(source) if n.endswith(".safetensors")) + ".index.json"
+    with open(os.path.join(target, index_name), "w") as f:
+        json.dump({"metadata": {}, "weight_map": weight_map}, f)
 
 
 def _real_processors(arch: str, folder: str) -> None:
