@@ -246,3 +246,78 @@ def test_compile_bench_tuning_times_each_lossless_variant(tmp_path, tiny_cache):
     rows = result["tuning"]["flux"]
     assert set(rows) == {"fused_qkv", "whole"} and result["errors"] == []
     assert all(row["step_s"] > 0 and row["first_s"] > 0 for row in rows.values()), rows
+
+
+def _sweep(folder, name, date, families, compile_mode=None):
+    run_dir = folder / "family_sweep_x"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    data = {"meta": {"date": date, "compile": compile_mode, "tiny": False}, "families": families}
+    (run_dir / name).write_text(json.dumps(data))
+
+
+def _run(step, warm, plan, ok=True, error=None):
+    out = {"ok": ok, "kind": "image", "width": 1024, "height": 1024, "frames": 1}
+    timed = {"timings": {"step_s": step}, "total_s": warm, "output": out}
+    if error:
+        timed = {"error": {"code": "oom", "message": error}}
+    return {
+        "sample": {"width": 1024, "height": 1024},
+        "plan": {"summary": plan},
+        "cold": timed | {"total_s": 9.0},
+        "warm": timed,
+    }
+
+
+def test_the_sweep_table_takes_each_budgets_latest_finished_eager_run(tmp_path):
+    """testing/bench/sweep_table.py: issue #13's one-row-per-family table from the sweeps kept in docs/bench."""
+    from testing.bench.sweep_table import family_row, runs, table
+    from toolkit.models.registry import ARCHS
+
+    gpu = "transformer, text_encoder, vae on the GPU"
+    _sweep(
+        tmp_path,
+        "a.json",
+        "2026-12-01 01:00",
+        {
+            "flux": {
+                "bare": {"step_s": 0.17},
+                "runs": {
+                    "0": _run(0.17, 2.0, gpu),
+                    "24": _run(0.17, 2.6, "transformer visits"),
+                    "16": _run(0.2, 2.4, gpu),
+                },
+            }
+        },
+    )
+    _sweep(
+        tmp_path,
+        "b.json",
+        "2026-12-01 02:00",
+        {
+            "flux": {
+                "runs": {  # newer, but it ran out of memory
+                    "24": _run(None, None, "transformer float8", error="Out of memory while sampling")
+                }
+            }
+        },
+    )
+    _sweep(tmp_path, "c.json", "2026-12-01 03:00", {"flux": {"runs": {"24": _run(0.05, 0.9, "compiled")}}}, "auto")
+    _sweep(
+        tmp_path,
+        "d.json",
+        "2026-12-01 04:00",
+        {"sd3": {"runs": {"24": _run(None, None, "x", error="Out of memory while loading")}}},
+    )
+    rows = runs(tmp_path)
+    assert [r["source"] for r in rows] == ["family_sweep_x/a.json"] * 3 + ["family_sweep_x/b.json"] * 1 + [
+        "family_sweep_x/d.json"
+    ]  # the compiled run has tables of its own
+    flux = family_row(rows, "flux", "guess")
+    assert flux["full"].startswith("0.17 (1.00× bare); 2 s warm")
+    assert flux["24"].startswith("transformer visits: 0.17 s/step (1.00× ✅), 2.6 s warm (1.30× ✅)")
+    assert flux["16"].startswith("the full card's plan: 0.2 s/step (1.18×)")  # same code path: no verdict
+    sd3 = family_row(rows, "sd3", "guess")
+    assert sd3["full"] == "not run" and sd3["24"].startswith("**did not finish**") and "loading" in sd3["24"]
+    assert sd3["16"] == "predicted: guess"
+    text = table(tmp_path)
+    assert all(f"| {arch} |" in text for arch in ARCHS)
