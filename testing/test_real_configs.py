@@ -58,3 +58,23 @@ def test_real_widths_at_one_layer_generate_on_cpu(arch, tmp_path, tiny_cache):
         # Real widths at float32 are gigabytes a family: 29 of them left in pytest's kept temp folders filled
         # a 75 GB disk.
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_component_built_elsewhere_is_linked_loaded_and_removed_with_the_checkpoint(tmp_path, tiny_cache):
+    """``build_real(spill=...)``: FLUX.2-dev's encoder is built in /dev/shm on the one-GPU machine, whose disk
+    cannot hold all 104 GiB; the checkpoint links it, loads like any other, and leaves nothing behind."""
+    import torch
+
+    from testing.bench.real_build import remove_real
+
+    folder, elsewhere = tmp_path / "sd1", tmp_path / "shm"
+    build_real("sd1", str(folder), "cpu", torch.float32, depth=1, spill={"text_encoder": str(elsewhere)})
+    linked = folder / "text_encoder"
+    assert linked.is_symlink() and linked.resolve() == (elsewhere / "sd1" / "text_encoder").resolve()
+    assert (linked / "config.json").exists() and any(linked.glob("*.safetensors"))
+    model = get_model_class("sd1")("cpu", ModelConfig(name_or_path=str(folder), arch="sd1", dtype="float32"))
+    with active_pool(ComponentPool()):
+        model.load_model()
+    assert sum(p.numel() for p in model.pipeline.text_encoder.parameters()) > 0
+    remove_real(str(folder))
+    assert not folder.exists() and not (elsewhere / "sd1" / "text_encoder").exists()

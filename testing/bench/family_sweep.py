@@ -17,7 +17,6 @@ what it measured.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -169,7 +168,7 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
 def sweep(args) -> dict:
     import torch
 
-    from testing.bench.real_build import build_real
+    from testing.bench.real_build import build_real, remove_real
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -190,7 +189,9 @@ def sweep(args) -> dict:
         t0 = time.monotonic()
         try:
             device, dtype = ("cpu", torch.float32) if args.tiny else ("cuda", torch.bfloat16)
-            family["build"] = {"gib": build_real(arch, str(folder), device, dtype, depth=1 if args.tiny else None)}
+            depth = 1 if args.tiny else None
+            spill = dict(item.split("=", 1) for item in args.spill.split(",")) if args.spill else None
+            family["build"] = {"gib": build_real(arch, str(folder), device, dtype, depth=depth, spill=spill)}
         except Exception as e:
             family["build"] = {"exception": f"{type(e).__name__}: {e}"[:800]}
         family["build"]["s"] = round(time.monotonic() - t0, 1)
@@ -206,7 +207,7 @@ def sweep(args) -> dict:
                 except Exception as e:
                     family["bare"] = {"exception": f"{type(e).__name__}: {e}"[:800]}
                 save(result, out)
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_real(str(folder))
     return result
 
 
@@ -300,6 +301,11 @@ def main(argv=None) -> int:
         "--steps", type=int, default=0, help=f"default {IMAGE_STEPS} (image, audio), {VIDEO_STEPS} (video)"
     )
     parser.add_argument("--bare", action="store_true", help="also time the bare diffusers pipeline (full card)")
+    parser.add_argument(
+        "--spill",
+        help="ROLE=DIR[,ROLE=DIR]: build these components in DIR, linked from the checkpoint (FLUX.2-dev's "
+        "encoder in /dev/shm: its 104 GiB do not fit the one-GPU machine's disk)",
+    )
     parser.add_argument(
         "--compile",
         default="off",

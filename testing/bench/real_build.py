@@ -153,9 +153,19 @@ def _meta_modules(arch: str):
             yield role, construct(comp.cls, config)
 
 
-def build_real(arch: str, folder: str, device: str, dtype, depth: Optional[int] = None, seed: int = 0) -> dict:
+def build_real(
+    arch: str,
+    folder: str,
+    device: str,
+    dtype,
+    depth: Optional[int] = None,
+    seed: int = 0,
+    spill: Optional[dict] = None,
+) -> dict:
     """Save the real-size checkpoint of ``arch`` into ``folder`` (a diffusers folder); returns GiB per role.
-    One component is in memory at a time."""
+    One component is in memory at a time. ``spill``: role -> another folder to save that component in, linked
+    from ``folder`` (FLUX.2-dev's 104 GiB of bf16 does not fit the one-GPU machine's 64 GiB of disk; its 45 GiB
+    encoder fits its RAM-backed ``/dev/shm``)."""
     from toolkit.models.tiny import tiny_checkpoint
 
     tiny_folder = tiny_checkpoint(arch)
@@ -186,13 +196,42 @@ def build_real(arch: str, folder: str, device: str, dtype, depth: Optional[int] 
                 module = construct(comp.cls, config)
         finally:
             torch.set_default_dtype(previous)
-        target = os.path.join(folder, comp.subfolder)
+        target = _component_folder(folder, comp.subfolder, (spill or {}).get(role), arch)
         module.save_pretrained(target, safe_serialization=True, max_shard_size="10GB")
         sizes[role] = round(sum(p.numel() * p.element_size() for p in module.parameters()) / 2**30, 2)
         del module
         if device.startswith("cuda"):
             torch.cuda.empty_cache()
     return sizes
+
+
+def _component_folder(folder: str, subfolder: str, elsewhere: Optional[str], arch: str) -> str:
+    """Where a component is saved: in the checkpoint, or in ``elsewhere`` with the checkpoint's subfolder a link
+    to it (loaders follow it as they would a hub snapshot's links)."""
+    inside = os.path.join(folder, subfolder)
+    if not elsewhere:
+        return inside
+    target = os.path.abspath(os.path.join(elsewhere, arch, subfolder))
+    shutil.rmtree(target, ignore_errors=True)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if os.path.islink(inside):
+        os.unlink(inside)
+    if os.path.isdir(inside):
+        shutil.move(inside, target)  # the configs copied from the tiny checkpoint go along
+    else:
+        os.makedirs(target)
+    os.symlink(target, inside)
+    return target
+
+
+def remove_real(folder: str) -> None:
+    """Delete a built checkpoint and whatever it spilled elsewhere (``build_real``'s ``spill``)."""
+    if os.path.isdir(folder):
+        for name in os.listdir(folder):
+            path = os.path.join(folder, name)
+            if os.path.islink(path) and os.path.isdir(path):
+                shutil.rmtree(os.path.realpath(path), ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _link_files(source: str, target: str) -> None:
