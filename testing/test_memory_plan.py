@@ -293,3 +293,28 @@ def test_a_stage_s_predicted_peak_is_what_stays_resident_plus_its_largest_phase(
     assert plan.peak_of("decoding") == 1 * GIB + 6 * GIB
     assert plan.peak_of("encoding") == plan.peak_of("sampling")  # the first step runs inside it
     assert plan.peak == plan.peak_of("sampling") and plan.work_of("decoding") == 6 * GIB
+
+
+def test_a_streamed_denoiser_keeps_on_the_gpu_what_the_plan_leaves_room_for():
+    """Without torchao, Flux on a 16 GiB card streams its transformer: every step would move all 22 GiB through
+    PCIe. The room the plan leaves, less a margin, stays on the GPU (ComfyUI's partial loading); which
+    placements win does not change. Two streamed experts (Wan 2.2 14B) share the room equally."""
+    from toolkit.memory_plan import KEEP_MARGIN, STREAMED
+
+    plan = plan_memory("flux", FLUX, gib(16), flux_work(), PLENTY_OF_RAM, qtype=None)
+    assert plan.placements["transformer"] == "stream" and set(plan.kept) == {"transformer"}
+    margin = max(GIB, int(gib(16) * KEEP_MARGIN))
+    assert plan.peak == gib(16) - margin  # all the room, less the margin
+    assert plan.peak == peak_bytes(tuple(FLUX), plan.placements, flux_work(), plan.vae_tiling, plan.kept)
+    assert plan.peak - plan.kept["transformer"] == peak_bytes(tuple(FLUX), plan.placements, flux_work(), False)
+    assert f"{round(plan.kept['transformer'] / GIB, 2)} GiB of transformer kept on the GPU" in plan.summary()
+    assert plan.describe()["components"]["transformer"]["kept_gib"] == round(plan.kept["transformer"] / GIB, 2)
+    tight = plan_memory("flux", FLUX, gib(12.5), flux_work(), PLENTY_OF_RAM, qtype=None)
+    assert tight.placements["transformer"] in STREAMED  # the same kind of plan with less room keeps less
+    assert tight.kept.get("transformer", 0) < plan.kept["transformer"]
+    resident = plan_memory("flux", FLUX, gib(48), flux_work(), PLENTY_OF_RAM, qtype=None)
+    assert resident.kept == {}  # nothing streams, nothing to keep
+
+    wan = plan_memory("wan", WAN22_14B, gib(24), Workload(gib(4.2), gib(4.9), gib(1.2)), PLENTY_OF_RAM, qtype=None)
+    assert wan.placements["transformer"] == wan.placements["transformer_2"] == "stream"
+    assert wan.kept["transformer"] == wan.kept["transformer_2"] > 0

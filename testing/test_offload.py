@@ -219,10 +219,13 @@ def test_an_8_bit_model_streams_block_by_block_with_the_same_output():
     stream.remove()
 
 
-def test_the_load_funnel_streams_an_8_bit_denoiser_and_it_runs_as_the_resident_one(tiny_cache):
-    """``offload="blocks"`` (a plan's ``quantized_stream``): the tiny Flux transformer, int8, streamed block by
-    block over both its block lists, gives the same output as the same int8 transformer left in place."""
-    pytest.importorskip("torchao")
+@pytest.mark.parametrize("qtype", [None, "int8"], ids=["bf16", "int8"])
+def test_the_load_funnel_streams_a_denoiser_and_it_runs_as_the_resident_one(qtype, tiny_cache):
+    """``offload="blocks"`` (a plan's ``stream`` or ``quantized_stream`` denoiser): the tiny Flux transformer,
+    bf16 or int8, streamed block by block over both its block lists, gives the same output as the same
+    transformer left in place."""
+    if qtype:
+        pytest.importorskip("torchao")
     from toolkit.models.streaming import STREAM_ATTR
     from toolkit.models.v2.loading import load_component
 
@@ -233,7 +236,7 @@ def test_the_load_funnel_streams_an_8_bit_denoiser_and_it_runs_as_the_resident_o
             "transformer",
             dtype="bfloat16",
             device="cpu",
-            qtype="int8",
+            qtype=qtype,
             offload=offload,
             onload_device="cpu",
         )
@@ -266,3 +269,126 @@ def test_a_partial_move_keeps_the_other_tensors_host_copies():
     move_to_device(m, "cpu", only=lambda name: name.startswith("0."))
     move_to_host(m, made, only=lambda name: name.startswith("0."))
     assert made.made == 4 and set(getattr(m, PINNED_ATTR)) == {"0.weight", "0.bias", "1.weight", "1.bias"}
+
+
+class Blocks(torch.nn.Module):
+    """Four blocks between an embedding and a head; records after each block which blocks are off the host."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(32, 64)
+        self.blocks = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU()) for _ in range(4)
+        )
+        self.head = torch.nn.Linear(64, 16)
+        self.seen: list = []
+
+    def forward(self, x):
+        from toolkit.models.offload import _on_host
+
+        x = self.embed(x)
+        for block in self.blocks:
+            x = block(x)
+            self.seen.append(sorted(j for j, b in enumerate(self.blocks) if not _on_host(b)))
+        return self.head(x)
+
+
+@pytest.mark.parametrize("quantized", [False, True], ids=["bf16", "int8"])
+def test_a_streamed_model_keeps_the_blocks_its_plan_gives_room_for(quantized):
+    """``BlockStream.keep``: the first blocks that fit the budget stay on the device through every call, the
+    others stream as before (the next streamed block prefetched while a kept one runs), the output is the same,
+    and ``keep(0)`` gives the memory back. ``kept_bytes`` is what the next plan may count on as the engine's."""
+    from toolkit.models.streaming import BlockStream, kept_bytes, module_bytes
+
+    torch.manual_seed(0)
+    model = Blocks().to(torch.bfloat16)
+    if quantized:
+        pytest.importorskip("torchao")
+        from torchao.quantization import Int8WeightOnlyConfig, quantize_
+
+        quantize_(model, Int8WeightOnlyConfig())
+    x = torch.randn(3, 32, dtype=torch.bfloat16)
+    before = model(x)
+    others = kept_bytes("cpu")  # streams other tests left alive
+    stream = BlockStream(model, "cpu", allocate=Counter())
+    two = module_bytes(model.blocks[0]) + module_bytes(model.blocks[1])
+    assert stream.keep(two + module_bytes(model.blocks[2]) - 1) == two and kept_bytes("cpu") - others == two
+    model.seen.clear()
+    with torch.inference_mode():
+        for _ in range(2):
+            assert torch.equal(model(x), before)
+    # blocks 0 and 1 never leave; block 2 arrives while they run, 3 while 2 runs, and 2 again for the next call
+    assert model.seen == [[0, 1, 2], [0, 1, 2], [0, 1, 3], [0, 1, 2]] * 2
+    assert stream.keep(0) == 0 and kept_bytes("cpu") == others
+    from toolkit.models.offload import _on_host
+
+    assert all(_on_host(b) for b in model.blocks)
+    with torch.inference_mode():
+        assert torch.equal(model(x), before)  # all four stream again
+    stream.keep(10**12)  # everything kept: nothing streams, nothing is prefetched
+    model.seen.clear()
+    with torch.inference_mode():
+        assert torch.equal(model(x), before)
+    assert model.seen == [[0, 1, 2, 3]] * 4
+    stream.remove()
+    assert kept_bytes("cpu") == others and all(_on_host(b) for b in model.blocks)
+
+
+def test_a_streamed_denoisers_embeddings_and_head_stay_until_it_is_released():
+    """``rest_stays`` (a denoiser): what lies outside its block lists is small and runs every step, so it stays
+    on the device between calls (counted in ``kept_bytes``) instead of moving twice per step; ``release`` sends
+    it back with the kept blocks. An encoder's rest still comes and goes with each call."""
+    from toolkit.models.offload import _on_host
+    from toolkit.models.streaming import BlockStream, kept_bytes, module_bytes
+
+    def rest_on_host(m):  # the rest's host copies are the model's own (named "embed.weight", ...)
+        copies = getattr(m, PINNED_ATTR)
+        return all(
+            t.data_ptr() == copies[f"{name}.weight"].data_ptr()
+            for name, t in (("embed", m.embed.weight), ("head", m.head.weight))
+        )
+
+    torch.manual_seed(0)
+    model = Blocks()
+    x = torch.randn(3, 32)
+    before = model(x)
+    others = kept_bytes("cpu")  # streams other tests left alive
+    stream = BlockStream(model, "cpu", allocate=Counter(), rest_stays=True)
+    rest = module_bytes(model.embed) + module_bytes(model.head)
+    assert not rest_on_host(model) and kept_bytes("cpu") - others == rest
+    with torch.inference_mode():
+        assert torch.equal(model(x), before)
+    assert not rest_on_host(model) and all(_on_host(b) for b in model.blocks)
+    assert stream.keep(module_bytes(model.blocks[0])) > 0 and kept_bytes("cpu") - others == rest + stream.sizes[0]
+    stream.release()
+    assert rest_on_host(model) and all(_on_host(b) for b in model.blocks)
+    assert kept_bytes("cpu") == others
+    with torch.inference_mode():  # a call after a release brings the rest again
+        assert torch.equal(model(x), before)
+    encoder = Blocks()
+    BlockStream(encoder, "cpu", allocate=Counter())
+    with torch.inference_mode():
+        encoder(x)
+    assert rest_on_host(encoder)
+
+
+def test_a_tensor_added_to_a_streamed_block_streams_with_it():
+    """PEFT adds a LoRA's weights to a block that is waiting on the host: its first move to the device makes
+    their host copies (it raised KeyError, the copies being looked up by name)."""
+    from toolkit.models.offload import _on_host
+    from toolkit.models.streaming import BlockStream
+
+    torch.manual_seed(0)
+    model = Blocks()
+    x = torch.randn(3, 32)
+    stream = BlockStream(model, "cpu", allocate=Counter())
+    model.blocks[2].add_module("lora", torch.nn.Linear(64, 64))  # runs after the block's GELU (a Sequential)
+    reference = Blocks()
+    reference.load_state_dict(model.state_dict(), strict=False)
+    reference.blocks[2].add_module("lora", torch.nn.Linear(64, 64))
+    reference.blocks[2].lora.load_state_dict(model.blocks[2].lora.state_dict())
+    with torch.inference_mode():
+        assert torch.allclose(model(x), reference(x)) and torch.allclose(model(x), reference(x))
+    assert "2.lora.weight" not in getattr(model.blocks, PINNED_ATTR, {})  # copies live on each block
+    assert "lora.weight" in getattr(model.blocks[2], PINNED_ATTR) and _on_host(model.blocks[2])
+    stream.remove()

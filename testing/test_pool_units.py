@@ -357,3 +357,41 @@ def test_release_stops_when_asked_and_leaves_the_rest_for_later():
     assert len(pool.entries) == 2 and pool.counters["evictions"] == 1
     assert pool.release_unused(stop=lambda: True) == []  # a request waits: nothing now
     assert len(pool.release_unused()) == 2 and not pool.entries  # idle again: the rest goes
+
+
+def test_a_holder_streams_keep_their_planned_blocks_and_give_them_back_when_dropped(monkeypatch):
+    """The resident model gives each streamed denoiser its plan's kept share once ``make_room`` has made the
+    room (a reused holder's new plan may give more or less), and takes it back when the holder goes: the pool
+    lists a streamed component as waiting on the host, so nothing else would free those blocks for the next
+    model. Until then the next plan counts them as the engine's own (``MemoryPlanner.refresh``)."""
+    from types import SimpleNamespace
+
+    from extensions_built_in.inference_engine import memory_planner
+    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from extensions_built_in.inference_engine.resident import ResidentModel
+    from toolkit.models.offload import _on_host
+    from toolkit.models.streaming import BlockStream, module_bytes
+
+    torch.manual_seed(0)
+    denoiser = torch.nn.Module()
+    denoiser.blocks = torch.nn.ModuleList(torch.nn.Linear(64, 64) for _ in range(4))
+    stream = BlockStream(denoiser, "cpu", allocate=lambda t: torch.empty(t.shape, dtype=t.dtype))
+    block = module_bytes(denoiser.blocks[0])
+    resident = ResidentModel("cpu", ComponentPool(), lambda *a: None)
+    resident.holder = SimpleNamespace(parts={"transformer": denoiser, "tokenizer": object()})
+    monkeypatch.setattr(resident, "make_room", lambda plan: None)
+
+    resident._place_kept_blocks(SimpleNamespace(kept={"transformer": 2 * block}))
+    assert [_on_host(b) for b in denoiser.blocks] == [False, False, True, True]
+    seen = {}
+    monkeypatch.setattr(memory_planner, "plannable_bytes", lambda device, own: seen.setdefault("own", own))
+    monkeypatch.setattr(memory_planner, "kept_bytes", lambda device: stream.kept_bytes)  # only this stream's
+    MemoryPlanner("cpu", "auto", ComponentPool(), None).refresh()
+    assert seen["own"] == 2 * block  # the pool holds nothing on the device; the kept blocks are the engine's
+    resident._place_kept_blocks(SimpleNamespace(kept={"transformer": 3 * block}))  # a new plan, more room
+    assert [_on_host(b) for b in denoiser.blocks] == [False, False, False, True]
+    resident._place_kept_blocks(None)  # the user's own options: nothing kept
+    assert all(_on_host(b) for b in denoiser.blocks)
+    resident._place_kept_blocks(SimpleNamespace(kept={"transformer": 4 * block}))
+    resident.drop()
+    assert all(_on_host(b) for b in denoiser.blocks) and stream.kept_bytes == 0

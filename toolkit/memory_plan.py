@@ -8,8 +8,9 @@ Placements, cheapest first:
                ``toolkit/models/offload.py``): costs one host-to-device copy per request.
 ``quantized``  weight-only 8-bit through torchao (float8 where the GPU has float8, int8 before): about half the
                bytes, resident; every step is slower (1.4-1.6x for Flux on the H200, docs/BENCHMARKS.md).
-``stream``     diffusers group offloading: blocks stream to the GPU on a side CUDA stream as they run; every
-               step moves the whole component (3x for Flux on the H200).
+``stream``     blocks stream to the GPU on a side CUDA stream as they run (``toolkit/models/streaming.py``;
+               encoders: diffusers group offloading); every step moves the whole component (3x for Flux on the
+               H200), except the blocks of a denoiser that the room the plan leaves keeps (``keep_what_fits``).
 
 Peak = what stays resident (``gpu``, ``quantized``) + the one component running now (its bytes if it visits, a
 window of it if it streams) + that phase's working set (activations; a VAE decode's grows with pixels unless
@@ -59,6 +60,11 @@ COST = {
     "decoder": {"gpu": 0.0, "visit": 0.2},  # VAEs and vocoders are small; 8-bit would cost quality for nothing
 }
 MOVE_COST_PER_GIB = 0.01
+# What a plan leaves unused before a streamed denoiser keeps blocks on the GPU: the working sets are estimates
+# (a float8 plan on the H200 needed 1 % more than its peak), and a kept block is cheap to give back, an
+# out-of-memory mid-step is not.
+KEEP_MARGIN = 0.05
+STREAMED = ("stream", "quantized_stream")
 # The phases each engine stage runs: ``encoding`` lasts until the first step is done.
 STAGE_KINDS = {"encoding": ("encoder", "denoiser"), "sampling": ("denoiser",), "decoding": ("decoder",)}
 TILING_COST = 0.3
@@ -109,6 +115,7 @@ class Plan:
     qtype: Optional[str] = None
     source: str = "auto"  # "auto": planned; "options": the user's explicit options; "default": neither (off, CPU)
     work: Optional[Workload] = field(default=None, repr=False)  # the working sets it was planned with
+    kept: dict = field(default_factory=dict)  # role -> bytes of a streamed denoiser that stay on the GPU
 
     @property
     def cost(self) -> float:
@@ -125,7 +132,8 @@ class Plan:
         kinds = STAGE_KINDS.get(stage, COST)
         phases = [running_bytes(p, self.placements[p.role]) + _work(p.kind, work, self.vae_tiling) for p in self.parts]
         running = [peak for peak, p in zip(phases, self.parts) if p.kind in kinds]
-        return sum(resident_bytes(p, self.placements[p.role]) for p in self.parts) + max(running, default=0)
+        resident = sum(resident_bytes(p, self.placements[p.role]) for p in self.parts) + sum(self.kept.values())
+        return resident + max(running, default=0)
 
     def qtype_for(self, role: str) -> Optional[str]:
         """The 8-bit type of a quantized role: the plan's own for the denoiser, its weight-only kind for the rest."""
@@ -141,6 +149,7 @@ class Plan:
                 word = f"{self.qtype_for(role) or '8-bit'} {how[placement.partition('_')[2] or 'gpu']}"
             groups.setdefault(word, []).append(role)
         text = "; ".join(f"{', '.join(roles)} {word}" for word, roles in groups.items())
+        text += "".join(f"; {_gib(kept)} GiB of {role} kept on the GPU" for role, kept in self.kept.items())
         return text + ("; VAE tiled" if self.vae_tiling else "")
 
     def describe(self) -> dict:
@@ -154,6 +163,7 @@ class Plan:
             "available_gib": _gib(self.available),
             "components": {
                 role: {"placement": placement, "gib": _gib(sizes.get(role, 0))}
+                | ({"kept_gib": _gib(self.kept[role])} if role in self.kept else {})
                 for role, placement in self.placements.items()
             },
         }
@@ -216,8 +226,8 @@ def running_bytes(part: Part, placement: str) -> int:
     return 0
 
 
-def peak_bytes(parts: tuple, placements: dict, work: Workload, vae_tiling: bool) -> int:
-    resident = sum(resident_bytes(p, placements[p.role]) for p in parts)
+def peak_bytes(parts: tuple, placements: dict, work: Workload, vae_tiling: bool, kept: Optional[dict] = None) -> int:
+    resident = sum(resident_bytes(p, placements[p.role]) for p in parts) + sum((kept or {}).values())
     phases = [running_bytes(p, placements[p.role]) + _work(p.kind, work, vae_tiling) for p in parts]
     return resident + max(phases, default=0)
 
@@ -299,4 +309,23 @@ def plan_memory(
             host_available,
             work=max(work.denoise, work.decode_tiled if smallest.vae_tiling else work.decode),
         )
+    keep_what_fits(best)
     return best
+
+
+def keep_what_fits(plan: Plan) -> None:
+    """A streamed denoiser moves all of itself through PCIe every step; of the room the plan leaves (less a
+    margin), the streamed denoisers (Wan 2.2 14B has two) take equal shares and keep that much of themselves on
+    the GPU for good, so only the rest streams (``BlockStream.keep``). It never changes which placements win:
+    what a kept share saves per step is not measured yet, and the measured plans stay as they were."""
+    streamed = [p for p in plan.parts if p.kind == "denoiser" and plan.placements[p.role] in STREAMED]
+    spare = plan.available - plan.peak - max(GIB, int(plan.available * KEEP_MARGIN))
+    if not streamed or spare <= 0:
+        return
+    for p in streamed:
+        placement = plan.placements[p.role]
+        # kept: a share of this part's bytes as it waits on the host (8-bit: its payload), never all of it
+        kept = min(spare // len(streamed), _held_bytes(p, placement) - running_bytes(p, placement))
+        if kept > 0:
+            plan.kept[p.role] = kept
+    plan.peak += sum(plan.kept.values())

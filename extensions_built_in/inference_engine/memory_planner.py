@@ -20,6 +20,7 @@ from typing import Optional
 
 from toolkit.memory_plan import GIB, Plan, PlanDoesNotFit, Workload, plan_memory
 from toolkit.models.speed import fp8_options, wants_fp8
+from toolkit.models.streaming import kept_bytes
 from toolkit.models.v2.pool import ComponentPool, host_available_bytes, plannable_bytes
 
 MODES = ("auto", "off")
@@ -69,8 +70,11 @@ class MemoryPlanner:
 
     # ------------------------------------------------------------------ main thread
     def refresh(self) -> tuple[int, int]:
+        # A streamed denoiser's kept blocks are this engine's too (the next plan keeps or frees them), though the
+        # pool lists the component as waiting on the host.
+        own = self.pool.device_bytes(self.device) + kept_bytes(self.device)
         self.snapshot = (
-            plannable_bytes(self.device, self.pool.device_bytes(self.device)),
+            plannable_bytes(self.device, own),
             host_available_bytes(self.pool.host_bytes()),
         )
         return self.snapshot

@@ -24,6 +24,7 @@ from toolkit.models.compile import resolve_mode as resolve_compile_mode
 from toolkit.models.compile import use_cache_dir as use_compile_cache_dir
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import get_model_class
+from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
 from toolkit.paths import TOOLKIT_ROOT
 from toolkit.sample_step_hook import GenerationCancelled
@@ -77,7 +78,16 @@ class ResidentModel:
                 holder = self.build(model_class, model_config, plan)
             self._keep(holder, identity)
         self.make_room(plan)
+        self._place_kept_blocks(plan)
         return self.holder
+
+    def _place_kept_blocks(self, plan) -> None:
+        """Each streamed denoiser keeps on the GPU what its plan gives it (``Plan.kept``; the room exists now that
+        ``make_room`` ran); a reused holder's plan may give more or less than the last request's."""
+        for role, module in self.holder.parts.items():
+            stream = getattr(module, STREAM_ATTR, None)
+            if stream is not None:
+                stream.keep(plan.kept.get(role, 0) if plan is not None else 0)
 
     def make_room(self, plan) -> None:
         """A plan counts the pool's other GPU residents as free memory (``plannable_bytes``), but its visiting
@@ -167,6 +177,7 @@ class ResidentModel:
         plan = planner.plan(model_class, config, GenerateImageConfig(prompt="", **native))
         self.pool.begin_request()
         self._keep(self.build(model_class, config, plan), holder_identity(config, plan))
+        self._place_kept_blocks(plan)
         if self.compiled:
             self._compile_now(model_class, native)
 
@@ -182,7 +193,13 @@ class ResidentModel:
         self.counters["holder_builds"] += 1
 
     def drop(self) -> None:
-        """Forget the holder (its pooled components stay in the pool until released)."""
+        """Forget the holder (its pooled components stay in the pool until released). What its streamed
+        denoisers keep on the GPU goes back to the host: the pool lists them as waiting there, and would not free
+        that memory for the next plan."""
+        for module in self.holder.parts.values() if self.holder is not None else ():
+            stream = getattr(module, STREAM_ATTR, None)
+            if stream is not None:
+                stream.release()
         self.holder = self.identity = None
         self.keys = set()
         self.compiled = {}

@@ -226,10 +226,14 @@ class BaseModel:
         # there, as every quantized load is) or streams. The device is part of the pool's identity.
         waits_on_host = placement in OFF_GPU and self._on_gpu()
         offload = None
-        if placement == "stream" and self._on_gpu():
-            offload = "group:block" if comp.source == "main" else "group:leaf"
-        elif placement == "quantized_stream" and self._on_gpu():
-            offload = "blocks"  # toolkit/models/streaming.py: diffusers' group offloading cannot move 8-bit tensors
+        if placement in ("stream", "quantized_stream") and self._on_gpu():
+            # A denoiser streams block by block and keeps on the GPU what its plan leaves room for; diffusers' group
+            # offloading can do neither that nor 8-bit tensors (toolkit/models/streaming.py). Encoders stream
+            # through it leaf by leaf; an 8-bit one through BlockStream as well.
+            if comp.source == "main":
+                offload = "blocks"
+            else:
+                offload = "blocks:encoder" if placement == "quantized_stream" else "group:leaf"
         return load_component(
             comp.cls,
             source,

@@ -106,8 +106,11 @@ def move_to_device(module, device, only: Optional[Callable[[str], bool]] = None)
     """The module's host copies (or those whose names pass ``only``) onto ``device``, asynchronously on the
     current stream (ordered before the kernels that use them)."""
     copies = getattr(module, PINNED_ATTR, None)
-    if copies is None:
-        move_to_host(module, only=only)
+    wanted = [name for name in _tensors(module) if only is None or only(name)]
+    if copies is None or any(name not in copies for name in wanted):
+        # the first move, or tensors added since (a LoRA loaded into a streamed denoiser): host copies first
+        missing = set(wanted) - set(copies or {})
+        move_to_host(module, only=lambda name: name in missing)
         copies = getattr(module, PINNED_ATTR)
     for name, t in _tensors(module).items():
         if only is not None and not only(name):

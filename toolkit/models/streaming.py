@@ -1,22 +1,54 @@
-"""Streaming an 8-bit model through the GPU block by block, for models too large to visit whole.
+"""Streaming a model through the GPU block by block, for models too large to visit whole, keeping on the GPU
+the blocks that fit beside the plan.
 
-diffusers' group offloading streams bf16 models (``toolkit/models/v2/loading.py``), but it moves each tensor by
-re-pointing ``.data``, which torchao's quantized tensors refuse across devices. FLUX.2-dev needs both: in 8 bits
+diffusers' group offloading streams bf16 encoders (``toolkit/models/v2/loading.py``), but it moves each tensor
+by re-pointing ``.data``, which torchao's quantized tensors refuse across devices. FLUX.2-dev needs both: in 8 bits
 its transformer (34 GiB) and Mistral encoder (25 GiB) are each larger than a 24 GiB card, and in bf16 their host
 copies (104 GiB) are larger than a 64 GiB machine's RAM. Here each block list of the model (``transformer_blocks``,
 an encoder's ``layers``) runs one block at a time: a block's weights arrive from their pinned host copies
 (``toolkit/models/offload.py``, which moves quantized tensors too) while the block before runs, on a side CUDA
 stream, and go back to pointing at their host copies as soon as it has run (nothing is copied back: inference
-does not change weights). Everything outside the block lists (embeddings, norms, heads) stays on the GPU.
+does not change weights). What lies outside the block lists (embeddings, norms, heads) comes to the GPU for
+each call, or, for a denoiser, stays there.
+
+Denoisers in bf16 stream here too, for what diffusers' group offloading does not do: keep part of the model on
+the GPU (``BlockStream.keep``). A streamed denoiser moves all of itself through PCIe every step (3x Flux's
+step on the H200, 3.3x LTX-2's); the memory plan gives the blocks that fit beside its peak a permanent place on
+the GPU, as ComfyUI's partial loading does, and only the others stream. Encoders run once per request and keep
+diffusers' leaf-level group offloading.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import weakref
+from typing import Callable, Optional
 
-from toolkit.models.offload import _pinned, move_to_device, move_to_host, tensor_parts
+from toolkit.models.offload import _pinned, _tensors, move_to_device, move_to_host, tensor_parts
 
 STREAM_ATTR = "_aitk_block_stream"
+_live: "weakref.WeakSet[BlockStream]" = weakref.WeakSet()
+
+
+def kept_bytes(device) -> int:
+    """Bytes of streamed models' kept blocks on ``device``: memory the pool does not list (a streamed component
+    waits on the host), which the next plan may count on as its own (``MemoryPlanner.refresh``)."""
+    import torch
+
+    device = torch.device(device)
+    return sum(s.kept_bytes for s in list(_live) if _same_device(s.device, device))
+
+
+def _same_device(a, b) -> bool:
+    return a.type == b.type and (a.index or 0) == (b.index or 0)
+
+
+def module_bytes(module, only: Optional[Callable[[str], bool]] = None) -> int:
+    return sum(
+        part.numel() * part.element_size()
+        for name, t in _tensors(module).items()
+        if only is None or only(name)
+        for part in tensor_parts(t)
+    )
 
 
 def block_lists(module) -> list:
@@ -43,7 +75,7 @@ class BlockStream:
     block is prefetched meanwhile. At most the running block and the one arriving are on the GPU (a block that
     never runs, like a vision tower's for a text prompt, is sent back when another arrives)."""
 
-    def __init__(self, module, device, allocate: Callable = _pinned):
+    def __init__(self, module, device, allocate: Callable = _pinned, rest_stays: bool = False):
         import torch
 
         self.device = torch.device(device)
@@ -56,31 +88,78 @@ class BlockStream:
         move_to_host(module, allocate, only=self.rest)
         for block in self.blocks:
             move_to_host(block, allocate)
-        self.on_device: dict = {}  # block index -> CUDA event its arrival was recorded with (None off CUDA)
+        self.on_device: dict = {}  # streamed block index -> CUDA event its arrival was recorded with (None off CUDA)
+        self.kept: set = set()  # blocks that stay on the device (``keep``)
+        self.sizes = [module_bytes(block) for block in self.blocks]
         self.side = torch.cuda.Stream(self.device) if self.device.type == "cuda" else None
-        # What lies outside the block lists (embeddings, norms, heads) is on the GPU only while the model runs:
-        # a Mistral encoder's embedding table alone is 1.3 GB, which the plan does not count once it is done.
+        # What lies outside the block lists (embeddings, norms, heads): an encoder's is on the GPU only while it
+        # runs (a Mistral encoder's embedding table alone is 1.3 GB, which the plan does not count once it is
+        # done); a denoiser's (``rest_stays``: small, and needed every step) stays, which also lets a pipeline
+        # find its execution device on it when every other component waits on the host.
+        self.rest_stays, self.rest_here = rest_stays, False
+        self.rest_bytes = module_bytes(module, self.rest)
         self.handles = [
-            module.register_forward_pre_hook(lambda m, args: move_to_device(m, self.device, self.rest)),
+            module.register_forward_pre_hook(lambda m, args: self._rest_arrives()),
             module.register_forward_hook(lambda m, args, out: self._rest_leaves()),
         ]
         for i, block in enumerate(self.blocks):
             self.handles.append(block.register_forward_pre_hook(lambda m, args, i=i: self._arrive(i)))
             self.handles.append(block.register_forward_hook(lambda m, args, out, i=i: self._leave(i)))
         setattr(module, STREAM_ATTR, self)
+        _live.add(self)
+        if rest_stays:
+            self._rest_arrives()
+
+    @property
+    def kept_bytes(self) -> int:
+        """What stays on the device between calls: the kept blocks, and a denoiser's rest."""
+        return sum(self.sizes[i] for i in self.kept) + (self.rest_bytes if self.rest_stays and self.rest_here else 0)
+
+    def keep(self, budget: int) -> int:
+        """Keep the first blocks on the device, as many as fit in ``budget`` bytes; the others stream. Called
+        per request with the plan's figure (0 gives the memory back); only the blocks whose place changes
+        move. Returns the bytes kept."""
+        if self.rest_stays:
+            self._rest_arrives()
+        kept, total = set(), 0
+        for i, size in enumerate(self.sizes):
+            if total + size > budget:
+                break
+            kept.add(i)
+            total += size
+        for i in sorted(self.kept - kept):
+            self.kept.discard(i)
+            self._record_use(self.blocks[i])
+            move_to_host(self.blocks[i])
+        for i in sorted(kept - self.kept):
+            self._leave(i)  # a streamed copy in flight becomes the kept one
+            move_to_device(self.blocks[i], self.device)
+            self.kept.add(i)
+        return total
+
+    def release(self) -> None:
+        """Everything back on its host copies, a denoiser's rest too: its holder is gone, and the pool, which
+        lists the component as waiting on the host, would not free this memory for the next model."""
+        self.keep(0)
+        self._send_rest()
+
+    def _next_streamed(self, i: int) -> Optional[int]:
+        n = len(self.blocks)
+        return next(((i + k) % n for k in range(1, n + 1) if (i + k) % n not in self.kept), None)
 
     def _arrive(self, i: int) -> None:
         import torch
 
-        for j in [j for j in self.on_device if j not in (i, (i + 1) % len(self.blocks))]:
-            self._leave(j)
-        if i not in self.on_device:
-            self._bring(i, None)
-        event = self.on_device[i]
-        if event is not None:
-            torch.cuda.current_stream(self.device).wait_event(event)
-        nxt = (i + 1) % len(self.blocks)
-        if nxt not in self.on_device:
+        nxt = self._next_streamed(i)
+        if i not in self.kept:
+            for j in [j for j in self.on_device if j not in (i, nxt)]:
+                self._leave(j)
+            if i not in self.on_device:
+                self._bring(i, None)
+            event = self.on_device[i]
+            if event is not None:
+                torch.cuda.current_stream(self.device).wait_event(event)
+        if nxt is not None and nxt not in self.on_device:
             self._bring(nxt, self.side)
 
     def _bring(self, i: int, stream) -> None:
@@ -104,11 +183,22 @@ class BlockStream:
         self._record_use(self.blocks[i])
         move_to_host(self.blocks[i])
 
+    def _rest_arrives(self) -> None:
+        if not self.rest_here:
+            move_to_device(self.module, self.device, self.rest)
+            self.rest_here = True
+
     def _rest_leaves(self) -> None:
         for j in list(self.on_device):
             self._leave(j)
-        self._record_use(self.module, self.rest)
-        move_to_host(self.module, only=self.rest)
+        if not self.rest_stays:
+            self._send_rest()
+
+    def _send_rest(self) -> None:
+        if self.rest_here:
+            self._record_use(self.module, self.rest)
+            move_to_host(self.module, only=self.rest)
+            self.rest_here = False
 
     def _record_use(self, module, only=None) -> None:
         """Memory allocated on the side stream and used on the main one: the allocator must not hand it to the
@@ -125,5 +215,7 @@ class BlockStream:
                         part.record_stream(main)
 
     def remove(self) -> None:
+        self.release()
         for handle in self.handles:
             handle.remove()
+        _live.discard(self)

@@ -347,10 +347,11 @@ def _load(
         module.eval()
     if offload and offload.startswith("group:"):
         _group_offload(module, onload_device or device, offload.partition(":")[2])
-    elif offload == "blocks":
+    elif offload in ("blocks", "blocks:encoder"):
         from toolkit.models.streaming import BlockStream
 
-        BlockStream(module, onload_device or device)
+        # a denoiser's parts outside its blocks stay on the GPU; an encoder's come for each call
+        BlockStream(module, onload_device or device, rest_stays=offload == "blocks")
     elif device is not None and hasattr(module, "to") and hasattr(module, "parameters"):
         module.to(device)
     return module
