@@ -171,6 +171,28 @@ def test_an_8_bit_model_visits_through_host_copies_of_its_quantized_tensors():
         assert torch.equal(m(x), before)
 
 
+class Blocks(torch.nn.Module):
+    """Four blocks between an embedding and a head; records after each block which blocks are off the host."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(32, 64)
+        self.blocks = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU()) for _ in range(4)
+        )
+        self.head = torch.nn.Linear(64, 16)
+        self.seen: list = []
+
+    def forward(self, x):
+        from toolkit.models.offload import _on_host
+
+        x = self.embed(x)
+        for block in self.blocks:
+            x = block(x)
+            self.seen.append(sorted(j for j, b in enumerate(self.blocks) if not _on_host(b)))
+        return self.head(x)
+
+
 def test_an_8_bit_model_streams_block_by_block_with_the_same_output():
     """8-bit streaming (toolkit/models/streaming.py): each block arrives from its host copies just before it
     runs and leaves right after; at most the running block and the next are off the host; what lies outside
@@ -182,38 +204,21 @@ def test_an_8_bit_model_streams_block_by_block_with_the_same_output():
     from toolkit.models.offload import _on_host
     from toolkit.models.streaming import BlockStream, block_lists
 
-    class Tiny(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.embed = torch.nn.Linear(32, 64)
-            self.blocks = torch.nn.ModuleList(
-                torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU()) for _ in range(4)
-            )
-            self.head = torch.nn.Linear(64, 16)
-
-        def forward(self, x):
-            x = self.embed(x)
-            for block in self.blocks:
-                x = block(x)
-                seen.append(sorted(j for j, b in enumerate(self.blocks) if not _on_host(b)))
-            return self.head(x)
-
-    seen: list = []
     torch.manual_seed(0)
-    model = Tiny().to(torch.bfloat16)
+    model = Blocks().to(torch.bfloat16)
     quantize_(model, Int8WeightOnlyConfig())
     x = torch.randn(3, 32, dtype=torch.bfloat16)
     before = model(x)
     assert [name for name, _ in block_lists(model)] == ["blocks"]
     stream = BlockStream(model, "cpu", allocate=Counter())
     assert all(_on_host(b) for b in model.blocks)
-    seen.clear()
+    model.seen.clear()
     with torch.inference_mode():  # as inside a pipeline call, where no parameter can be made
         for _ in range(2):  # a second call starts from block 0 again (prefetched at the end of the first)
             assert torch.equal(model(x), before)
     # after block i has run it is back on its host copies, and only block i+1 (prefetched meanwhile) is not;
     # the last block prefetches block 0 for the next call, which the call's end sends back with the rest
-    assert seen == [[1], [2], [3], [0]] * 2
+    assert model.seen == [[1], [2], [3], [0]] * 2
     assert all(_on_host(b) for b in model.blocks)  # the call's end sends everything back
     assert type(model.embed.weight) is type(model.blocks[0][0].weight)  # still quantized after the trips
     stream.remove()
@@ -269,28 +274,6 @@ def test_a_partial_move_keeps_the_other_tensors_host_copies():
     move_to_device(m, "cpu", only=lambda name: name.startswith("0."))
     move_to_host(m, made, only=lambda name: name.startswith("0."))
     assert made.made == 4 and set(getattr(m, PINNED_ATTR)) == {"0.weight", "0.bias", "1.weight", "1.bias"}
-
-
-class Blocks(torch.nn.Module):
-    """Four blocks between an embedding and a head; records after each block which blocks are off the host."""
-
-    def __init__(self):
-        super().__init__()
-        self.embed = torch.nn.Linear(32, 64)
-        self.blocks = torch.nn.ModuleList(
-            torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU()) for _ in range(4)
-        )
-        self.head = torch.nn.Linear(64, 16)
-        self.seen: list = []
-
-    def forward(self, x):
-        from toolkit.models.offload import _on_host
-
-        x = self.embed(x)
-        for block in self.blocks:
-            x = block(x)
-            self.seen.append(sorted(j for j, b in enumerate(self.blocks) if not _on_host(b)))
-        return self.head(x)
 
 
 @pytest.mark.parametrize("quantized", [False, True], ids=["bf16", "int8"])
