@@ -227,13 +227,9 @@ class BaseModel:
         waits_on_host = placement in OFF_GPU and self._on_gpu()
         offload = None
         if placement in ("stream", "quantized_stream") and self._on_gpu():
-            # A denoiser streams block by block and keeps on the GPU what its plan leaves room for; diffusers' group
-            # offloading can do neither that nor 8-bit tensors (toolkit/models/streaming.py). Encoders stream
-            # through it leaf by leaf; an 8-bit one through BlockStream as well.
-            if comp.source == "main":
-                offload = "blocks"
-            else:
-                offload = "blocks:encoder" if placement == "quantized_stream" else "group:leaf"
+            # toolkit/models/streaming.py: a denoiser keeps what fits; diffusers' leaf offloading can't move 8-bit
+            offload = "blocks" if comp.source == "main" else "group:leaf"
+            offload = "blocks:encoder" if offload == "group:leaf" and placement == "quantized_stream" else offload
         return load_component(
             comp.cls,
             source,
