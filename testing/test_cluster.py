@@ -104,9 +104,10 @@ def test_alternating_models_stay_on_the_replica_that_holds_them(cluster):
 
 
 def settled_measurements(cluster: ClusterJob, quiet_s: float = 3.0) -> list:
-    """The replicas' run and swap medians once they have stood still for a few stats periods (0.5 s each in the tiny config), so the
-    router decides on these figures, not on ones from before the last request ended. With three runs and one load
-    per replica, one late run moves a median enough to move the spill by four places (seen once in CI)."""
+    """The replicas' run and swap medians once they have stood still for a few stats periods (0.5 s each in the
+    tiny config), so the router decides on these figures, not on ones from before the last request ended. With
+    three runs and one load per replica, one late run moves a median enough to move the spill by four places
+    (seen once in CI)."""
     measured, since = None, time.monotonic()
     deadline = since + 60
     while time.monotonic() < deadline:

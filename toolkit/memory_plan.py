@@ -9,8 +9,9 @@ Placements, cheapest first:
 ``quantized``  weight-only 8-bit through torchao (float8 where the GPU has float8, int8 before): about half the
                bytes, resident; every step is slower (1.4-1.6x for Flux on the H200, docs/BENCHMARKS.md).
 ``stream``     blocks stream to the GPU on a side CUDA stream as they run (``toolkit/models/streaming.py``;
-               encoders: diffusers group offloading); every step moves the whole component (3x for Flux on the
-               H200), except the blocks of a denoiser that the room the plan leaves keeps (``keep_what_fits``).
+               encoders: diffusers group offloading); every step moves the whole component (2.7x for Flux on
+               the H200 at 1024², nothing for the long videos: ``part_cost``), except the blocks of a denoiser
+               that the room the plan leaves keeps (``kept_shares``).
 
 Peak = what stays resident (``gpu``, ``quantized``) + the one component running now (its bytes if it visits, a
 window of it if it streams) + that phase's working set (activations; a VAE decode's grows with pixels unless
@@ -45,9 +46,11 @@ COST = {
         "gpu": 0.0,
         "visit": 1.0,
         "quantized": 8.0,
-        "quantized_visit": 15.0,
-        "stream": 20.0,
-        "quantized_stream": 21.0,
+        "quantized_visit": 15.0,  # set under the old flat stream cost (20); not fitted to a measurement yet
+        # A streamed denoiser's least cost (its blocks' hooks run every step): what its copies cost on top
+        # depends on the request's size (part_cost).
+        "stream": 1.5,
+        "quantized_stream": 8.5,
     },
     "encoder": {
         "gpu": 0.0,
@@ -60,6 +63,18 @@ COST = {
     "decoder": {"gpu": 0.0, "visit": 0.2},  # VAEs and vocoders are small; 8-bit would cost quality for nothing
 }
 MOVE_COST_PER_GIB = 0.01
+# A streamed denoiser's step pays for the part of its copies that its compute does not hide, and the compute
+# grows with the request's tokens. Measured on the H200 (testing/bench/stream_bench.py, docs/BENCHMARKS.md): Flux
+# at 1024² (4096 tokens) streamed whole ran at 2.66x its resident step, half kept 1.67x, three quarters kept 1.30x;
+# HunyuanVideo at 1280x720x129 (116k tokens) and Wan 2.2 14B at 1280x720x81 (73k) streamed whole at 1.00x and
+# 1.03x. Fit: a step slows by max(0, STREAM_COPY x share copied x REF_TOKENS / tokens - STREAM_HIDDEN) (Flux:
+# 2.65x, 1.73x, 1.27x; the videos 1.00x). COST's other denoiser entries shrink with REF_TOKENS / tokens as a
+# whole (8-bit weights: 0.6 of a step for Flux and HiDream, 0.07 for Wan 2.1 I2V at 32k tokens, 1.07x), so
+# against them a stream costs STEP_COST per step of slowdown at REF_TOKENS: COST's 8 for 8-bit is its 0.6.
+REF_TOKENS = 4096
+STREAM_COPY = 1.84
+STREAM_HIDDEN = 0.19
+STEP_COST = 12.0
 # What a plan leaves unused before a streamed denoiser keeps blocks on the GPU: the working sets are estimates
 # (a float8 plan on the H200 needed 1 % more than its peak), and a kept block is cheap to give back, an
 # out-of-memory mid-step is not.
@@ -93,6 +108,7 @@ class WorkingSet:
     per_pixel: int = 2560  # decoding without tiles: bytes per output pixel of each frame held, beside 0.4 GiB
     frames_at_once: int = 1  # video: frames an untiled decode holds at once (causal VAEs: a few; 0: the whole clip)
     encode: int = GIB // 2  # while the encoders run: the prompt, and for editing families their control images
+    patch: int = 2  # latent positions per token side: 1 where the denoiser does not pack 2x2 (LTX, LTX-2, HyV 1.5)
 
 
 @dataclass(frozen=True)
@@ -103,6 +119,7 @@ class Workload:
     decode: int
     decode_tiled: int
     encode: int = GIB // 2
+    tokens: int = 0  # the denoiser's tokens per step; 0: unknown, planned as REF_TOKENS
 
 
 @dataclass
@@ -119,7 +136,9 @@ class Plan:
 
     @property
     def cost(self) -> float:
-        return plan_cost(self.parts, self.placements, self.vae_tiling)
+        return plan_cost(
+            self.parts, self.placements, self.vae_tiling, self.kept, (self.work or Workload(0, 0, 0)).tokens
+        )
 
     def work_of(self, stage: str) -> int:
         """The working set planned for the engine's stage: the largest of its phases' (``STAGE_KINDS``)."""
@@ -249,10 +268,22 @@ def _held_bytes(part: Part, placement: str) -> int:
     return int(part.bytes * QUANTIZED_RATIO) if placement in QUANTIZED else part.bytes
 
 
-def plan_cost(parts: tuple, placements: dict, vae_tiling: bool) -> float:
-    cost = sum(COST[p.kind][placements[p.role]] for p in parts)
+def plan_cost(parts: tuple, placements: dict, vae_tiling: bool, kept: Optional[dict] = None, tokens: int = 0) -> float:
+    cost = sum(part_cost(p, placements[p.role], (kept or {}).get(p.role, 0), tokens) for p in parts)
     moved = sum(_held_bytes(p, placements[p.role]) for p in parts if placements[p.role] in OFF_GPU)
     return cost + MOVE_COST_PER_GIB * moved / GIB + (TILING_COST if vae_tiling else 0.0)
+
+
+def part_cost(part: Part, placement: str, kept: int = 0, tokens: int = 0) -> float:
+    """COST, plus for a streamed denoiser the copies its step cannot hide: fewer the more of it stays on the GPU
+    and the longer its step computes (REF_TOKENS above)."""
+    cost = COST[part.kind][placement]
+    if part.kind != "denoiser" or placement not in STREAMED:
+        return cost
+    copied = max(0.0, 1.0 - kept / _held_bytes(part, placement))
+    copied *= QUANTIZED_RATIO if placement == "quantized_stream" else 1.0
+    hidden = STREAM_HIDDEN * (tokens or REF_TOKENS) / REF_TOKENS
+    return cost + STEP_COST * max(0.0, STREAM_COPY * copied - hidden)
 
 
 def candidates(parts: tuple, can_quantize: bool, can_stream: bool, quantize_denoiser: bool = False):
@@ -295,7 +326,8 @@ def plan_memory(
         peak = peak_bytes(parts, placements, work, tiling)
         host = host_bytes(parts, placements)
         quantized = any(placement in QUANTIZED for placement in placements.values())
-        plan = Plan(placements, tiling, peak, available, parts, qtype if quantized else None, work=work)
+        kept = kept_shares(parts, placements, peak, available)
+        plan = Plan(placements, tiling, peak, available, parts, qtype if quantized else None, work=work, kept=kept)
         if smallest is None or (peak, plan.cost) < (smallest.peak, smallest.cost):
             smallest, smallest_host = plan, host
         if peak <= available and host <= host_available and (best is None or plan.cost < best.cost):
@@ -309,23 +341,22 @@ def plan_memory(
             host_available,
             work=max(work.denoise, work.decode_tiled if smallest.vae_tiling else work.decode),
         )
-    keep_what_fits(best)
+    best.peak += sum(best.kept.values())
     return best
 
 
-def keep_what_fits(plan: Plan) -> None:
-    """A streamed denoiser moves all of itself through PCIe every step; of the room the plan leaves (less a
+def kept_shares(parts: tuple, placements: dict, peak: int, available: int) -> dict:
+    """A streamed denoiser moves all of itself through PCIe every step; of the room a plan leaves (less a
     margin), the streamed denoisers (Wan 2.2 14B has two) take equal shares and keep that much of themselves on
-    the GPU for good, so only the rest streams (``BlockStream.keep``). It never changes which placements win:
-    what a kept share saves per step is not measured yet, and the measured plans stay as they were."""
-    streamed = [p for p in plan.parts if p.kind == "denoiser" and plan.placements[p.role] in STREAMED]
-    spare = plan.available - plan.peak - max(GIB, int(plan.available * KEEP_MARGIN))
-    if not streamed or spare <= 0:
-        return
-    for p in streamed:
-        placement = plan.placements[p.role]
-        # kept: a share of this part's bytes as it waits on the host (8-bit: its payload), never all of it
-        kept = min(spare // len(streamed), _held_bytes(p, placement) - running_bytes(p, placement))
-        if kept > 0:
-            plan.kept[p.role] = kept
-    plan.peak += sum(plan.kept.values())
+    the GPU for good, so only the rest streams (``BlockStream.keep``). Role -> bytes kept; ``peak`` is the
+    plan's without them."""
+    streamed = [p for p in parts if p.kind == "denoiser" and placements[p.role] in STREAMED]
+    spare = available - peak - max(GIB, int(available * KEEP_MARGIN))
+    kept = {}
+    for p in streamed if spare > 0 else ():
+        placement = placements[p.role]
+        # a share of this part's bytes as it waits on the host (8-bit: its payload), never all of it
+        share = min(spare // len(streamed), _held_bytes(p, placement) - running_bytes(p, placement))
+        if share > 0:
+            kept[p.role] = share
+    return kept

@@ -278,7 +278,7 @@ class BaseModel:
         denoise = GIB // 4 + int(positions * ws.per_position)
         decode = int(0.4 * GIB + pixels * held * ws.per_pixel)
         tiled = int(0.4 * GIB + min(pixels, tile) * held * ws.per_pixel) if self._vae_tiles() else decode
-        return Workload(denoise, decode, tiled, ws.encode)
+        return Workload(denoise, decode, tiled, ws.encode, int(positions) // ws.patch**2)
 
     def _vae_tiles(self) -> bool:
         """Every image and video VAE the families use has diffusers' tiled decode. Decided without importing

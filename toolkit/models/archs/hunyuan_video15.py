@@ -83,7 +83,7 @@ class HunyuanVideo15Model(BaseModel):
     tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
     # Measured (H200, 848x480x121): sampling 11.1 GiB over the weights (48,101 latent positions: 237 KB each); an
     # untiled decode holds the whole clip, 82.5 GiB (1.7 KB per pixel and frame). Tiled: 256 px tiles of every frame.
-    working_set = WorkingSet(per_position=272 * 1024, per_pixel=2048, frames_at_once=0)
+    working_set = WorkingSet(per_position=272 * 1024, per_pixel=2048, frames_at_once=0, patch=1)
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
 
     def pipeline_kwargs(self, gen):

@@ -188,7 +188,7 @@ class LTX2Model(BaseModel):
     # (1024 tokens x 3840, stacked into a second copy) and the logits over its 262k vocabulary, per prompt. On
     # the H200 at 24 GiB, the 22.7 GiB encoder visiting beside the default 0.5 GiB reserve ran out of memory
     # (23.9 GiB allocated), and so did a float8 denoiser beside the streamed encoder (2026-12-01).
-    working_set = WorkingSet(per_position=1340 * 1024, per_pixel=224, frames_at_once=0, encode=3 * GIB)
+    working_set = WorkingSet(per_position=1340 * 1024, per_pixel=224, frames_at_once=0, encode=3 * GIB, patch=1)
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
     # LTX-2.0's own guidance: plain CFG on both modalities. The pipeline's call defaults (STG on block 28,
     # modality isolation, rescale 0.7, cross timesteps) track LTX-2.3; extra_kwargs can still set them.
