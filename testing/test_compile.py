@@ -155,7 +155,9 @@ class UNet2DConditionModel(torch.nn.Module):
         ("auto", None, "regional"),
         ("max", "gpu", "whole"),
         ("max", "quantized", "whole"),
-        ("auto", "stream", None),  # per-block offload hooks
+        ("auto", "stream", "regional"),  # per-block hooks re-point the weights outside the compiled forward
+        ("max", "stream", "regional"),
+        ("auto", "quantized_stream", None),  # parameters replaced as they stream
         ("auto", "visit", "regional"),  # block graphs take the weights as inputs, wherever they are
         ("max", "visit", "regional"),  # not CUDA graphs: they replay the addresses they recorded
         ("auto", "quantized_visit", None),  # parameters replaced on every visit, not re-pointed
@@ -323,6 +325,44 @@ def test_a_visiting_denoisers_compiled_blocks_compute_with_the_weights_it_holds_
             move_to_device(model, "cpu")
             out = model(x)
             assert torch.allclose(out, eager(model, x)) and not torch.allclose(out, first)
+        assert counters["stats"]["unique_graphs"] == graphs
+
+
+def test_a_streamed_denoisers_compiled_blocks_compute_with_the_blocks_as_they_arrive(monkeypatch):
+    """A bf16 denoiser the plan streams (toolkit/models/streaming.py): each block's tensors are re-pointed at a
+    device copy in its pre-forward hook and back at the host copy after it, outside the compiled ``forward``;
+    with part of the model kept on the device, the rest streaming. The compiled blocks must compute what eager
+    blocks compute with the weights as they arrive, and neither streaming nor a change of what is kept may add
+    a graph."""
+    from torch._dynamo.utils import counters
+
+    from toolkit.models.offload import PINNED_ATTR
+    from toolkit.models.streaming import BlockStream
+
+    monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: torch.compile(fn, backend="aot_eager", **kw))
+    torch._dynamo.reset()
+    model, x = TwoBlocks(), torch.randn(3, 4)
+    stream = BlockStream(model, "cpu", allocate=lambda t: torch.empty(t.shape, dtype=t.dtype), rest_stays=True)
+    assert compile_denoiser(model, "auto", "stream") == "regional"
+
+    def eager(x):  # the class forward with each block's host copies, never the compiled one bound on the instance
+        for block in model.blocks:
+            weights = getattr(block, PINNED_ATTR)
+            x = torch.nn.functional.linear(x, weights["proj.weight"], weights["proj.bias"]).relu()
+        return x
+
+    with torch.no_grad():
+        first = model(x)
+        assert torch.allclose(first, eager(x))
+        graphs = counters["stats"]["unique_graphs"]
+        for budget, scale in ((0, 2.0), (stream.sizes[0], -1.0), (sum(stream.sizes), 0.5)):
+            stream.keep(0)  # back on the host copies, where the new weights go
+            for block in model.blocks:
+                for copy in getattr(block, PINNED_ATTR).values():
+                    copy.mul_(scale)
+            stream.keep(budget)  # none, one or both blocks kept; the rest stream
+            out = model(x)
+            assert torch.allclose(out, eager(x)) and not torch.allclose(out, first)
         assert counters["stats"]["unique_graphs"] == graphs
 
 

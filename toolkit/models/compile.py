@@ -15,10 +15,13 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
 Which denoisers compile follows where the memory plan puts their weights. Resident ones (``gpu``, ``quantized``,
 or no plan) compile as above. A visiting one (``visit``: its tensors re-pointed at host copies after each use and
 at fresh GPU copies before the next) compiles regionally only: the block graphs take the weights as inputs, so
-they read whatever storage the tensors hold, while CUDA graphs would replay the addresses they recorded. Streamed
-weights (group offloading's per-block hooks) and 8-bit visitors (their parameters replaced, not re-pointed) stay
-eager. Compiled code lives on the module, so a pooled denoiser shared by two holders is compiled once.
-Inductor's caches go to a folder the engine owns (``use_cache_dir``), so a restarted engine reuses them.
+they read whatever storage the tensors hold, while CUDA graphs would replay the addresses they recorded. A bf16
+denoiser streamed block by block (``stream``: ``toolkit/models/streaming.py`` re-points each block's tensors in
+its forward hooks, which run outside the compiled ``forward``) compiles regionally for the same reason. 8-bit
+visitors and streams (their parameters replaced, not re-pointed) stay eager, and the memory plan prices that
+(``toolkit/memory_plan.py``, ``COMPILE_GAIN``). Compiled code lives on the module, so a pooled denoiser shared
+by two holders is compiled once. Inductor's caches go to a folder the engine owns (``use_cache_dir``), so a
+restarted engine reuses them.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Optional
 
 COMPILE_MODES = ("off", "auto", "max")
 WHOLE_PLACEMENTS = (None, "gpu", "quantized")  # None: no plan (the user's options, or CPU)
-REGIONAL_PLACEMENTS = WHOLE_PLACEMENTS + ("visit",)
+REGIONAL_PLACEMENTS = WHOLE_PLACEMENTS + ("visit", "stream")
 
 
 def resolve_mode(mode: str, device: str) -> str:
