@@ -379,3 +379,30 @@ def test_a_tensor_added_to_a_streamed_block_streams_with_it():
     assert "2.lora.weight" not in getattr(model.blocks, PINNED_ATTR, {})  # copies live on each block
     assert "lora.weight" in getattr(model.blocks[2], PINNED_ATTR) and _on_host(model.blocks[2])
     stream.remove()
+
+
+def test_a_kept_block_changed_in_place_keeps_the_change_when_it_goes_back_to_streaming(monkeypatch):
+    """A compiled streamed denoiser takes LoRAs into hot-swappable slots: a swap writes the new weights into the
+    tensors where they are. A kept block's (and the rest's) live on the device, so when the plan keeps less (or
+    the holder is released) they must go back to their host copies with the change, or the next arrival brings
+    the previous LoRA back."""
+    from toolkit.models import streaming
+    from toolkit.models.streaming import BlockStream
+
+    torch.manual_seed(0)
+    model = Blocks()
+    x = torch.randn(3, 32)
+    monkeypatch.setattr(streaming, "_live", weakref.WeakSet())
+    stream = BlockStream(model, "cpu", allocate=Counter(), rest_stays=True)
+    stream.keep(10**12)  # every block kept
+    with torch.no_grad():
+        model.blocks[1][0].weight.mul_(-1.0)  # in place, where it is: the device copy
+        model.head.bias.add_(1.0)
+        changed = model(x)
+    stream.keep(0)  # back to streaming: block 1 now arrives from its host copy
+    with torch.no_grad():
+        assert torch.equal(model(x), changed)
+    stream.release()  # the rest goes back too, and returns for the next call
+    with torch.no_grad():
+        assert torch.equal(model(x), changed)
+    stream.remove()

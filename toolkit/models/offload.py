@@ -81,15 +81,19 @@ def _host_copy(t, allocate: Callable):
     return _rebuilt(t, copied)
 
 
-def move_to_host(module, allocate: Callable = _pinned, only: Optional[Callable[[str], bool]] = None) -> None:
+def move_to_host(
+    module, allocate: Callable = _pinned, only: Optional[Callable[[str], bool]] = None, write_back: bool = False
+) -> None:
     """Point every tensor of ``module`` (or those whose names pass ``only``) at its host copy; a copy is made only
-    for tensors that have none yet (the first move, or an adapter added since)."""
+    for tensors that have none yet (the first move, or an adapter added since). ``write_back``: the device values
+    go into existing copies too, for tensors that may have changed in place while they lived on the device (a
+    LoRA hot-swapped into a streamed denoiser's kept blocks); a visit's round trip changes nothing and skips it."""
     tensors = {name: t for name, t in _tensors(module).items() if only is None or only(name)}
     previous = getattr(module, PINNED_ATTR, None) or {}
     plain = {name: t for name, t in tensors.items() if not _subclass(t)}
     copies = host_buffers(plain, previous, allocate)
     for name, t in plain.items():
-        if copies[name] is not previous.get(name):
+        if write_back or copies[name] is not previous.get(name):
             copies[name].copy_(t.data)
         t.data = copies[name]
     with _inference_off():

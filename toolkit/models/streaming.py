@@ -130,7 +130,7 @@ class BlockStream:
         for i in sorted(self.kept - kept):
             self.kept.discard(i)
             self._record_use(self.blocks[i])
-            move_to_host(self.blocks[i])
+            move_to_host(self.blocks[i], write_back=True)  # a hot-swapped LoRA changed it where it was kept
         for i in sorted(kept - self.kept):
             self._leave(i)  # a streamed copy in flight becomes the kept one
             move_to_device(self.blocks[i], self.device)
@@ -197,7 +197,7 @@ class BlockStream:
     def _send_rest(self) -> None:
         if self.rest_here:
             self._record_use(self.module, self.rest)
-            move_to_host(self.module, only=self.rest)
+            move_to_host(self.module, only=self.rest, write_back=self.rest_stays)
             self.rest_here = False
 
     def _record_use(self, module, only=None) -> None:
