@@ -360,23 +360,3 @@ def test_long_videos_stream_in_bf16_and_short_requests_go_8_bit():
     assert video.placements["transformer"] == video.placements["transformer_2"] == "stream"
     short = plan_memory("wan22_14b", WAN22_14B, gib(24), replace(work, tokens=4096), PLENTY_OF_RAM, qtype="float8")
     assert short.placements["transformer"] == short.placements["transformer_2"] == "quantized_stream"
-
-
-def test_a_compiling_engine_weighs_the_compile_an_8_bit_stream_goes_without():
-    """Under engine.compile (the default on CUDA) a bf16 stream runs compiled blocks and an 8-bit one eager: its
-    parameters are replaced as they move (toolkit/models/compile.py). Flux's float8dq step is 0.234 s eager and
-    0.099 compiled on the H200, so on a 16 GiB card a compiling engine streams Qwen-Image's transformer in bf16,
-    keeping what fits, where an eager one streams it in 8 bits."""
-    from toolkit.memory_plan import COMPILE_GAIN, part_cost
-
-    eager = plan_memory("qwen_image", QWEN_IMAGE, gib(16), flux_work(1328), PLENTY_OF_RAM, qtype="float8dq")
-    compiling = plan_memory(
-        "qwen_image", QWEN_IMAGE, gib(16), flux_work(1328), PLENTY_OF_RAM, qtype="float8dq", compiled=True
-    )
-    assert eager.placements["transformer"] == "quantized_stream" and not eager.compiled
-    assert compiling.placements["transformer"] == "stream" and compiling.kept["transformer"] > gib(9)
-    transformer = QWEN_IMAGE[0]
-    for placement in ("gpu", "visit", "quantized", "stream"):  # these compile: no difference
-        assert part_cost(transformer, placement, compiled=True) == part_cost(transformer, placement)
-    for placement in ("quantized_visit", "quantized_stream"):
-        assert part_cost(transformer, placement, compiled=True) == part_cost(transformer, placement) + COMPILE_GAIN

@@ -429,13 +429,3 @@ def test_an_automatic_8_bit_type_follows_the_family_and_an_explicit_one_wins(set
     planner = MemoryPlanner("cpu", "auto", ComponentPool(), None)
     planner.qtype, planner.qtype_setting = "float8dq", setting  # as the planner sets them on an H100/H200
     assert planner.qtype_for(get_model_class(arch)) == expected
-
-
-@pytest.mark.parametrize("mode,compiled", [("off", False), ("auto", False), ("max", True)])
-def test_the_planner_plans_for_the_compile_the_engine_runs(tmp_path, mode, compiled):
-    """``engine.compile`` decides which placements run compiled, so the plans weigh it (toolkit/memory_plan.py
-    COMPILE_GAIN): ``auto`` is off on this CPU, ``max`` compiles anywhere."""
-    from extensions_built_in.inference_engine.engine import Engine
-
-    engine = Engine("cpu", str(tmp_path / "outputs"), str(tmp_path / "assets"), compile=mode)
-    assert engine.memory.compiled is compiled and engine.resident.compile_mode == {"auto": "off"}.get(mode, mode)

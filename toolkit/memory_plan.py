@@ -75,12 +75,6 @@ REF_TOKENS = 4096
 STREAM_COPY = 1.84
 STREAM_HIDDEN = 0.19
 STEP_COST = 12.0
-# Under engine.compile (the default on CUDA) a denoiser on the GPU, visiting or streamed in bf16 runs compiled
-# blocks, while one whose 8-bit tensors are replaced as they move runs eager (toolkit/models/compile.py): it
-# forgoes what compiling gives an 8-bit step, Flux's float8dq 0.234 s/step eager against 0.099 compiled on the
-# H200, 0.8 of a bf16 step.
-EAGER_WHEN_COMPILED = ("quantized_visit", "quantized_stream")
-COMPILE_GAIN = STEP_COST * 0.8
 # What a plan leaves unused before a streamed denoiser keeps blocks on the GPU: the working sets are estimates
 # (a float8 plan on the H200 needed 1 % more than its peak), and a kept block is cheap to give back, an
 # out-of-memory mid-step is not.
@@ -139,12 +133,12 @@ class Plan:
     source: str = "auto"  # "auto": planned; "options": the user's explicit options; "default": neither (off, CPU)
     work: Optional[Workload] = field(default=None, repr=False)  # the working sets it was planned with
     kept: dict = field(default_factory=dict)  # role -> bytes of a streamed denoiser that stay on the GPU
-    compiled: bool = False  # planned for a compiling engine (engine.compile not off)
 
     @property
     def cost(self) -> float:
-        tokens = (self.work or Workload(0, 0, 0)).tokens
-        return plan_cost(self.parts, self.placements, self.vae_tiling, self.kept, tokens, self.compiled)
+        return plan_cost(
+            self.parts, self.placements, self.vae_tiling, self.kept, (self.work or Workload(0, 0, 0)).tokens
+        )
 
     def work_of(self, stage: str) -> int:
         """The working set planned for the engine's stage: the largest of its phases' (``STAGE_KINDS``)."""
@@ -274,24 +268,17 @@ def _held_bytes(part: Part, placement: str) -> int:
     return int(part.bytes * QUANTIZED_RATIO) if placement in QUANTIZED else part.bytes
 
 
-def plan_cost(
-    parts: tuple, placements: dict, vae_tiling: bool, kept: Optional[dict] = None, tokens: int = 0, compiled=False
-) -> float:
-    cost = sum(part_cost(p, placements[p.role], (kept or {}).get(p.role, 0), tokens, compiled) for p in parts)
+def plan_cost(parts: tuple, placements: dict, vae_tiling: bool, kept: Optional[dict] = None, tokens: int = 0) -> float:
+    cost = sum(part_cost(p, placements[p.role], (kept or {}).get(p.role, 0), tokens) for p in parts)
     moved = sum(_held_bytes(p, placements[p.role]) for p in parts if placements[p.role] in OFF_GPU)
     return cost + MOVE_COST_PER_GIB * moved / GIB + (TILING_COST if vae_tiling else 0.0)
 
 
-def part_cost(part: Part, placement: str, kept: int = 0, tokens: int = 0, compiled: bool = False) -> float:
+def part_cost(part: Part, placement: str, kept: int = 0, tokens: int = 0) -> float:
     """COST, plus for a streamed denoiser the copies its step cannot hide: fewer the more of it stays on the GPU
-    and the longer its step computes (REF_TOKENS above); plus, in a compiling engine, the compile an 8-bit
-    denoiser that moves goes without."""
+    and the longer its step computes (REF_TOKENS above)."""
     cost = COST[part.kind][placement]
-    if part.kind != "denoiser":
-        return cost
-    if compiled and placement in EAGER_WHEN_COMPILED:
-        cost += COMPILE_GAIN
-    if placement not in STREAMED:
+    if part.kind != "denoiser" or placement not in STREAMED:
         return cost
     copied = max(0.0, 1.0 - kept / _held_bytes(part, placement))
     copied *= QUANTIZED_RATIO if placement == "quantized_stream" else 1.0
@@ -326,12 +313,11 @@ def plan_memory(
     qtype: Optional[str] = "float8",
     can_stream: bool = True,
     quantize_denoiser: bool = False,
-    compiled: bool = False,
 ) -> Plan:
     """The cheapest plan that fits ``available`` GPU bytes and ``host_available`` host bytes; ``qtype`` None
     when 8-bit weights are not possible here (no torchao). ``quantize_denoiser``: the request asked for an 8-bit
-    denoiser (the ``fp8`` speed tier), so only its quantized placements are candidates. ``compiled``: the engine
-    compiles its denoisers (``engine.compile``). Raises :class:`PlanDoesNotFit`."""
+    denoiser (the ``fp8`` speed tier), so only its quantized placements are candidates. Raises
+    :class:`PlanDoesNotFit`."""
     parts = tuple(parts)
     best: Optional[Plan] = None
     smallest: Optional[Plan] = None
@@ -342,7 +328,6 @@ def plan_memory(
         quantized = any(placement in QUANTIZED for placement in placements.values())
         kept = kept_shares(parts, placements, peak, available)
         plan = Plan(placements, tiling, peak, available, parts, qtype if quantized else None, work=work, kept=kept)
-        plan.compiled = compiled
         if smallest is None or (peak, plan.cost) < (smallest.peak, smallest.cost):
             smallest, smallest_host = plan, host
         if peak <= available and host <= host_available and (best is None or plan.cost < best.cost):

@@ -87,14 +87,13 @@ class Engine:
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
         self.metrics = EngineMetrics(self.pool, self.queue)  # GET /metrics
-        self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
-        speed = {"compile": compile, "compile_cache_dir": compile_cache_dir, "attention": attention}
-        self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters, **speed)
-        compiled = self.resident.compile_mode != "off"  # plans weigh what would stay eager
-        self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"], memory_qtype, compiled)
+        self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"], memory_qtype)
         if self.memory.active:
             self.memory.refresh()
         self.latents = LatentSender()
+        self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
+        speed = {"compile": compile, "compile_cache_dir": compile_cache_dir, "attention": attention}
+        self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters, **speed)
         self.warm_up_s: Optional[float] = None
         self.saver = ResultSaver()
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown

@@ -34,22 +34,13 @@ UNITS = {"GiB": GIB, "MiB": 1024**2, "KiB": 1024, "B": 1}
 
 
 class MemoryPlanner:
-    def __init__(
-        self,
-        device: str,
-        mode: str,
-        pool: ComponentPool,
-        budget: Optional[int],
-        qtype: str = "auto",
-        compiled: bool = False,
-    ):
+    def __init__(self, device: str, mode: str, pool: ComponentPool, budget: Optional[int], qtype: str = "auto"):
         if mode not in MODES:
             raise ValueError(f"engine.memory must be one of {', '.join(MODES)} (got {mode!r})")
         if qtype not in PLAN_QTYPES:
             raise ValueError(f"engine.memory_qtype must be one of {', '.join(PLAN_QTYPES)} (got {qtype!r})")
         self.device = device
         self.mode = mode
-        self.compiled = compiled  # the engine compiles its denoisers: plans weigh what stays eager
         self.pool = pool
         self.budget = budget
         self.reserve_scale: dict[str, float] = {}  # arch -> multiplier on its working-set estimates
@@ -147,7 +138,6 @@ class MemoryPlanner:
             budget=self.budget,
             qtype="float8dq" if fp8 else self.qtype_for(model_class),
             quantize_denoiser=fp8,
-            compiled=self.compiled,
         )
 
     def config_for(self, model_config, gen):

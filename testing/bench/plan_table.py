@@ -6,9 +6,7 @@ card at all.
     .venv/bin/python testing/bench/plan_table.py --cards 24,16 --host-gb 64 --out docs/bench/plan_table.md
 
 No weights are built or read: this runs anywhere in seconds. ``--host-gb`` is the machine's free RAM (offloaded
-weights wait there in pinned memory); 64 GiB is a common size beside a 24 GB card. ``--compile off`` plans for an
-engine with ``engine.compile: off`` (as the family sweeps ran); the default plans for the engine's default on
-CUDA, which compiles.
+weights wait there in pinned memory); 64 GiB is a common size beside a 24 GB card.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq", compiled: bool = True) -> dict:
+def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> dict:
     from testing.bench.real_build import largest_parameters
     from testing.bench.real_configs import PARAMS
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
@@ -43,14 +41,13 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq", com
     if qtype == "float8dq" and not model_class.float8_activations:  # as MemoryPlanner.qtype_for decides
         qtype = "float8"
     try:
-        budget = int(card_gib * GIB)
-        plan = plan_memory(arch, parts, available, work, int(host_gib * GIB), budget, qtype, compiled=compiled)
+        plan = plan_memory(arch, parts, available, work, int(host_gib * GIB), budget=int(card_gib * GIB), qtype=qtype)
         return {"fits": True, "summary": plan.summary(), "peak_gib": round(plan.peak / GIB, 1)}
     except PlanDoesNotFit as e:
         return {"fits": False, "summary": str(e), "peak_gib": round(e.smallest.peak / GIB, 1)}
 
 
-def table(cards: list, host_gib: float, compiled: bool = True) -> str:
+def table(cards: list, host_gib: float) -> str:
     from testing.bench.real_configs import PARAMS
     from toolkit.models.registry import ARCHS
 
@@ -60,7 +57,7 @@ def table(cards: list, host_gib: float, compiled: bool = True) -> str:
         weights = sum(PARAMS[arch].values()) * 2e9 / 1024**3
         cells = []
         for card in cards:
-            p = predicted(arch, card, host_gib, compiled=compiled)
+            p = predicted(arch, card, host_gib)
             cells.append(
                 f"{p['summary']} (peak {p['peak_gib']} GiB)" if p["fits"] else f"**cannot run**: {p['summary']}"
             )
@@ -70,13 +67,7 @@ def table(cards: list, host_gib: float, compiled: bool = True) -> str:
         + f"\n\nHost RAM assumed free: {host_gib:g} GiB. 8-bit is what ``engine.memory_qtype: auto`` picks on Ada, "
         "Hopper and later: float8 weights and activations for image denoisers (float8dq), float8 weights for video "
         "denoisers, HiDream's and encoders. "
-        "Working sets: each family's ``working_set`` (fitted on the H200 runs). "
-        + (
-            "Planned for a compiling engine (``engine.compile: auto``, the default on CUDA)."
-            if compiled
-            else "Planned for ``engine.compile: off``."
-        )
-        + "\n"
+        "Working sets: each family's ``working_set`` (fitted on the H200 runs).\n"
     )
 
 
@@ -84,10 +75,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cards", default="24,16", help="GiB, comma-separated")
     parser.add_argument("--host-gb", type=float, default=64)
-    parser.add_argument("--compile", choices=("on", "off"), default="on")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
-    text = table([float(c) for c in args.cards.split(",")], args.host_gb, args.compile == "on")
+    text = table([float(c) for c in args.cards.split(",")], args.host_gb)
     if args.out:
         Path(args.out).write_text(text)
     print(text)

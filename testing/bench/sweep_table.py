@@ -175,7 +175,7 @@ def table(bench: Path = BENCH) -> str:
         "|---|---|---|---|---|",
     ]
     for arch in ARCHS:
-        guess = predicted(arch, 16, 64, compiled=False)  # as the sweeps run: engine.compile off
+        guess = predicted(arch, 16, 64)
         guess_text = f"{guess['summary']} (peak {guess['peak_gib']} GiB)" if guess["fits"] else guess["summary"]
         cells = family_row(rows, arch, guess_text)
         full = cells["full"] + (f" ({cells['full_source']})" if cells["full_source"] else "")

@@ -12,16 +12,17 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
   recompiles once with dynamic shapes (torch.compile's automatic dynamic), and later sizes reuse that.
 - ``max``: as ``auto`` for DiTs; UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile.
 
-Which denoisers compile follows where the memory plan puts their weights. Resident ones (``gpu``, ``quantized``,
-or no plan) compile as above. A visiting one (``visit``: its tensors re-pointed at host copies after each use and
-at fresh GPU copies before the next) compiles regionally only: the block graphs take the weights as inputs, so
-they read whatever storage the tensors hold, while CUDA graphs would replay the addresses they recorded. A bf16
-denoiser streamed block by block (``stream``: ``toolkit/models/streaming.py`` re-points each block's tensors in
-its forward hooks, which run outside the compiled ``forward``) compiles regionally for the same reason. 8-bit
-visitors and streams (their parameters replaced, not re-pointed) stay eager, and the memory plan prices that
-(``toolkit/memory_plan.py``, ``COMPILE_GAIN``). Compiled code lives on the module, so a pooled denoiser shared
-by two holders is compiled once. Inductor's caches go to a folder the engine owns (``use_cache_dir``), so a
-restarted engine reuses them.
+How a denoiser compiles follows where the memory plan puts its weights. Resident ones (``gpu``, ``quantized``,
+or no plan) compile as above. One whose weights move compiles regionally only: the block graphs take the
+weights as inputs, so they compute with whatever the tensors hold when a block runs, while CUDA graphs would
+replay the addresses they recorded. That covers a visiting denoiser (``visit``: its tensors re-pointed at host
+copies after each use and at fresh GPU copies before the next), one streamed block by block (``stream``:
+``toolkit/models/streaming.py`` moves each block in its forward hooks, which run outside the compiled
+``forward``), and their 8-bit kinds, whose torchao parameters are rebuilt on each move rather than re-pointed:
+dynamo guards on what a parameter is (type, device, shape), not on which object, so a rebuilt one adds no graph
+(``testing/test_compile.py``). Compiled code lives on the module, so a pooled denoiser shared by two holders is
+compiled once. Inductor's caches go to a folder the engine owns (``use_cache_dir``), so a restarted engine
+reuses them.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from typing import Optional
 
 COMPILE_MODES = ("off", "auto", "max")
 WHOLE_PLACEMENTS = (None, "gpu", "quantized")  # None: no plan (the user's options, or CPU)
-REGIONAL_PLACEMENTS = WHOLE_PLACEMENTS + ("visit", "stream")
 
 
 def resolve_mode(mode: str, device: str) -> str:
@@ -198,7 +198,7 @@ def _how(module, mode: str, placement: Optional[str]) -> Optional[str]:
         return None
     if "UNet" in type(module).__name__ and mode == "max" and placement in WHOLE_PLACEMENTS:
         return "whole"
-    if getattr(module, "_repeated_blocks", None) and placement in REGIONAL_PLACEMENTS:
+    if getattr(module, "_repeated_blocks", None):
         return "regional"
     return None
 
