@@ -313,6 +313,10 @@ def test_a_streamed_denoiser_keeps_on_the_gpu_what_the_plan_leaves_room_for():
     assert plan.peak - plan.kept["transformer"] == peak_bytes(tuple(FLUX), plan.placements, flux_work(), False)
     assert f"{round(plan.kept['transformer'] / GIB, 2)} GiB of transformer kept on the GPU" in plan.summary()
     assert plan.describe()["components"]["transformer"]["kept_gib"] == round(plan.kept["transformer"] / GIB, 2)
+    # what the plan predicts for the step, there for a user (and a GPU run) to check against /health's timings
+    slowdown = plan.describe()["components"]["transformer"]["step_slowdown"]
+    assert 1.0 < slowdown < 2.66 and f"transformer's step ~{slowdown:.2f}x resident" in plan.summary()
+    assert "step_slowdown" not in plan.describe()["components"]["text_encoder_2"]  # streamed, but an encoder
     tight = plan_memory("flux", FLUX, gib(12.5), flux_work(), PLENTY_OF_RAM, qtype=None)
     assert tight.placements["transformer"] in STREAMED  # the same kind of plan with less room keeps less
     assert tight.kept.get("transformer", 0) < plan.kept["transformer"]
@@ -328,13 +332,12 @@ def test_a_streamed_step_costs_what_the_h200_measured():
     """The stream cost's fit against docs/BENCHMARKS.md: Flux's transformer at 1024² streamed whole ran at 2.66x
     its resident step, half kept 1.67x, three quarters kept 1.30x; HunyuanVideo at 1280x720x129 streamed whole
     at 1.00x. Each within 0.07 of a step."""
-    from toolkit.memory_plan import COST, STEP_COST, part_cost
+    from toolkit.memory_plan import stream_slowdown
 
     flux = Part("transformer", "denoiser", gib(22.17))
 
     def slowdown(streamed: float, tokens: int) -> float:
-        extra = part_cost(flux, "stream", int(flux.bytes * (1 - streamed)), tokens) - COST["denoiser"]["stream"]
-        return 1 + extra / STEP_COST
+        return stream_slowdown(flux, "stream", int(flux.bytes * (1 - streamed)), tokens)
 
     for streamed, measured in ((1.0, 2.66), (0.5, 1.67), (0.25, 1.30)):
         assert abs(slowdown(streamed, 4096) - measured) < 0.07, (streamed, slowdown(streamed, 4096))

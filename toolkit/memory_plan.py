@@ -169,10 +169,21 @@ class Plan:
             groups.setdefault(word, []).append(role)
         text = "; ".join(f"{', '.join(roles)} {word}" for word, roles in groups.items())
         text += "".join(f"; {_gib(kept)} GiB of {role} kept on the GPU" for role, kept in self.kept.items())
+        text += "".join(f"; {role}'s step ~{x:.2f}x resident" for role, x in self.stream_slowdowns().items())
         return text + ("; VAE tiled" if self.vae_tiling else "")
+
+    def stream_slowdowns(self) -> dict:
+        """Role -> predicted step over the resident step, for the streamed denoisers (``stream_slowdown``)."""
+        tokens = (self.work or Workload(0, 0, 0)).tokens
+        return {
+            p.role: round(stream_slowdown(p, self.placements[p.role], self.kept.get(p.role, 0), tokens), 2)
+            for p in self.parts
+            if p.kind == "denoiser" and self.placements.get(p.role) in STREAMED
+        }
 
     def describe(self) -> dict:
         sizes = {p.role: p.bytes for p in self.parts}
+        slowdowns = self.stream_slowdowns()
         return {
             "source": self.source,
             "summary": self.summary(),
@@ -183,6 +194,7 @@ class Plan:
             "components": {
                 role: {"placement": placement, "gib": _gib(sizes.get(role, 0))}
                 | ({"kept_gib": _gib(self.kept[role])} if role in self.kept else {})
+                | ({"step_slowdown": slowdowns[role]} if role in slowdowns else {})
                 for role, placement in self.placements.items()
             },
         }
@@ -275,15 +287,21 @@ def plan_cost(parts: tuple, placements: dict, vae_tiling: bool, kept: Optional[d
 
 
 def part_cost(part: Part, placement: str, kept: int = 0, tokens: int = 0) -> float:
-    """COST, plus for a streamed denoiser the copies its step cannot hide: fewer the more of it stays on the GPU
-    and the longer its step computes (REF_TOKENS above)."""
-    cost = COST[part.kind][placement]
+    """COST, plus for a streamed denoiser the copies its step cannot hide (``stream_slowdown``). COST's entries
+    are per step at REF_TOKENS and shrink with the step's compute as a whole, so the slowdown counts in those
+    units scaled by tokens / REF_TOKENS."""
+    slowdown = stream_slowdown(part, placement, kept, tokens)
+    return COST[part.kind][placement] + STEP_COST * (slowdown - 1.0) * (tokens or REF_TOKENS) / REF_TOKENS
+
+
+def stream_slowdown(part: Part, placement: str, kept: int = 0, tokens: int = 0) -> float:
+    """A streamed denoiser's step over its resident step, as fitted above: less the more of it stays on the GPU
+    and the longer its step computes. 1.0 for anything else."""
     if part.kind != "denoiser" or placement not in STREAMED:
-        return cost
+        return 1.0
     copied = max(0.0, 1.0 - kept / _held_bytes(part, placement))
     copied *= QUANTIZED_RATIO if placement == "quantized_stream" else 1.0
-    hidden = STREAM_HIDDEN * (tokens or REF_TOKENS) / REF_TOKENS
-    return cost + STEP_COST * max(0.0, STREAM_COPY * copied - hidden)
+    return 1.0 + max(0.0, STREAM_COPY * copied * REF_TOKENS / (tokens or REF_TOKENS) - STREAM_HIDDEN)
 
 
 def candidates(parts: tuple, can_quantize: bool, can_stream: bool, quantize_denoiser: bool = False):
