@@ -135,19 +135,21 @@ class Plan:
     kept: dict = field(default_factory=dict)  # role -> bytes of a streamed denoiser that stay on the GPU
 
     @property
+    def workload(self) -> Workload:
+        """The working sets it was planned with; none for a plan that is the user's options."""
+        return self.work or Workload(0, 0, 0, 0)
+
+    @property
     def cost(self) -> float:
-        return plan_cost(
-            self.parts, self.placements, self.vae_tiling, self.kept, (self.work or Workload(0, 0, 0)).tokens
-        )
+        return plan_cost(self.parts, self.placements, self.vae_tiling, self.kept, self.workload.tokens)
 
     def work_of(self, stage: str) -> int:
         """The working set planned for the engine's stage: the largest of its phases' (``STAGE_KINDS``)."""
-        work = self.work or Workload(0, 0, 0, 0)
-        return max(_work(kind, work, self.vae_tiling) for kind in STAGE_KINDS.get(stage, COST))
+        return max(_work(kind, self.workload, self.vae_tiling) for kind in STAGE_KINDS.get(stage, COST))
 
     def peak_of(self, stage: str) -> int:
         """The peak predicted for the engine's stage: what stays resident plus its largest phase."""
-        work = self.work or Workload(0, 0, 0, 0)
+        work = self.workload
         kinds = STAGE_KINDS.get(stage, COST)
         phases = [running_bytes(p, self.placements[p.role]) + _work(p.kind, work, self.vae_tiling) for p in self.parts]
         running = [peak for peak, p in zip(phases, self.parts) if p.kind in kinds]
@@ -174,7 +176,7 @@ class Plan:
 
     def stream_slowdowns(self) -> dict:
         """Role -> predicted step over the resident step, for the streamed denoisers (``stream_slowdown``)."""
-        tokens = (self.work or Workload(0, 0, 0)).tokens
+        tokens = self.workload.tokens
         return {
             p.role: round(stream_slowdown(p, self.placements[p.role], self.kept.get(p.role, 0), tokens), 2)
             for p in self.parts
