@@ -170,6 +170,19 @@ def test_plan_table_predicts_a_plan_or_a_reason_for_every_family_on_each_card():
     assert not flux2["fits"] and "host RAM" in flux2["summary"]
 
 
+def test_pinned_probe_tiny_run_measures_both_allocators(tmp_path):
+    """testing/bench/pinned_probe.py: torch's pinned allocator against ``empty_like_all`` (which the GPU run
+    checks for exact sizes and full copy speed), and torchao's quantization speed."""
+    from testing.bench.pinned_probe import main
+
+    assert main(["--out", str(tmp_path), "--tiny"]) == 0
+    result = json.loads((tmp_path / "pinned_probe.json").read_text())
+    for stage in ("torch_pin_memory", "empty_like_all", "empty_like_all_7_pieces"):
+        assert 0.9 * result["tensor_gib"] <= result[stage]["held_gib"] <= 2 * result["tensor_gib"] + 0.01
+    assert result["empty_like_all"]["pinned"] is False  # nothing to page-lock for without a GPU
+    assert result["quantize_s_per_gb"]["int8_cpu"] > 0
+
+
 @pytest.mark.parametrize("arch", ["pixart_sigma", "hunyuan_video15", "ltx2"])
 def test_the_bare_pipeline_clock_times_families_without_a_step_callback(arch, tmp_path, tiny_cache):
     """The bare-diffusers reference is clocked at ``scheduler.step``: with ``callback_on_step_end`` it had no

@@ -320,7 +320,7 @@ def test_a_visiting_denoisers_compiled_blocks_compute_with_the_weights_it_holds_
         assert torch.allclose(first, eager(model, x))
         graphs = counters["stats"]["unique_graphs"]
         for scale in (2.0, -1.0):
-            move_to_host(model, allocate=lambda t: torch.empty(t.shape, dtype=t.dtype))
+            move_to_host(model)
             for copy in model._aitk_host_copies.values():  # new weights, only in the host copies
                 copy.mul_(scale)
             move_to_device(model, "cpu")
@@ -343,7 +343,7 @@ def test_a_streamed_denoisers_compiled_blocks_compute_with_the_blocks_as_they_ar
     monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: torch.compile(fn, backend="aot_eager", **kw))
     torch._dynamo.reset()
     model, x = TwoBlocks(), torch.randn(3, 4)
-    stream = BlockStream(model, "cpu", allocate=lambda t: torch.empty(t.shape, dtype=t.dtype), rest_stays=True)
+    stream = BlockStream(model, "cpu", rest_stays=True)
     assert compile_denoiser(model, "auto", "stream") == "regional"
 
     def eager(x):  # the class forward with each block's host copies, never the compiled one bound on the instance
@@ -389,7 +389,7 @@ def test_an_8_bit_denoisers_compiled_blocks_take_the_parameters_rebuilt_as_they_
     model, other, x = int8(TwoBlocks()), int8(TwoBlocks()), torch.randn(3, 4, dtype=torch.bfloat16)
     with torch.no_grad():
         expected, expected_other = model(x), other(x)
-        BlockStream(model, "cpu", allocate=lambda t: torch.empty(t.shape, dtype=t.dtype), rest_stays=True)
+        BlockStream(model, "cpu", rest_stays=True)
         assert compile_denoiser(model, "auto", "quantized_stream") == "regional"
         assert torch.allclose(model(x), expected)
         graphs = counters["stats"]["unique_graphs"]

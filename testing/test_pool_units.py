@@ -246,19 +246,59 @@ def test_resident_bytes_and_snapshot_newest_first():
     assert [e["content"] for e in pool.snapshot()] == ["a", "b"]
 
 
-def test_host_buffers_reuse_matching_buffers_and_replace_the_rest():
+def test_host_buffers_reuse_matching_buffers_and_renew_all_when_one_is_stale():
+    """New names get buffers, made in one call (one page-locked block); a stale buffer (a LoRA renamed or
+    reshaped a weight) renews them all, since a live view would keep its whole old block allocated."""
     made = []
 
-    def allocate(t):
-        made.append(t.shape)
-        return torch.empty_like(t)
+    def allocate(tensors):
+        made.append([t.shape for t in tensors])
+        return [torch.empty_like(t) for t in tensors]
 
     a, b = torch.zeros(4), torch.zeros(2, dtype=torch.float16)
     first = host_buffers({"a": a, "b": b}, None, allocate)
-    again = host_buffers({"a": a, "b": torch.zeros(3, dtype=torch.float16), "c": torch.zeros(1)}, first, allocate)
-    assert again["a"] is first["a"] and again["b"] is not first["b"] and "c" in again
-    assert len(made) == 4
-    assert host_buffers({"a": a.half()}, first, allocate)["a"] is not first["a"]  # same shape, other dtype
+    added = host_buffers({"a": a, "b": b, "c": torch.zeros(1)}, first, allocate)
+    assert added["a"] is first["a"] and added["b"] is first["b"] and made[-1] == [torch.Size([1])]
+    again = host_buffers({"a": a, "b": torch.zeros(3, dtype=torch.float16)}, added, allocate)
+    assert again["a"] is not first["a"] and again["b"].shape == (3,) and len(made) == 3 and len(made[-1]) == 2
+    assert host_buffers({"a": a.half(), "b": b}, first, allocate)["b"] is not first["b"]  # other dtype: stale
+    assert host_buffers({"a": a}, first, allocate)["a"] is not first["a"]  # "b" went: stale
+
+
+def test_host_copies_share_one_exact_block_that_unlocks_when_the_last_goes(monkeypatch):
+    """torch's pinned allocator rounds each tensor up to a power of two (a 1.2 GiB copy held 2 GiB on the GPU
+    machine); ``empty_like_all`` carves every copy from one mapping of their summed size, aligned, and unregisters
+    it once no copy is left. Registration itself needs CUDA: recorded here instead."""
+    import gc
+
+    from toolkit.models import pinned
+
+    registered, unregistered = [], []
+
+    def register(pages, address, size):
+        registered.append((address, size))
+        pages.address = address
+
+    monkeypatch.setattr(pinned, "_register", register)
+    monkeypatch.setattr(pinned, "_unregister", unregistered.append)
+    like = [torch.randn(3, 5), torch.ones(7, dtype=torch.bfloat16), torch.zeros(0, 4), torch.tensor(2.0)]
+    like.append(torch.ones(4, dtype=torch.float8_e4m3fn))
+    copies = pinned.empty_like_all(like, lock=True)
+    for source, copy in zip(like, copies):
+        copy.copy_(source)
+        assert copy.shape == source.shape and copy.dtype == source.dtype and torch.equal(copy.float(), source.float())
+    ((address, size),) = registered
+    assert size == 4 * pinned.ALIGN  # 60, 14, 0, 4 and 4 bytes, each on its own 512-byte boundary
+    assert [c.data_ptr() - address for c in copies if c.numel()] == [0, 512, 1024, 1536]
+    kept = copies[1]
+    del copies, copy
+    gc.collect()
+    assert unregistered == []  # one copy still uses the block
+    assert torch.equal(kept, torch.ones(7, dtype=torch.bfloat16))
+    del kept
+    gc.collect()
+    assert unregistered == [address]
+    assert pinned.empty_like_all([torch.zeros(0)], lock=True)[0].numel() == 0 and len(registered) == 1
 
 
 # ------------------------------------------------------------------ what the mutation run found unguarded
@@ -375,7 +415,7 @@ def test_a_holder_streams_keep_their_planned_blocks_and_give_them_back_when_drop
     torch.manual_seed(0)
     denoiser = torch.nn.Module()
     denoiser.blocks = torch.nn.ModuleList(torch.nn.Linear(64, 64) for _ in range(4))
-    stream = BlockStream(denoiser, "cpu", allocate=lambda t: torch.empty(t.shape, dtype=t.dtype))
+    stream = BlockStream(denoiser, "cpu")
     block = module_bytes(denoiser.blocks[0])
     resident = ResidentModel("cpu", ComponentPool(), lambda *a: None)
     resident.holder = SimpleNamespace(parts={"transformer": denoiser, "tokenizer": object()})

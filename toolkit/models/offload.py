@@ -24,6 +24,7 @@ from __future__ import annotations
 import types
 from typing import Any, Callable, Optional
 
+from toolkit.models.pinned import empty_like_all
 from toolkit.models.v2.pool import host_buffers
 
 PINNED_ATTR = "_aitk_host_copies"
@@ -43,13 +44,6 @@ def _subclass(t) -> bool:
     import torch
 
     return type(t.data) is not torch.Tensor and hasattr(t, "__tensor_flatten__")
-
-
-def _pinned(t):
-    """Pinned (page-locked, for copies at DMA speed) where there is a GPU to copy to."""
-    import torch
-
-    return torch.empty(t.shape, dtype=t.dtype, pin_memory=torch.cuda.is_available())
 
 
 def _rebuilt(t, convert: Callable):
@@ -72,35 +66,42 @@ def _replace(module, name: str, value) -> None:
         target._buffers[attr] = value
 
 
-def _host_copy(t, allocate: Callable):
-    def copied(inner):
-        host = allocate(inner)
-        host.copy_(inner)
-        return host
+def _host_copies(tensors: dict, allocate: Callable) -> dict:
+    """Quantized tensors' host copies: each rebuilt around host copies of its payload and scales, all allocated
+    together (one page-locked block for the lot)."""
+    parts = {name: tensor_parts(t) for name, t in tensors.items()}
+    hosts = iter(allocate([part for name in tensors for part in parts[name]]))
 
-    return _rebuilt(t, copied)
+    def copied(inner):
+        return next(hosts).copy_(inner)  # ``_rebuilt`` walks the parts in ``tensor_parts``' order
+
+    return {name: _rebuilt(t, copied) for name, t in tensors.items()}
 
 
 def move_to_host(
-    module, allocate: Callable = _pinned, only: Optional[Callable[[str], bool]] = None, write_back: bool = False
+    module, allocate: Callable = empty_like_all, only: Optional[Callable[[str], bool]] = None, write_back: bool = False
 ) -> None:
     """Point every tensor of ``module`` (or those whose names pass ``only``) at its host copy; a copy is made only
-    for tensors that have none yet (the first move, or an adapter added since). ``write_back``: the device values
-    go into existing copies too, for tensors that may have changed in place while they lived on the device (a
-    LoRA hot-swapped into a streamed denoiser's kept blocks); a visit's round trip changes nothing and skips it."""
+    for tensors that have none yet (the first move, or an adapter added since). ``allocate`` makes host tensors
+    shaped like a list of tensors (page-locked views into one block, ``toolkit/models/pinned.py``).
+    ``write_back``: the device values go into existing copies too, for tensors that may have changed in place
+    while they lived on the device (a LoRA hot-swapped into a streamed denoiser's kept blocks); a visit's round
+    trip changes nothing and skips it."""
     tensors = {name: t for name, t in _tensors(module).items() if only is None or only(name)}
     previous = getattr(module, PINNED_ATTR, None) or {}
     plain = {name: t for name, t in tensors.items() if not _subclass(t)}
-    copies = host_buffers(plain, previous, allocate)
+    in_scope = {n: c for n, c in previous.items() if (only is None or only(n)) and not _subclass(c)}
+    copies = host_buffers(plain, in_scope, allocate)
     for name, t in plain.items():
-        if write_back or copies[name] is not previous.get(name):
+        if write_back or copies[name] is not in_scope.get(name):
             copies[name].copy_(t.data)
         t.data = copies[name]
+    quantized = {name: t for name, t in tensors.items() if _subclass(t)}
+    new = _host_copies({name: t for name, t in quantized.items() if name not in previous}, allocate)
     with _inference_off():
-        for name, t in tensors.items():
-            if _subclass(t):
-                copies[name] = previous[name] if name in previous else _host_copy(t, allocate)
-                _replace(module, name, copies[name])
+        for name in quantized:
+            copies[name] = previous[name] if name in previous else new[name]
+            _replace(module, name, copies[name])
     if only is not None:  # the copies of tensors outside this move are kept, not dropped as stale
         copies = {name: c for name, c in previous.items() if not only(name)} | copies
     setattr(module, PINNED_ATTR, copies)
@@ -199,7 +200,7 @@ def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
     cpu_offload.pre_forward = types.MethodType(pre_forward, cpu_offload)
 
 
-def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: Callable = _pinned) -> None:
+def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: Callable = empty_like_all) -> None:
     """Model CPU offload in diffusers' order (``model_cpu_offload_seq``) with accelerate's hooks, for the
     components named in ``visitors`` (when None: every model of plain tensors, as ``low_vram`` alone asks),
     moving weights through pinned host copies. The others stay where they are and only make the visitor before

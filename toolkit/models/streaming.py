@@ -23,7 +23,8 @@ from __future__ import annotations
 import weakref
 from typing import Callable, Optional
 
-from toolkit.models.offload import _pinned, _tensors, move_to_device, move_to_host, tensor_parts
+from toolkit.models.offload import _tensors, move_to_device, move_to_host, tensor_parts
+from toolkit.models.pinned import empty_like_all
 
 STREAM_ATTR = "_aitk_block_stream"
 _live: "weakref.WeakSet[BlockStream]" = weakref.WeakSet()
@@ -75,7 +76,7 @@ class BlockStream:
     block is prefetched meanwhile. At most the running block and the one arriving are on the GPU (a block that
     never runs, like a vision tower's for a text prompt, is sent back when another arrives)."""
 
-    def __init__(self, module, device, allocate: Callable = _pinned, rest_stays: bool = False):
+    def __init__(self, module, device, allocate: Callable = empty_like_all, rest_stays: bool = False):
         import torch
 
         self.device = torch.device(device)

@@ -278,17 +278,24 @@ def _tensors(module):
     yield from module.named_buffers()
 
 
-def host_buffers(tensors: dict, previous: Optional[dict], allocate: Callable) -> dict:
-    """One host buffer per tensor name. A returning module may have changed since its last park (a LoRA
-    adapter wraps layers and renames their weights): buffers that still match are reused (pinning is slow),
-    new names get new ones, stale names are dropped."""
+def host_buffers(tensors: dict, previous: Optional[dict], allocate: Optional[Callable] = None) -> dict:
+    """One host buffer per tensor name; the new ones come from ``allocate`` (a list of tensors -> buffers shaped
+    like them; by default page-locked views into one block, ``toolkit/models/pinned.py``). A returning module may
+    have changed since its last park (a LoRA adapter wraps layers and renames their weights). When every old
+    buffer still matches its tensor, they are reused (pinning is slow) and only new names get buffers. When one is
+    stale, all are new: any live view keeps its whole block allocated."""
+    from toolkit.models.pinned import empty_like_all
+
     previous = previous or {}
-    return {
-        name: previous[name]
-        if name in previous and previous[name].shape == t.shape and previous[name].dtype == t.dtype
-        else allocate(t)
-        for name, t in tensors.items()
-    }
+    if any(name not in tensors or not _same_layout(buffer, tensors[name]) for name, buffer in previous.items()):
+        previous = {}
+    missing = [name for name in tensors if name not in previous]
+    fresh = dict(zip(missing, (allocate or empty_like_all)([tensors[name] for name in missing])))
+    return {name: previous[name] if name in previous else fresh[name] for name in tensors}
+
+
+def _same_layout(buffer, t) -> bool:
+    return buffer.shape == t.shape and buffer.dtype == t.dtype
 
 
 def _park(entry: PoolEntry) -> None:
@@ -296,7 +303,7 @@ def _park(entry: PoolEntry) -> None:
     import torch
 
     tensors = dict(_tensors(entry.module))
-    entry.pinned = host_buffers(tensors, entry.pinned, lambda t: torch.empty(t.shape, dtype=t.dtype, pin_memory=True))
+    entry.pinned = host_buffers(tensors, entry.pinned)
     for name, t in tensors.items():
         entry.pinned[name].copy_(t.data, non_blocking=True)
     torch.cuda.synchronize()
