@@ -54,7 +54,7 @@ def _from_json(arch, key, run, bare, date, path, bench) -> dict:
     warm, cold = run.get("warm") or {}, run.get("cold") or {}
     timings = warm.get("timings") or {}
     output = warm.get("output") or cold.get("output") or {}
-    error = (warm.get("error") or cold.get("error") or {}).get("message") or run.get("error")
+    error = (warm.get("error") or cold.get("error") or {}).get("message") or run.get("error") or run.get("exception")
     peaks = (cold.get("timings") or {}).get("peak_gib") or {}
     budget = key.split(":")[0]
     return {
