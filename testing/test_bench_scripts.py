@@ -178,7 +178,7 @@ def test_pinned_probe_tiny_run_measures_both_allocators(tmp_path):
     assert main(["--out", str(tmp_path), "--tiny"]) == 0
     result = json.loads((tmp_path / "pinned_probe.json").read_text())
     for stage in ("torch_pin_memory", "empty_like_all", "empty_like_all_7_pieces"):
-        assert 0.9 * result["tensor_gib"] <= result[stage]["held_gib"] <= 2 * result["tensor_gib"] + 0.01
+        assert 0.5 * result["tensor_gib"] <= result[stage]["held_gib"] <= 2 * result["tensor_gib"] + 0.01
     assert result["empty_like_all"]["pinned"] is False  # nothing to page-lock for without a GPU
     assert result["quantize_s_per_gb"]["int8_cpu"] > 0
 
@@ -334,3 +334,22 @@ def test_the_sweep_table_takes_each_budgets_latest_finished_eager_run(tmp_path):
     assert sd3["16"] == "predicted: guess"
     text = table(tmp_path)
     assert all(f"| {arch} |" in text for arch in ARCHS)
+
+
+def test_an_engine_that_dies_mid_request_is_reported_with_how_it_ended():
+    """FLUX.2-dev's first 24 GiB run was killed by the host's out-of-memory killer; the sweep only recorded the
+    client's "peer closed connection". ``engine_process`` now says the process died and how."""
+    from testing.bench.engine_process import _died
+
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    killed = subprocess.Popen(sleeper)
+    killed.kill()
+    assert "killed (SIGKILL" in _died(killed)
+    alive = subprocess.Popen(sleeper)
+    try:
+        assert _died(alive, wait_s=0.1) is None
+    finally:
+        alive.kill()
+        alive.wait()
+    exited = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    assert _died(exited) == "the engine process exited with code 3"

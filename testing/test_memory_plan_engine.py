@@ -234,6 +234,25 @@ def test_a_streamed_encoder_goes_leaf_by_leaf_and_a_denoiser_block_by_block(monk
     assert len(groups("group:leaf")) > 20
 
 
+def test_a_group_offloaded_encoder_waits_in_exact_size_host_copies():
+    """diffusers' group offloading pins each tensor through torch's power-of-two allocator unless it is pinned
+    already: the encoder's weights go into one of ``empty_like_all``'s blocks first, and the output is unchanged."""
+    import torch
+
+    from toolkit.models.offload import PINNED_ATTR
+    from toolkit.models.v2.loading import load_component
+
+    kwargs = dict(dtype="float32", device="cpu", onload_device="cpu")
+    te = load_component("transformers.T5EncoderModel", "tiny:flux", "text_encoder_2", offload="group:leaf", **kwargs)
+    plain = load_component("transformers.T5EncoderModel", "tiny:flux", "text_encoder_2", **kwargs)
+    copies = getattr(te, PINNED_ATTR)
+    assert set(copies) == {n for n, _ in te.named_parameters()} | {n for n, _ in te.named_buffers()}
+    assert len({c.untyped_storage().data_ptr() for c in copies.values()}) == 1  # one block, exact size
+    ids = torch.tensor([[5, 6, 7, 1]])
+    with torch.inference_mode():
+        torch.testing.assert_close(te(ids).last_hidden_state, plain(ids).last_hidden_state)
+
+
 def test_streaming_holds_at_least_two_of_the_largest_tensor():
     """An encoder's embedding table is streamed as one leaf: the window is never less than two of them."""
     from toolkit.memory_plan import running_bytes

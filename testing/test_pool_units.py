@@ -278,6 +278,7 @@ def test_host_copies_share_one_exact_block_that_unlocks_when_the_last_goes(monke
     def register(pages, address, size):
         registered.append((address, size))
         pages.address = address
+        return True
 
     monkeypatch.setattr(pinned, "_register", register)
     monkeypatch.setattr(pinned, "_unregister", unregistered.append)
@@ -299,6 +300,54 @@ def test_host_copies_share_one_exact_block_that_unlocks_when_the_last_goes(monke
     gc.collect()
     assert unregistered == [address]
     assert pinned.empty_like_all([torch.zeros(0)], lock=True)[0].numel() == 0 and len(registered) == 1
+
+
+def test_host_copies_freed_during_a_graph_capture_are_unlocked_after_it(monkeypatch):
+    """The garbage collector may free a dropped module's copies while a CUDA graph is being captured, when the
+    GPU may be neither synchronized nor asked to unlock memory: the mapping waits, and goes with the next
+    allocation once the capture is over."""
+    import gc
+
+    from toolkit.models import pinned
+
+    unregistered, capturing = [], [True]
+    monkeypatch.setattr(pinned, "_register", lambda pages, address, size: setattr(pages, "address", address) or True)
+    monkeypatch.setattr(pinned, "_unregister", unregistered.append)
+    monkeypatch.setattr(pinned, "_capturing", lambda: capturing[0])
+    monkeypatch.setattr(pinned, "_deferred", [])
+    copies = pinned.empty_like_all([torch.ones(8)], lock=True)
+    address = copies[0].data_ptr()
+    del copies
+    gc.collect()
+    assert unregistered == [] and len(pinned._deferred) == 1
+    pinned.empty_like_all([torch.ones(1)], lock=True)  # still capturing: nothing yet
+    assert unregistered == []
+    capturing[0] = False
+    pinned.empty_like_all([torch.ones(1)], lock=True)
+    assert address in unregistered and pinned._deferred == []
+
+
+def test_a_refused_page_lock_falls_back_to_torchs_pinned_memory(monkeypatch):
+    """Where the driver will not page-lock memory torch did not allocate, copies still come pinned (rounded, as
+    before) and the refusal is tried once, not for every block."""
+    from types import SimpleNamespace
+
+    from toolkit.models import pinned
+
+    monkeypatch.setattr(pinned, "_refused", [])
+    monkeypatch.setattr(torch.cuda, "cudart", lambda: SimpleNamespace(cudaHostRegister=lambda *a: 801))
+    asked, real_empty = [], torch.empty
+
+    def empty(*args, pin_memory=False, **kwargs):
+        asked.append(pin_memory)
+        return real_empty(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "empty", empty)
+    copies = pinned.empty_like_all([torch.ones(3), torch.ones(2, 2)], lock=True)
+    assert [tuple(c.shape) for c in copies] == [(3,), (2, 2)] and asked == [True, True]
+    assert "CUDA error 801" in pinned._refused[0]
+    pinned.empty_like_all([torch.ones(1)], lock=True)
+    assert asked == [True, True, True] and len(pinned._refused) == 1
 
 
 # ------------------------------------------------------------------ what the mutation run found unguarded

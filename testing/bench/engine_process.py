@@ -58,7 +58,13 @@ def engine_process(folder: Path, device: str, log: Optional[Path] = None, start_
                 raise RuntimeError("the engine did not start " + tail)
             time.sleep(0.1)
         with EngineClient.from_engine_json(str(folder / "engine.json"), timeout=600) as client:
-            yield client
+            try:
+                yield client
+            except Exception as e:
+                died = _died(proc)
+                if died:  # "peer closed connection" alone hides that the engine is gone, and how
+                    raise RuntimeError(f"{died}; the client saw {type(e).__name__}: {e}") from e
+                raise
     finally:
         proc.terminate()
         try:
@@ -67,6 +73,18 @@ def engine_process(folder: Path, device: str, log: Optional[Path] = None, start_
             proc.kill()
         if log:
             out.close()
+
+
+def _died(proc: subprocess.Popen, wait_s: float = 5) -> Optional[str]:
+    """How the engine process ended, if it did: the first sweep of FLUX.2-dev at 24 GiB was killed by the host's
+    out-of-memory killer, which the client only saw as a closed connection."""
+    try:
+        code = proc.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        return None
+    if code == -9:
+        return "the engine process was killed (SIGKILL: the host's out-of-memory killer, or a time limit)"
+    return f"the engine process exited with code {code}"
 
 
 def send_at_once(requests: list[Callable[[], dict]]) -> tuple[float, list[dict]]:

@@ -1,21 +1,24 @@
 """Page-locked host memory of the size asked for.
 
 Every weight that waits on the host between uses (a visiting model, a streamed block, the pool's RAM tier) keeps
-a page-locked copy there, so that it reaches the GPU at copy-engine speed (53 GB/s on the H200, 1.1 GB/s from
-pageable memory). torch's ``pin_memory=True`` rounds every allocation up to the next power of two: on the GPU
-machine (torch 2.11) a 1.2 GiB tensor held 2.0 GiB, and the setting that stops it
-(``pinned_max_round_threshold_mb``) is not in that release (``docs/bench/pinned_probe_2026-12-02/pinned_probe.json``).
-Tensor by tensor that costs up to twice the weights: FLUX.2-dev's 8-bit transformer and encoder (56 GiB of
-copies) took the 125 GiB machine out of memory while loading.
+a page-locked copy there, so that it reaches the GPU at copy-engine speed (53 GB/s on the H200). torch's
+``pin_memory=True`` rounds every allocation up to the next power of two: on the GPU machine (torch 2.11) a
+1.2 GiB tensor held 2.0 GiB, and the setting that stops it (``pinned_max_round_threshold_mb``) is not in that
+release (``docs/bench/pinned_probe_2026-12-02/pinned_probe.json``). Tensor by tensor that costs up to twice the
+weights: FLUX.2-dev's 8-bit transformer and encoder (56 GiB of copies) took the 125 GiB machine out of memory
+while loading.
 
 Here the copies made together (a block's, a visiting model's) are views into one anonymous mapping of their
-summed size, page-locked with ``cudaHostRegister`` (what torch does for memory it did not allocate, see
-``torch/cuda/_pin_memory_utils.py``), and unregistered when the last view is gone.
+summed size, page-locked with ``cudaHostRegister`` (as torch's own ``torch.cuda._pin_memory_utils`` does for
+memory it did not allocate), and unregistered when the last view is gone.
 """
 
 from __future__ import annotations
 
+import logging
 import mmap
+
+logger = logging.getLogger(__name__)
 
 ALIGN = 512  # every copy starts on this boundary: any dtype's alignment, and DMA-friendly
 # Private anonymous memory, as malloc's: a shared mapping (mmap's default) would count as shmem, which containers
@@ -30,9 +33,32 @@ class LockedPages(mmap.mmap):
     address = 0  # set once registered
 
     def __del__(self) -> None:
-        if self.address:
+        if self.address and _capturing():
+            _deferred.append(self)  # kept mapped until the capture is over (``_release_deferred``)
+        elif self.address:
             _unregister(self.address)
             self.address = 0
+
+
+# Mappings freed while a CUDA graph was being captured (the last copy of a dropped module, collected by the garbage
+# collector at any moment): synchronizing or unregistering is not allowed then, so they wait for the next allocation.
+_deferred: list = []
+
+
+def _release_deferred() -> None:
+    while _deferred and not _capturing():
+        pages = _deferred.pop()
+        _unregister(pages.address)
+        pages.address = 0  # dropped here: unmapped now, its finalizer having run once already
+
+
+def _capturing() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+    except Exception:
+        return False
 
 
 def empty_like_all(tensors: list, lock: bool | None = None) -> list:
@@ -40,14 +66,17 @@ def empty_like_all(tensors: list, lock: bool | None = None) -> list:
     page-locked where there is a GPU to copy to (``lock`` None: decide by that)."""
     import torch
 
+    _release_deferred()
     sizes = [t.numel() * t.element_size() for t in tensors]
     total = sum(_aligned(size) for size in sizes)
     if total == 0:
         return [torch.empty(t.shape, dtype=t.dtype) for t in tensors]
-    pages = LockedPages(-1, total, **PRIVATE)
-    block = torch.frombuffer(pages, dtype=torch.uint8)
-    if torch.cuda.is_available() if lock is None else lock:
-        _register(pages, block.data_ptr(), total)
+    lock = torch.cuda.is_available() if lock is None else lock
+    pages = None if lock and _refused else LockedPages(-1, total, **PRIVATE)
+    block = None if pages is None else torch.frombuffer(pages, dtype=torch.uint8)
+    if block is None or (lock and not _register(pages, block.data_ptr(), total)):
+        # the driver will not page-lock memory torch did not allocate: torch's own pinned memory, rounded up
+        return [torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for t in tensors]
     copies, offset = [], 0
     for t, size in zip(tensors, sizes):
         copies.append(block[offset : offset + size].view(t.dtype).view(t.shape))
@@ -59,13 +88,19 @@ def _aligned(size: int) -> int:
     return -(-size // ALIGN) * ALIGN
 
 
-def _register(pages: LockedPages, address: int, size: int) -> None:
+_refused: list = []  # why the driver refused to page-lock memory torch did not allocate, once it has
+
+
+def _register(pages: LockedPages, address: int, size: int) -> bool:
     import torch
 
     error = int(torch.cuda.cudart().cudaHostRegister(address, size, 0))
     if error:
-        raise RuntimeError(f"could not page-lock {size / 2**30:.2f} GiB of host memory (CUDA error {error})")
+        _refused.append(f"cudaHostRegister refused {size / 2**30:.2f} GiB (CUDA error {error})")
+        logger.warning("%s: host copies use torch's pinned memory, rounded up to powers of two", _refused[0])
+        return False
     pages.address = address
+    return True
 
 
 def _unregister(address: int) -> None:

@@ -366,7 +366,12 @@ def _group_offload(module, onload_device: str, level: str = "block") -> None:
     import torch
     from diffusers.hooks import apply_group_offloading
 
+    from toolkit.models.offload import move_to_host
+
     onload = torch.device(onload_device)
+    # diffusers pins each tensor through torch's allocator, which rounds it up to a power of two (up to twice
+    # the encoder in host RAM); weights already in page-locked memory it uses as they are: exact-size copies first.
+    move_to_host(module)
     if level == "leaf":
         apply_group_offloading(
             module,
