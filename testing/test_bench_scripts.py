@@ -181,6 +181,7 @@ def test_pinned_probe_tiny_run_measures_both_allocators(tmp_path):
         assert 0.5 * result["tensor_gib"] <= result[stage]["held_gib"] <= 2 * result["tensor_gib"] + 0.01
     assert result["empty_like_all"]["pinned"] is False  # nothing to page-lock for without a GPU
     assert result["quantize_s_per_gb"]["int8_cpu"] > 0
+    assert result["round_trips"] == {"host_copies_pinned": False, "visit_equal": True, "group_offload_equal": True}
 
 
 @pytest.mark.parametrize("arch", ["pixart_sigma", "hunyuan_video15", "ltx2"])

@@ -1,6 +1,7 @@
 """Host memory behind the weights that wait off the GPU: what torch's pinned allocator takes for a tensor, what
 ``toolkit/models/pinned.py`` takes for the same copies, whether copies from each reach the GPU as fast, and how
-fast torchao quantizes on the GPU and on the CPU (an 8-bit plan quantizes what it streams while loading).
+fast torchao quantizes on the GPU and on the CPU (an 8-bit plan quantizes what it streams while loading); and
+that a model visiting or group-offloaded from these copies computes what it does resident.
 
     python3 testing/bench/pinned_probe.py --out $OUT --wheels .whl_engine      # GPU machine
     .venv/bin/python testing/bench/pinned_probe.py --out /tmp/pinned --tiny    # CPU smoke run
@@ -86,6 +87,34 @@ def quantize_s_per_gb(device: str, tiny: bool) -> dict:
     return result
 
 
+def round_trips(device: str) -> dict:
+    """The weights' two ways to the GPU from these copies give the resident output: a visit
+    (``move_to_host``/``move_to_device``) and diffusers' group offloading over pre-locked weights."""
+    import copy
+
+    import torch
+
+    from toolkit.models.offload import move_to_device, move_to_host
+    from toolkit.models.v2.loading import _group_offload
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Linear(512, 512) for _ in range(4)]).to(torch.bfloat16)
+    x = torch.randn(8, 512, dtype=torch.bfloat16, device=device)
+    with torch.inference_mode():
+        want = copy.deepcopy(model).to(device)(x)
+        visiting = copy.deepcopy(model)
+        move_to_host(visiting)
+        pinned = all(p.is_pinned() for p in visiting.parameters())
+        move_to_device(visiting, device)
+        grouped = copy.deepcopy(model)
+        _group_offload(grouped, device, "leaf")
+        return {
+            "host_copies_pinned": pinned,
+            "visit_equal": torch.equal(visiting(x), want),
+            "group_offload_equal": torch.equal(grouped(x), want),
+        }
+
+
 def main(argv=None) -> int:
     parser = bench_parser(__doc__, work="/tmp/aitk_pinned")
     parser.add_argument("--gib", type=float, default=1.2, help="size of the probed tensor")
@@ -115,6 +144,7 @@ def main(argv=None) -> int:
     gib, made = held_gib(lambda: empty_like_all(pieces))
     save("empty_like_all_7_pieces", {"held_gib": gib})
     del made
+    save("round_trips", round_trips(device))
     save("quantize_s_per_gb", quantize_s_per_gb(device, args.tiny))
     print(json.dumps(result))
     return 0
