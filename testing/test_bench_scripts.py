@@ -354,3 +354,20 @@ def test_an_engine_that_dies_mid_request_is_reported_with_how_it_ended():
         alive.wait()
     exited = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     assert _died(exited) == "the engine process exited with code 3"
+
+
+def test_a_background_run_is_waited_for_in_pieces_and_its_results_come_back(tmp_path):
+    """testing/bench/background.sh: a sweep longer than one GPU call starts in the background; each wait returns
+    by its deadline with what the run has written so far (exit 3: still running), and the last one with its exit
+    code."""
+    script, name = str(ROOT / "testing/bench/background.sh"), f"bgtest{os.getpid()}"
+    results, out = tmp_path / "results", tmp_path / "out"
+    env = {**os.environ, "OUT": str(out)}
+    run = f"mkdir -p {results}; echo 1 > {results}/a.json; sleep 8; echo 2 > {results}/b.json; exit 4"
+    subprocess.run(["bash", script, "start", name, str(results), "--", "bash", "-c", run], check=True, env=env)
+    first = subprocess.run(["bash", script, "wait", name, "3"], env=env, capture_output=True, text=True)
+    assert first.returncode == 3 and "still running" in first.stdout
+    assert (out / name / "a.json").exists() and not (out / name / "b.json").exists()
+    last = subprocess.run(["bash", script, "wait", name, "30"], env=env, capture_output=True, text=True)
+    assert last.returncode == 0 and "exit code 4" in last.stdout
+    assert (out / name / "b.json").read_text().strip() == "2" and (out / f"{name}.rc").read_text().strip() == "4"

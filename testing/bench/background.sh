@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A benchmark longer than one GPU call (10 minutes at most) runs in the background of the GPU machine, and each
+# later call waits for it a while and brings back what it has written so far. By hand this went wrong once: a
+# wait loop plus a final sleep ran past the call's limit, and that call's results never came back.
+#
+#   bash testing/bench/background.sh start NAME RESULTS -- python3 testing/bench/family_sweep.py --out RESULTS ...
+#   bash testing/bench/background.sh wait NAME SECONDS      # returns early when the run ends; copies RESULTS to $OUT
+#
+# The run's output goes to /tmp/NAME.log (its last lines are printed by each wait); `wait` exits 0 once the run
+# has ended (its exit code is in $OUT/NAME.rc) and 3 while it still runs.
+set -euo pipefail
+
+state() { echo "/tmp/aitk_bg_$1"; }
+
+case "${1:-}" in
+start)
+    name=$2 results=$3
+    shift 3
+    [ "${1:-}" = "--" ] && shift
+    mkdir -p "$(state "$name")" "$results"
+    echo "$results" >"$(state "$name")/results"
+    rm -f "$(state "$name")/rc"
+    # setsid: the run outlives the call that started it; its exit code is kept for the waits.
+    setsid nohup bash -c '"$@"; echo $? >"'"$(state "$name")"'/rc"' _ "$@" >"/tmp/$name.log" 2>&1 </dev/null &
+    echo "started $name (log /tmp/$name.log)"
+    ;;
+wait)
+    name=$2 seconds=$3 dir=$(state "$2")
+    end=$((SECONDS + seconds))
+    while [ ! -f "$dir/rc" ] && [ $SECONDS -lt $end ]; do sleep 2; done
+    tail -n 5 "/tmp/$name.log" || true
+    out=${OUT:-/tmp/aitk_bg_out}
+    mkdir -p "$out/$name"
+    cp -r "$(cat "$dir/results")/." "$out/$name/" 2>/dev/null || true
+    if [ -f "$dir/rc" ]; then
+        cp "$dir/rc" "$out/$name.rc"
+        echo "$name ended: exit code $(cat "$dir/rc")"
+        exit 0
+    fi
+    echo "$name still running"
+    exit 3
+    ;;
+*)
+    sed -n '2,10p' "$0"
+    exit 2
+    ;;
+esac
