@@ -246,23 +246,25 @@ def test_resident_bytes_and_snapshot_newest_first():
     assert [e["content"] for e in pool.snapshot()] == ["a", "b"]
 
 
-def test_host_buffers_reuse_matching_buffers_and_renew_all_when_one_is_stale():
-    """New names get buffers, made in one call (one page-locked block); a stale buffer (a LoRA renamed or
-    reshaped a weight) renews them all, since a live view would keep its whole old block allocated."""
+def test_host_buffers_are_reused_unless_much_of_their_block_went_stale():
+    """New names get buffers, made in one call (one page-locked block). Buffers that no longer match (a LoRA
+    renamed or reshaped a weight) are replaced; when they were more than a quarter of the old bytes, every buffer
+    is renewed, since a live view keeps its whole old block allocated."""
     made = []
 
     def allocate(tensors):
-        made.append([t.shape for t in tensors])
+        made.append([tuple(t.shape) for t in tensors])
         return [torch.empty_like(t) for t in tensors]
 
-    a, b = torch.zeros(4), torch.zeros(2, dtype=torch.float16)
-    first = host_buffers({"a": a, "b": b}, None, allocate)
-    added = host_buffers({"a": a, "b": b, "c": torch.zeros(1)}, first, allocate)
-    assert added["a"] is first["a"] and added["b"] is first["b"] and made[-1] == [torch.Size([1])]
-    again = host_buffers({"a": a, "b": torch.zeros(3, dtype=torch.float16)}, added, allocate)
-    assert again["a"] is not first["a"] and again["b"].shape == (3,) and len(made) == 3 and len(made[-1]) == 2
-    assert host_buffers({"a": a.half(), "b": b}, first, allocate)["b"] is not first["b"]  # other dtype: stale
-    assert host_buffers({"a": a}, first, allocate)["a"] is not first["a"]  # "b" went: stale
+    big, small = torch.zeros(100), torch.zeros(10, dtype=torch.float16)
+    first = host_buffers({"big": big, "small": small}, None, allocate)
+    added = host_buffers({"big": big, "small": small, "new": torch.zeros(1)}, first, allocate)
+    assert added["big"] is first["big"] and added["small"] is first["small"] and made[-1] == [(1,)]
+    renamed = host_buffers({"big": big, "small.base": small}, first, allocate)  # 20 of 420 bytes stale: reuse
+    assert renamed["big"] is first["big"] and made[-1] == [(10,)]
+    reshaped = host_buffers({"big": torch.zeros(50), "small": small}, first, allocate)  # 400 of 420: renew all
+    assert reshaped["small"] is not first["small"] and made[-1] == [(50,), (10,)]
+    assert host_buffers({"big": big.half(), "small": small}, first, allocate)["small"] is not first["small"]
 
 
 def test_host_copies_share_one_exact_block_that_unlocks_when_the_last_goes(monkeypatch):
