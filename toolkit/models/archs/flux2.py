@@ -3,6 +3,7 @@
 Latents are packed and BatchNorm-normalised like Klein's (see flux2_klein.py); streamed as B, 32, H/8, W/8.
 """
 
+from toolkit.memory_plan import WorkingSet
 from toolkit.models import tiny
 from toolkit.models.archs.flux2_klein import FLUX2_LATENT, tiny_flux2_vae, unpack_flux2_latents
 from toolkit.models.base_model import BaseModel, Component
@@ -28,6 +29,10 @@ class Flux2Model(BaseModel):
     # Guidance-distilled: guidance_scale is an embedding, not CFG (no negative prompt).
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=4.0, output_ext="png")
     tiny_sample = dict(width=64, height=64, output_ext="png")
+    # Measured (H200, 1024x1024, everything resident: docs/bench/family_sweep_2026-12-02/flux2.json): sampling
+    # 1.17 GiB over the weights, above the default's 0.88 (its 6144-wide stream carries twice Flux.1's activations
+    # per token); fitted with ~15 % margin.
+    working_set = WorkingSet(per_position=68 * 1024)
 
     def pipeline_kwargs(self, gen):
         return dict(
