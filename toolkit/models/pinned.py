@@ -72,16 +72,24 @@ def empty_like_all(tensors: list, lock: bool | None = None) -> list:
     if total == 0:
         return [torch.empty(t.shape, dtype=t.dtype) for t in tensors]
     lock = torch.cuda.is_available() if lock is None else lock
-    pages = None if lock and _refused else LockedPages(-1, total, **PRIVATE)
-    block = None if pages is None else torch.frombuffer(pages, dtype=torch.uint8)
-    if block is None or (lock and not _register(pages, block.data_ptr(), total)):
-        # the driver will not page-lock memory torch did not allocate: torch's own pinned memory, rounded up
-        return [torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for t in tensors]
+    if lock and _refused:
+        return _torch_pinned(tensors)
+    pages = LockedPages(-1, total, **PRIVATE)
+    block = torch.frombuffer(pages, dtype=torch.uint8)
+    if lock and not _register(pages, block.data_ptr(), total):
+        return _torch_pinned(tensors)
     copies, offset = [], 0
     for t, size in zip(tensors, sizes):
         copies.append(block[offset : offset + size].view(t.dtype).view(t.shape))
         offset += _aligned(size)
     return copies
+
+
+def _torch_pinned(tensors: list) -> list:
+    """Where the driver will not page-lock memory torch did not allocate: torch's own pinned memory, rounded up."""
+    import torch
+
+    return [torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for t in tensors]
 
 
 def _aligned(size: int) -> int:

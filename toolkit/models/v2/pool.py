@@ -21,6 +21,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
+from toolkit.models.pinned import empty_like_all
+
 GB = 1024**3
 
 
@@ -278,33 +280,27 @@ def _tensors(module):
     yield from module.named_buffers()
 
 
-def host_buffers(tensors: dict, previous: Optional[dict], allocate: Optional[Callable] = None) -> dict:
+def host_buffers(tensors: dict, previous: Optional[dict], allocate: Callable = empty_like_all) -> dict:
     """One host buffer per tensor name; the new ones come from ``allocate`` (a list of tensors -> buffers shaped
     like them; by default page-locked views into one block, ``toolkit/models/pinned.py``). A returning module may
     have changed since its last park (a LoRA adapter wraps layers and renames their weights): buffers that still
     match are reused (pinning is slow) and only new names get buffers, unless more than ``STALE_SHARE`` of the old
     bytes went stale. Then all are new, because a live view keeps its whole block allocated, stale bytes too."""
-    from toolkit.models.pinned import empty_like_all
-
     previous = previous or {}
-    stale = sum(_nbytes(b) for name, b in previous.items() if name not in tensors or not _same_layout(b, tensors[name]))
-    if stale > STALE_SHARE * sum(_nbytes(b) for b in previous.values()):
-        previous = {}
-    previous = {name: b for name, b in previous.items() if name in tensors and _same_layout(b, tensors[name])}
-    missing = [name for name in tensors if name not in previous]
-    fresh = dict(zip(missing, (allocate or empty_like_all)([tensors[name] for name in missing])))
-    return {name: previous[name] if name in previous else fresh[name] for name in tensors}
+    matching = {
+        name: b
+        for name, b in previous.items()
+        if name in tensors and b.shape == tensors[name].shape and b.dtype == tensors[name].dtype
+    }
+    old_bytes = sum(tensor_bytes(b) for b in previous.values())
+    if old_bytes - sum(tensor_bytes(b) for b in matching.values()) > STALE_SHARE * old_bytes:
+        matching = {}
+    missing = [name for name in tensors if name not in matching]
+    fresh = dict(zip(missing, allocate([tensors[name] for name in missing])))
+    return {name: matching[name] if name in matching else fresh[name] for name in tensors}
 
 
 STALE_SHARE = 0.25  # a LoRA on the attention's q only (a few % of a UNet) keeps its block; one on every linear not
-
-
-def _same_layout(buffer, t) -> bool:
-    return buffer.shape == t.shape and buffer.dtype == t.dtype
-
-
-def _nbytes(t) -> int:
-    return t.numel() * t.element_size()
 
 
 def _park(entry: PoolEntry) -> None:
