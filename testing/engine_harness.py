@@ -19,14 +19,14 @@ class EngineHarness:
 
     TOKEN = "test-token"
 
-    def __init__(self, folder, **engine_options):
+    def __init__(self, folder, device="cpu", **engine_options):
         import threading
 
         from extensions_built_in.inference_engine.client import EngineClient
         from extensions_built_in.inference_engine.engine import Engine
         from extensions_built_in.inference_engine.server import EngineServer
 
-        self.engine = Engine("cpu", str(folder / "outputs"), str(folder / "assets"), **engine_options)
+        self.engine = Engine(device, str(folder / "outputs"), str(folder / "assets"), **engine_options)
         self.server = EngineServer(self.engine, self.TOKEN)
         self.port = self.server.start()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -137,3 +137,24 @@ def test_a_batch_count_out_of_range_names_its_field(engine_server):
         f"{engine_server.url}/generate", json=body_for("sd1", batch_count=17), headers=auth(engine_server), timeout=60
     )
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "sample", "batch_count"]
+
+
+def test_a_bug_gives_the_client_one_line_and_the_engine_log_its_traceback(harness, monkeypatch, capfd):
+    """An exception the engine has no code for is ``internal``: the client's error frame names it in one line;
+    the engine's log gets the whole traceback, the one thing a bug report needs (the first FLUX.2-dev run at
+    24 GiB on the H200 failed with a device mismatch whose log said nothing more). The next request works."""
+    from toolkit.models.base_model import BaseModel
+
+    original = BaseModel.sample_media
+
+    def broken_sampler(self, pipeline, gen, generator):
+        raise RuntimeError("Expected all tensors to be on the same device (injected)")
+
+    monkeypatch.setattr(BaseModel, "sample_media", broken_sampler)
+    out = harness.client.generate_wait(body_for("sd1"))
+    assert out["error"]["code"] == "internal"
+    assert out["error"]["message"] == "RuntimeError: Expected all tensors to be on the same device (injected)"
+    log = capfd.readouterr()
+    assert "Traceback (most recent call last)" in log.err and "in broken_sampler" in log.err
+    monkeypatch.setattr(BaseModel, "sample_media", original)
+    assert harness.client.generate_wait(body_for("sd1"))["http_status"] == 200

@@ -100,6 +100,9 @@ def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, m
     # what sat on the device then.
     assert retry["oom"]["stage"] == "encoding" and retry["message"].startswith("Out of memory while encoding")
     assert {"unet", "vae", "text_encoder"} <= retry["oom"]["pool_gib"].keys()
+    # and the code that asked for the memory, innermost first (which module or offload hook the plan missed)
+    assert retry["oom"]["at"].startswith("test_memory_plan_engine.py:") and " oom_once" in retry["oom"]["at"]
+    assert f"at {retry['oom']['at']}" in retry["message"]
     assert planned.client.health()["memory"]["reserve_scale"] == {"sd1": 2.0}
 
 

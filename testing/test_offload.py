@@ -406,3 +406,35 @@ def test_a_kept_block_changed_in_place_keeps_the_change_when_it_goes_back_to_str
     with torch.no_grad():
         assert torch.equal(model(x), changed)
     stream.remove()
+
+
+def test_a_call_that_ran_out_of_memory_leaves_nothing_on_the_device_once_released(monkeypatch):
+    """An encoder's call ended in an out-of-memory error half-way (FLUX.2-dev's Mistral at 24 GiB on the H200):
+    the hook that sends the running and the prefetched block back never ran. ``release`` (the engine drops the
+    failed plan's holder) sends them back, the rest too, so the re-plan's memory is all free; the next call runs
+    as before."""
+    from toolkit.models import streaming
+    from toolkit.models.offload import _on_host
+    from toolkit.models.streaming import BlockStream
+
+    torch.manual_seed(0)
+    model = Blocks()
+    x = torch.randn(3, 32)
+    before = model(x)
+    monkeypatch.setattr(streaming, "_live", weakref.WeakSet())
+    stream = BlockStream(model, "cpu", allocate=Counter())
+
+    def out_of_memory(module, args):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
+
+    handle = model.blocks[2].register_forward_pre_hook(out_of_memory)  # after the stream's: 2 arrived, 3 arriving
+    with torch.inference_mode(), pytest.raises(torch.cuda.OutOfMemoryError):
+        model(x)
+    handle.remove()
+    assert sorted(stream.on_device) == [2, 3] and not _on_host(model.blocks[2]) and stream.rest_here
+    stream.release()
+    assert not stream.on_device and all(_on_host(b) for b in model.blocks) and not stream.rest_here
+    assert _on_host(model.embed) and _on_host(model.head)
+    with torch.inference_mode():
+        assert torch.equal(model(x), before)
+    stream.remove()

@@ -354,6 +354,7 @@ class Engine:
             where = self.memory.oom_snapshot(req.stage, error)
             self._free_after_oom(error)
             return "oom", self.memory.oom_message(where, error)
+        traceback.print_exception(error)  # a bug: the client gets one line, the engine log where it happened
         return "internal", f"{type(error).__name__}: {error}"[:2000]
 
     def _load_and_generate(self, req: Request, started: float):
@@ -384,8 +385,8 @@ class Engine:
                     stage="loading",
                     oom=where,
                     message=f"Out of memory while {where['stage']} with this plan ({plan.summary()}; "
-                    f"{where['allocated_gib']} GiB allocated, {where['needed_gib']} GiB needed): planning again "
-                    f"with {self.memory.reserve_scale[req.model_class.arch]}x the working-set reserve",
+                    f"{where['allocated_gib']} GiB allocated, {where['needed_gib']} GiB needed; at {where['at']}): "
+                    f"planning again with {self.memory.reserve_scale[req.model_class.arch]}x the working-set reserve",
                 )
 
     def _holder_for(self, req: Request, plan, started: float):

@@ -174,6 +174,7 @@ class MemoryPlanner:
             "needed_gib": round(needed / GIB, 2),
             "needed_bytes": needed,
             "pool_gib": on_gpu,
+            "at": innermost_frames(error),
         }
 
     @staticmethod
@@ -192,6 +193,17 @@ class MemoryPlanner:
             "reserve_scale": dict(self.reserve_scale),
             "plan": plan.describe() if plan is not None else None,
         }
+
+
+def innermost_frames(error: Optional[BaseException], count: int = 4) -> str:
+    """Where the allocation failed, innermost first ("modeling_mistral.py:196 forward < ..."): which module, or
+    which offload hook, asked for the memory the plan did not count."""
+    import traceback
+
+    if error is None or error.__traceback__ is None:
+        return ""
+    frames = traceback.extract_tb(error.__traceback__)[-count:]
+    return " < ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in reversed(frames))
 
 
 def _scaled(work: Workload, scale: float) -> Workload:

@@ -160,7 +160,7 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
     except Exception as e:  # one run's failure must not lose the others
         row["exception"] = f"{type(e).__name__}: {e}"[:800]
     if row.get("exception") or any("error" in (row.get(k) or {}) for k in ("cold", "warm")):
-        row["log_tail"] = log.read_text(errors="replace")[-3000:] if log.exists() else None
+        row["log_tail"] = log.read_text(errors="replace")[-20000:] if log.exists() else None  # tracebacks too
     row["wall_s"] = round(time.monotonic() - started, 1)
     return row
 
