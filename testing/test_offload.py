@@ -438,3 +438,40 @@ def test_a_call_that_ran_out_of_memory_leaves_nothing_on_the_device_once_release
     with torch.inference_mode():
         assert torch.equal(model(x), before)
     stream.remove()
+
+
+def test_after_a_failed_call_the_holder_ends_a_streamed_modules_call_instead_of_moving_it(monkeypatch):
+    """``generate_media`` puts each component back where it was when a call raised (a cancel). It did so with
+    ``module.to``: on the H200, FLUX.2-dev's Mistral encoder ran out of memory at its first layer with its
+    rest and two blocks on the GPU (its first parameter had been on the host), went ``.to("cpu")`` whole, and the
+    stream, which still counted those blocks as on the device, ran the re-plan's first layer with CPU weights.
+    A streamed module's call is ended by its stream: what it brought goes back to the host copies. The device
+    here is the CPU, so the placement the holder remembers names another one (``.to`` would fail outright)."""
+    from types import SimpleNamespace
+
+    from toolkit.models import streaming
+    from toolkit.models.base_model import BaseModel
+    from toolkit.models.offload import _on_host
+    from toolkit.models.streaming import BlockStream
+
+    torch.manual_seed(0)
+    model = Blocks()
+    x = torch.randn(3, 32)
+    before = model(x)
+    monkeypatch.setattr(streaming, "_live", weakref.WeakSet())
+    stream = BlockStream(model, "cpu", allocate=Counter())
+
+    def out_of_memory(module, args):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
+
+    handle = model.blocks[0].register_forward_pre_hook(out_of_memory)
+    with torch.inference_mode(), pytest.raises(torch.cuda.OutOfMemoryError):
+        model(x)
+    handle.remove()
+    assert sorted(stream.on_device) == [0, 1] and stream.rest_here
+    BaseModel._restore_placement(SimpleNamespace(parts={"text_encoder": model}), {"text_encoder": "cuda:0"})
+    assert not stream.on_device and not stream.rest_here
+    assert all(_on_host(b) for b in model.blocks) and _on_host(model.embed) and _on_host(model.head)
+    with torch.inference_mode():
+        assert torch.equal(model(x), before)
+    stream.remove()

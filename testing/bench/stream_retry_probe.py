@@ -44,7 +44,7 @@ def real_sized_parts(model_class) -> None:
 
 
 def oom_in_encoder_once(state: dict) -> None:
-    """The first time the encoder's third block arrives (its second is arriving): out of memory, as at real size."""
+    """The first time the encoder's first block arrives, its rest on the GPU: out of memory, as at real size."""
     import torch
 
     from toolkit.models.streaming import BlockStream
@@ -52,7 +52,7 @@ def oom_in_encoder_once(state: dict) -> None:
     original = BlockStream._arrive
 
     def arrive(self, i):
-        if state["inject"] and i == 2 and not self.rest_stays:
+        if state["inject"] and i == 0 and not self.rest_stays:
             state["inject"] = False
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected). Tried to allocate 1.00 GiB.")
         return original(self, i)

@@ -20,6 +20,7 @@ from toolkit.models.attention import attention_kernels
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
 from toolkit.models.speed import step_cache
+from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.v2.loading import import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
@@ -105,13 +106,11 @@ class BaseModel:
     description: ClassVar[str] = ""
     tiny_sample: ClassVar[dict] = {}  # small settings that suit the tiny checkpoint (tests, the demo)
     working_set: ClassVar[WorkingSet] = WorkingSet()  # what sampling and decoding allocate (the memory plan's input)
-    # An automatic plan's 8-bit denoiser runs its matmuls in float8 (float8dq) where the GPU has float8 tensor
-    # cores; a family whose step is slower so (activation scaling that costs more than it saves) says False and
-    # gets float8 weights only. An explicit engine.memory_qtype wins either way. Video families say False: their
-    # steps are compute-bound over tens of thousands of tokens, so dequantizing weights is hidden (HunyuanVideo
-    # 1.5 at 24 GiB: float8 weights 1.02x the full card's step), while per-row activation scaling allocates
-    # scratch that grows with tokens (Wan 2.1 I2V 480p: twice the bf16 working set, out of memory at 24 GiB) and
-    # overflowed to a blank video (HunyuanVideo 1.5). H200, 2026-12-01, docs/BENCHMARKS.md.
+    # An automatic plan's 8-bit denoiser runs its matmuls in float8 (float8dq) on float8 tensor cores; a family
+    # whose step is slower so says False and gets float8 weights only (an explicit engine.memory_qtype wins).
+    # Video families say False: their compute-bound steps hide weight dequantizing (HunyuanVideo 1.5 at 24 GiB:
+    # 1.02x the full card), while per-row activation scaling grows with tokens (Wan 2.1 I2V 480p: twice the bf16
+    # working set, out of memory at 24 GiB; HunyuanVideo 1.5: a blank video). H200, 2026-12-01, docs/BENCHMARKS.md.
     float8_activations: ClassVar[bool] = True
     step_cache: ClassVar[Optional[str]] = None  # the ``cache`` speed tier's kind (toolkit/models/speed.py), if any
     # Fewest steps the family's scheduler can take: Qwen-Image's and LTX-2's stretch sigmas to a terminal shift,
@@ -481,7 +480,10 @@ class BaseModel:
     def _restore_placement(self, placement: dict) -> None:
         for role, device in placement.items():
             module = self.parts[role]
-            if _module_device(module) != device:
+            stream = getattr(module, STREAM_ATTR, None)
+            if stream is not None:  # FLUX.2-dev on the H200: .to("cpu") left its encoder's next call on the CPU
+                stream.end_call()
+            elif _module_device(module) != device:
                 module.to(device)
 
     @classmethod
@@ -523,10 +525,7 @@ def _to_uint8(pixels):
 
 
 def _module_device(module) -> Optional[str]:
-    params = getattr(module, "parameters", None)
-    if params is None:
-        return None
-    first = next(iter(params()), None)
+    first = next(iter(module.parameters()), None) if hasattr(module, "parameters") else None
     return str(first.device) if first is not None else None
 
 

@@ -101,7 +101,7 @@ class BlockStream:
         self.rest_bytes = module_bytes(module, self.rest)
         self.handles = [
             module.register_forward_pre_hook(lambda m, args: self._rest_arrives()),
-            module.register_forward_hook(lambda m, args, out: self._rest_leaves()),
+            module.register_forward_hook(lambda m, args, out: self.end_call()),
         ]
         for i, block in enumerate(self.blocks):
             self.handles.append(block.register_forward_pre_hook(lambda m, args, i=i: self._arrive(i)))
@@ -192,7 +192,10 @@ class BlockStream:
             move_to_device(self.module, self.device, self.rest)
             self.rest_here = True
 
-    def _rest_leaves(self) -> None:
+    def end_call(self) -> None:
+        """What a call brought leaves: the blocks in flight, and an encoder's rest. The module's forward hook;
+        after a call that raised (out of memory, a cancel), the holder's. Moving the module itself (``.to``)
+        instead would leave the hooks believing its blocks were where they had put them."""
         for j in list(self.on_device):
             self._leave(j)
         if not self.rest_stays:
