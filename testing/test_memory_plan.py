@@ -14,6 +14,7 @@ from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.memory_plan import GIB, Part, Plan, PlanDoesNotFit, Workload, peak_bytes, plan_memory
 from toolkit.models.archs.flux import FluxModel
 from toolkit.models.archs.sd1 import SD1Model
+from toolkit.models.registry import get_model_class
 
 
 def gib(x: float) -> int:
@@ -224,6 +225,24 @@ def test_an_8_bit_plan_counts_its_16_bit_transients():
     assert peak_bytes(tuple(parts), visiting | {"vae": "visit"}, work, False) >= gib(23.54)
     plan = plan_memory("wan22_14b_i2v", parts, plannable_share(gib(24)), work, PLENTY_OF_RAM, qtype="float8")
     assert plan.placements["transformer"] == plan.placements["transformer_2"] == "stream"
+
+
+def test_a_streamed_8_bit_encoder_counts_its_head_dequantized_through_float32():
+    """FLUX.2-dev at 24 GiB on the H200 (23.24 GiB plannable, docs/BENCHMARKS.md): with both its float8
+    transformer and its float8 Mistral encoder streamed, the encoding stage needed 6.48 GiB beside the
+    transformer's kept blocks (21.33 GiB peak with 14.85 kept); the first plan had left 4.66 and ran out of
+    memory dequantizing the encoder's 1.25 GiB LM head. On a 64 GiB host (no room for the encoder's bf16
+    copies) the plan must leave the measured room."""
+    parts = (  # the engine's reading of the real-size build's files; largest: the transformer's and the head
+        Part("transformer", "denoiser", gib(60.02), 679_477_248),
+        Part("text_encoder", "encoder", gib(44.72), 1_342_177_280),
+        Part("vae", "decoder", gib(0.16), 4_718_592),
+    )
+    model = get_model_class("flux2")("cuda", ModelConfig(name_or_path="x", arch="flux2"))
+    work = model.workload(GenerateImageConfig(prompt="p", width=1024, height=1024))
+    plan = plan_memory("flux2", parts, gib(23.24), work, gib(64), qtype="float8dq")
+    assert plan.placements["text_encoder"] == plan.placements["transformer"] == "quantized_stream"
+    assert plan.peak_of("encoding") - plan.kept["transformer"] >= gib(6.48)
 
 
 def test_the_smallest_plan_also_says_when_host_ram_is_short():

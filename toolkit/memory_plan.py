@@ -71,6 +71,13 @@ MOVE_COST_PER_GIB = 0.01
 # 2.65x, 1.73x, 1.27x; the videos 1.00x). COST's other denoiser entries shrink with REF_TOKENS / tokens as a
 # whole (8-bit weights: 0.6 of a step for Flux and HiDream, 0.07 for Wan 2.1 I2V at 32k tokens, 1.07x), so
 # against them a stream costs STEP_COST per step of slowdown at REF_TOKENS: COST's 8 for 8-bit is its 0.6.
+# An 8-bit encoder streams block by block (toolkit/models/streaming.py) with what lies outside its blocks on the
+# GPU for the call: its embedding table and LM head, its largest tensors. Its float8 weights are dequantized per
+# call through float32, the head's at 3x its 16-bit size. FLUX.2-dev's Mistral at 24 GiB on the H200 needed
+# ~6.5 GiB beside the transformer's kept blocks where the window and two largest tensors had 3.0 (it ran out of
+# memory in torchao's _dequantize_affine_float8): the window plus three largest tensors (6.1) and the encode
+# working set (0.5) cover it.
+ENCODER_STREAM_LARGEST = 3
 REF_TOKENS = 4096
 STREAM_COPY = 1.84
 STREAM_HIDDEN = 0.19
@@ -255,7 +262,10 @@ def running_bytes(part: Part, placement: str) -> int:
     if placement == "stream":
         return max(int(part.bytes * STREAM_WINDOW), 2 * part.largest)
     if placement == "quantized_stream":
-        return max(int(part.bytes * QUANTIZED_RATIO * STREAM_WINDOW), 2 * part.largest)
+        window = int(part.bytes * QUANTIZED_RATIO * STREAM_WINDOW)
+        if part.kind == "encoder":
+            return window + ENCODER_STREAM_LARGEST * part.largest
+        return max(window, 2 * part.largest)
     return 0
 
 
