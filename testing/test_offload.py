@@ -408,13 +408,10 @@ def test_a_kept_block_changed_in_place_keeps_the_change_when_it_goes_back_to_str
     stream.remove()
 
 
-def test_a_call_that_ran_out_of_memory_leaves_nothing_on_the_device_once_released(monkeypatch):
-    """An encoder's call ended in an out-of-memory error half-way (FLUX.2-dev's Mistral at 24 GiB on the H200):
-    the hook that sends the running and the prefetched block back never ran. ``release`` (the engine drops the
-    failed plan's holder) sends them back, the rest too, so the re-plan's memory is all free; the next call runs
-    as before."""
+def stream_out_of_memory_at(block: int, monkeypatch):
+    """A streamed ``Blocks`` model (its output before streaming, and its stream) whose call ran out of memory
+    as ``block`` was about to run (after the stream's hook had brought it and started the next one's copy)."""
     from toolkit.models import streaming
-    from toolkit.models.offload import _on_host
     from toolkit.models.streaming import BlockStream
 
     torch.manual_seed(0)
@@ -427,10 +424,21 @@ def test_a_call_that_ran_out_of_memory_leaves_nothing_on_the_device_once_release
     def out_of_memory(module, args):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
 
-    handle = model.blocks[2].register_forward_pre_hook(out_of_memory)  # after the stream's: 2 arrived, 3 arriving
+    handle = model.blocks[block].register_forward_pre_hook(out_of_memory)
     with torch.inference_mode(), pytest.raises(torch.cuda.OutOfMemoryError):
         model(x)
     handle.remove()
+    return model, x, before, stream
+
+
+def test_a_call_that_ran_out_of_memory_leaves_nothing_on_the_device_once_released(monkeypatch):
+    """An encoder's call ended in an out-of-memory error half-way (FLUX.2-dev's Mistral at 24 GiB on the H200):
+    the hook that sends the running and the prefetched block back never ran. ``release`` (the engine drops the
+    failed plan's holder) sends them back, the rest too, so the re-plan's memory is all free; the next call runs
+    as before."""
+    from toolkit.models.offload import _on_host
+
+    model, x, before, stream = stream_out_of_memory_at(2, monkeypatch)
     assert sorted(stream.on_device) == [2, 3] and not _on_host(model.blocks[2]) and stream.rest_here
     stream.release()
     assert not stream.on_device and all(_on_host(b) for b in model.blocks) and not stream.rest_here
@@ -449,25 +457,10 @@ def test_after_a_failed_call_the_holder_ends_a_streamed_modules_call_instead_of_
     here is the CPU, so the placement the holder remembers names another one (``.to`` would fail outright)."""
     from types import SimpleNamespace
 
-    from toolkit.models import streaming
     from toolkit.models.base_model import BaseModel
     from toolkit.models.offload import _on_host
-    from toolkit.models.streaming import BlockStream
 
-    torch.manual_seed(0)
-    model = Blocks()
-    x = torch.randn(3, 32)
-    before = model(x)
-    monkeypatch.setattr(streaming, "_live", weakref.WeakSet())
-    stream = BlockStream(model, "cpu", allocate=Counter())
-
-    def out_of_memory(module, args):
-        raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
-
-    handle = model.blocks[0].register_forward_pre_hook(out_of_memory)
-    with torch.inference_mode(), pytest.raises(torch.cuda.OutOfMemoryError):
-        model(x)
-    handle.remove()
+    model, x, before, stream = stream_out_of_memory_at(0, monkeypatch)
     assert sorted(stream.on_device) == [0, 1] and stream.rest_here
     BaseModel._restore_placement(SimpleNamespace(parts={"text_encoder": model}), {"text_encoder": "cuda:0"})
     assert not stream.on_device and not stream.rest_here
