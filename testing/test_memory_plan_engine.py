@@ -256,6 +256,46 @@ def test_a_group_offloaded_encoder_waits_in_exact_size_host_copies():
         torch.testing.assert_close(te(ids).last_hidden_state, plain(ids).last_hidden_state)
 
 
+def test_after_a_failed_call_a_group_offloaded_encoder_offloads_every_group_instead_of_moving(monkeypatch):
+    """A call that raised half-way through an encoder under diffusers' group offloading never ran the hooks
+    that offload the running and the prefetched group; ``generate_media`` puts the encoder back by offloading
+    every group (a pointer swap to its host copy on CUDA), not with ``.to`` (the placement it remembers names
+    another device here, where ``.to`` would fail outright). The encoder then runs as before."""
+    from types import SimpleNamespace
+
+    import torch
+    from diffusers.hooks.group_offloading import ModuleGroup
+
+    from toolkit.models.base_model import BaseModel
+    from toolkit.models.v2.loading import load_component
+
+    kwargs = dict(dtype="float32", device="cpu", onload_device="cpu")
+    te = load_component("transformers.T5EncoderModel", "tiny:flux", "text_encoder_2", offload="group:leaf", **kwargs)
+    ids = torch.tensor([[5, 6, 7, 1]])
+    with torch.inference_mode():
+        before = te(ids).last_hidden_state
+
+    def out_of_memory(module, args):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
+
+    handle = te.encoder.block[1].register_forward_pre_hook(out_of_memory)
+    with torch.inference_mode(), pytest.raises(torch.cuda.OutOfMemoryError):
+        te(ids)
+    handle.remove()
+    offloaded = []
+    original = ModuleGroup.offload_
+    monkeypatch.setattr(ModuleGroup, "offload_", lambda group: offloaded.append(group) or original(group))
+    BaseModel._restore_placement(SimpleNamespace(parts={"text_encoder_2": te}), {"text_encoder_2": "cuda:0"})
+    groups = {
+        id(m._diffusers_hook.get_hook("group_offloading").group)
+        for m in te.modules()
+        if hasattr(m, "_diffusers_hook") and m._diffusers_hook.get_hook("group_offloading")
+    }
+    assert len(groups) > 2 and {id(g) for g in offloaded} == groups and len(offloaded) == len(groups)
+    with torch.inference_mode():
+        torch.testing.assert_close(te(ids).last_hidden_state, before)
+
+
 def test_streaming_holds_at_least_two_of_the_largest_tensor():
     """An encoder's embedding table is streamed as one leaf: the window is never less than two of them."""
     from toolkit.memory_plan import running_bytes

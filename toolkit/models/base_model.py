@@ -21,7 +21,7 @@ from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
-from toolkit.models.v2.loading import import_class, load_component, weight_bytes
+from toolkit.models.v2.loading import end_group_offload_call, import_class, load_component, weight_bytes
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
 Hook = Callable[..., None]
@@ -483,7 +483,7 @@ class BaseModel:
             stream = getattr(module, STREAM_ATTR, None)
             if stream is not None:  # FLUX.2-dev on the H200: .to("cpu") left its encoder's next call on the CPU
                 stream.end_call()
-            elif _module_device(module) != device:
+            elif not end_group_offload_call(module) and _module_device(module) != device:
                 module.to(device)
 
     @classmethod
