@@ -256,11 +256,10 @@ def test_a_group_offloaded_encoder_waits_in_exact_size_host_copies():
         torch.testing.assert_close(te(ids).last_hidden_state, plain(ids).last_hidden_state)
 
 
-def test_after_a_failed_call_a_group_offloaded_encoder_offloads_every_group_instead_of_moving(monkeypatch):
+def test_after_a_failed_call_a_group_offloaded_encoder_offloads_every_group(monkeypatch):
     """A call that raised half-way through an encoder under diffusers' group offloading never ran the hooks
-    that offload the running and the prefetched group; ``generate_media`` puts the encoder back by offloading
-    every group (a pointer swap to its host copy on CUDA), not with ``.to`` (the placement it remembers names
-    another device here, where ``.to`` would fail outright). The encoder then runs as before."""
+    that offload the running and the prefetched group; after a failed generation every group is offloaded (a
+    pointer swap to its host copy on CUDA), once each. The encoder then runs as before."""
     from types import SimpleNamespace
 
     import torch
@@ -285,7 +284,9 @@ def test_after_a_failed_call_a_group_offloaded_encoder_offloads_every_group_inst
     offloaded = []
     original = ModuleGroup.offload_
     monkeypatch.setattr(ModuleGroup, "offload_", lambda group: offloaded.append(group) or original(group))
-    BaseModel._restore_placement(SimpleNamespace(parts={"text_encoder_2": te}), {"text_encoder_2": "cuda:0"})
+    holder = SimpleNamespace(parts={"text_encoder_2": te})
+    BaseModel.release_scratch(holder)  # generate_media's except, then its finally:
+    BaseModel._restore_placement(holder, {"text_encoder_2": "cpu"})
     groups = {
         id(m._diffusers_hook.get_hook("group_offloading").group)
         for m in te.modules()

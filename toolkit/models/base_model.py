@@ -405,10 +405,12 @@ class BaseModel:
     def release_scratch(self) -> None:
         """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) keep each chunk's features
         on the module while decoding and clear them only when a decode finishes: one that ran out of memory
-        halfway left ~5 GB allocated on the H200 until the next decode (docs/BENCHMARKS.md)."""
+        halfway left ~5 GB allocated on the H200 until the next decode (docs/BENCHMARKS.md). Encoders under group
+        offloading likewise hold the groups that were running (``end_group_offload_call``)."""
         for module in self.parts.values():
             if callable(getattr(type(module), "clear_cache", None)):
                 module.clear_cache()
+            end_group_offload_call(module)
 
     def _sample(self, pipeline, gen: GenerateImageConfig) -> GeneratedMedia:
         import torch
@@ -483,7 +485,7 @@ class BaseModel:
             stream = getattr(module, STREAM_ATTR, None)
             if stream is not None:  # FLUX.2-dev on the H200: .to("cpu") left its encoder's next call on the CPU
                 stream.end_call()
-            elif not end_group_offload_call(module) and _module_device(module) != device:
+            elif _module_device(module) != device:
                 module.to(device)
 
     @classmethod
