@@ -462,7 +462,9 @@ def test_after_a_failed_call_the_holder_ends_a_streamed_modules_call_instead_of_
 
     model, x, before, stream = stream_out_of_memory_at(0, monkeypatch)
     assert sorted(stream.on_device) == [0, 1] and stream.rest_here
-    BaseModel._restore_placement(SimpleNamespace(parts={"text_encoder": model}), {"text_encoder": "cuda:0"})
+    holder = SimpleNamespace(parts={"text_encoder": model})
+    BaseModel.release_scratch(holder)  # generate_media's except, then its finally:
+    BaseModel._restore_placement(holder, {"text_encoder": "cuda:0"})
     assert not stream.on_device and not stream.rest_here
     assert all(_on_host(b) for b in model.blocks) and _on_host(model.embed) and _on_host(model.head)
     with torch.inference_mode():

@@ -405,11 +405,13 @@ class BaseModel:
     def release_scratch(self) -> None:
         """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) keep each chunk's features
         on the module while decoding and clear them only when a decode finishes: one that ran out of memory
-        halfway left ~5 GB allocated on the H200 until the next decode (docs/BENCHMARKS.md). Encoders under group
-        offloading likewise hold the groups that were running (``end_group_offload_call``)."""
+        halfway left ~5 GB allocated on the H200 until the next decode (docs/BENCHMARKS.md). Streamed and group
+        offloaded modules likewise hold what the failed call brought to the GPU: their offloading ends the call."""
         for module in self.parts.values():
             if callable(getattr(type(module), "clear_cache", None)):
                 module.clear_cache()
+            if (stream := getattr(module, STREAM_ATTR, None)) is not None:
+                stream.end_call()
             end_group_offload_call(module)
 
     def _sample(self, pipeline, gen: GenerateImageConfig) -> GeneratedMedia:
@@ -482,10 +484,8 @@ class BaseModel:
     def _restore_placement(self, placement: dict) -> None:
         for role, device in placement.items():
             module = self.parts[role]
-            stream = getattr(module, STREAM_ATTR, None)
-            if stream is not None:  # FLUX.2-dev on the H200: .to("cpu") left its encoder's next call on the CPU
-                stream.end_call()
-            elif _module_device(module) != device:
+            # A streamed module's place is its stream's: .to("cpu") left FLUX.2-dev's encoder (H200) half on the CPU.
+            if getattr(module, STREAM_ATTR, None) is None and _module_device(module) != device:
                 module.to(device)
 
     @classmethod

@@ -143,8 +143,7 @@ class BlockStream:
         lists the component as waiting on the host, would not free this memory for the next model. Blocks in
         flight go back too: a call that ended in an error (out of memory) never reached the hook that sends them."""
         self.keep(0)
-        for j in list(self.on_device):
-            self._leave(j)
+        self.end_call()
         self._send_rest()
 
     def _next_streamed(self, i: int) -> Optional[int]:

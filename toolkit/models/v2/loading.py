@@ -391,11 +391,11 @@ def _group_offload(module, onload_device: str, level: str = "block") -> None:
         )
 
 
-def end_group_offload_call(module) -> bool:
+def end_group_offload_call(module) -> None:
     """After a call that raised (out of memory, a cancel), every group of a module under diffusers' group
     offloading goes back to its host copy: the hook that offloads a group after it runs never ran for the group
     running then, nor for the one prefetched, and a re-plan would find up to two leaves (a 2 GB embedding table
-    for LTX-2's Gemma) still on the GPU. On CUDA each offload is a pointer swap. False: no group offloading."""
+    for LTX-2's Gemma) still on the GPU. On CUDA each offload is a pointer swap."""
     groups = {}
     for sub in module.modules() if callable(getattr(module, "modules", None)) else ():
         hook = getattr(sub, "_diffusers_hook", None) and sub._diffusers_hook.get_hook("group_offloading")
@@ -403,7 +403,6 @@ def end_group_offload_call(module) -> bool:
             groups[id(hook.group)] = hook.group
     for group in groups.values():
         group.offload_()
-    return bool(groups)
 
 
 _digests: dict = {}
