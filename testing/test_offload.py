@@ -173,6 +173,40 @@ def test_an_8_bit_model_visits_through_host_copies_of_its_quantized_tensors():
         assert torch.equal(m(x), before)
 
 
+def test_moving_an_8_bit_block_runs_none_of_torchaos_python_dispatch(monkeypatch):
+    """A streamed block moves twice per step, on a step whose CPU is its bottleneck (eager 8-bit layers). Asking
+    ``t.data`` of a torchao tensor, or wrapping one in ``nn.Parameter``, is a detach through its Python dispatch:
+    84 of them per round trip of a small Qwen-Image block made its move ~10x slower than a bf16 block's (the 24
+    GiB runs of 2026-12-02 streamed 8-bit transformers at 1.3-1.4x their resident step, docs/BENCHMARKS.md)."""
+    pytest.importorskip("torchao")
+    from torchao.quantization import Int8WeightOnlyConfig, quantize_
+
+    m = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64)).to(torch.bfloat16)
+    quantize_(m, Int8WeightOnlyConfig())
+    quantized = type(m[0].weight)
+    move_to_host(m)  # the host copies are made once: not a move
+    calls = Counter()
+    for hook in ("__torch_function__", "__torch_dispatch__"):
+        original = getattr(quantized, hook)
+
+        def counted(cls, *args, _original=original, **kwargs):
+            calls.made += 1
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(quantized, hook, classmethod(counted))
+    x = torch.randn(4, 64, dtype=torch.bfloat16)
+    with torch.inference_mode():
+        for _ in range(3):
+            move_to_device(m, "cpu")
+            move_to_host(m)
+        moves = calls.made
+        move_to_device(m, "cpu")
+        m(x)  # the layers themselves do go through it: the counter counts
+    assert moves == 0
+    assert calls.made > 0
+    assert isinstance(m[0].weight, torch.nn.Parameter) and not m[0].weight.requires_grad
+
+
 class Blocks(torch.nn.Module):
     """Four blocks between an embedding and a head; records after each block which blocks are off the host."""
 
@@ -223,6 +257,27 @@ def test_an_8_bit_model_streams_block_by_block_with_the_same_output():
     assert model.seen == [[1], [2], [3], [0]] * 2
     assert all(_on_host(b) for b in model.blocks)  # the call's end sends everything back
     assert type(model.embed.weight) is type(model.blocks[0][0].weight)  # still quantized after the trips
+    stream.remove()
+
+
+def test_a_streamed_models_block_moves_are_timed_per_step():
+    """The result's ``stream_ms``: CPU time per step that the streams' hooks took (on a step that waits for its
+    CPU, it adds to the step), next to the engine hook's ``hook_ms``; none where nothing streamed."""
+    from toolkit.models.streaming import BlockStream
+    from toolkit.step_clock import StepClock
+
+    model = Blocks()
+    x = torch.randn(3, 32)
+    idle = StepClock("cpu")
+    model(x)
+    idle.hooks += [0.001, 0.003]
+    assert idle.timings()["hook_ms"] == 2.0 and idle.timings()["stream_ms"] is None
+    stream = BlockStream(model, "cpu", allocate=Counter())
+    clock = StepClock("cpu")
+    for _ in range(2):
+        model(x)
+        clock.hooks.append(0.0)
+    assert clock.timings()["stream_ms"] > 0
     stream.remove()
 
 

@@ -400,7 +400,7 @@ class Engine:
         return holder
 
     def _generate(self, holder, req: Request):
-        state = {"t0": time.monotonic(), "clock": StepClock(self.device), "hook_s": []}
+        state = {"t0": time.monotonic(), "clock": StepClock(self.device)}
         holder.sample_step_hook = lambda step: self._on_step(req, step, state)
         try:
             media = holder.generate_media(req.sample)  # this image's (Request.images)
@@ -412,10 +412,7 @@ class Engine:
         finally:
             holder.sample_step_hook = None
         self.latents.flush()  # the last latent frames go out before the result
-        req.timings["step_s"] = state["clock"].median()  # median step, hook and streaming included
-        # CPU time the engine's hook takes per step: where the sampler is launch-bound (SDXL on an H200), this
-        # adds to every step directly, and unlike step times it barely moves with the machine's load.
-        req.timings["hook_ms"] = round(statistics.median(state["hook_s"]) * 1000, 3) if state["hook_s"] else None
+        req.timings.update(state["clock"].timings())
         return media
 
     def _status_of_running(self, message: str, stage: Optional[str]) -> None:
@@ -449,7 +446,7 @@ class Engine:
             with req.stream.held():
                 self._stream_step(req, step, state)
         finally:
-            state["hook_s"].append(time.perf_counter() - started)
+            state["clock"].hooks.append(time.perf_counter() - started)
 
     def _stream_step(self, req: Request, step, state: dict) -> None:
         state["clock"].mark()

@@ -224,6 +224,7 @@ def summary_row(run: dict) -> dict:
         "error": cold.get("error") or warm.get("error"),
         "exception": run.get("exception"),
         "step_s": (warm.get("timings") or {}).get("step_s"),
+        "stream_ms": (warm.get("timings") or {}).get("stream_ms"),  # CPU per step moving streamed blocks
         "warm_s": warm.get("total_s"),
         "cold_s": cold.get("total_s"),
         "output": warm.get("output"),

@@ -28,42 +28,61 @@ from toolkit.models.pinned import empty_like_all
 from toolkit.models.v2.pool import host_buffers
 
 PINNED_ATTR = "_aitk_host_copies"
+RECIPE_ATTR = "_aitk_rebuild"
 
 
 def _tensors(module) -> dict:
-    return dict(module.named_parameters()) | dict(module.named_buffers())
+    return {name: t for name, (_, _, t) in _slots(module).items()}
+
+
+def _slots(module) -> dict:
+    """Name -> (owning module, attribute, tensor) for every parameter and buffer, each tensor once (as
+    ``named_parameters`` dedupes tied weights), in one walk of the module tree. A streamed block moves twice per
+    step: ``named_parameters`` plus ``named_buffers`` (two walks, each building sets) cost a Qwen-Image block
+    ~1 ms of CPU per move here, on a step that waits for its CPU."""
+    slots, seen = {}, set()
+    for prefix, owner in module.named_modules():
+        for table in (owner._parameters, owner._buffers):
+            for attr, t in table.items():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    slots[f"{prefix}.{attr}" if prefix else attr] = (owner, attr, t)
+    return slots
 
 
 def _plain(module) -> bool:
-    import torch
-
-    return all(type(t.data) is torch.Tensor for t in _tensors(module).values())
+    return not any(_subclass(t) for t in _tensors(module).values())
 
 
 def _subclass(t) -> bool:
-    import torch
-
-    return type(t.data) is not torch.Tensor and hasattr(t, "__tensor_flatten__")
+    """A torchao tensor (a parameter made of one keeps the subclass's type). Asked of the type: ``t.data`` on a
+    torchao tensor is a detach through its Python dispatch (~50 us each, 128 per Qwen-Image block round trip)."""
+    return hasattr(type(t), "__tensor_flatten__")
 
 
 def _rebuilt(t, convert: Callable):
-    """The subclass tensor ``t`` with each inner tensor (payload, scales) passed through ``convert``."""
-    names, context = t.__tensor_flatten__()
-    inner = {name: convert(getattr(t, name)) for name in names}
-    return type(t).__tensor_unflatten__(inner, context, t.size(), t.stride())
+    """The subclass tensor ``t`` with each inner tensor (payload, scales) passed through ``convert``. What
+    rebuilding needs besides them is read once and kept on ``t`` (a host copy, rebuilt on every move): its
+    flattening, size and stride each go through torchao's ``__torch_function__``; a plain attribute does not."""
+    recipe = getattr(t, RECIPE_ATTR, None)
+    if recipe is None:
+        recipe = (*t.__tensor_flatten__(), t.size(), t.stride())
+    names, context, size, stride = recipe
+    rebuilt = type(t).__tensor_unflatten__({name: convert(getattr(t, name)) for name in names}, context, size, stride)
+    setattr(rebuilt, RECIPE_ATTR, recipe)
+    return rebuilt
 
 
-def _replace(module, name: str, value) -> None:
-    """Moves happen inside the pipeline's ``inference_mode``, where a parameter cannot be made ("Cannot set
-    version_counter for inference tensor"): the caller builds ``value`` and this sets it with inference mode off."""
-    import torch
-
-    owner, _, attr = name.rpartition(".")
-    target = module.get_submodule(owner) if owner else module
-    if attr in target._parameters:
-        target._parameters[attr] = torch.nn.Parameter(value, requires_grad=False)
+def _replace(owner, attr: str, value) -> None:
+    """Put a quantized tensor in its owner's place. A parameter is marked as one the way ``nn.Parameter`` marks a
+    tensor subclass, without its detaches (two trips through torchao's dispatch per tensor; and, inside the
+    pipeline's ``inference_mode``, "Cannot set version_counter for inference tensor"): ``value`` is always a
+    tensor just rebuilt around copies, or a host copy, with no graph to detach from."""
+    if attr in owner._parameters:
+        value._is_param = True  # isinstance(value, nn.Parameter) for a subclass; requires_grad stays False
+        owner._parameters[attr] = value
     else:
-        target._buffers[attr] = value
+        owner._buffers[attr] = value
 
 
 def _host_copies(tensors: dict, allocate: Callable) -> dict:
@@ -87,21 +106,20 @@ def move_to_host(
     ``write_back``: the device values go into existing copies too, for tensors that may have changed in place
     while they lived on the device (a LoRA hot-swapped into a streamed denoiser's kept blocks); a visit's round
     trip changes nothing and skips it."""
-    tensors = {name: t for name, t in _tensors(module).items() if only is None or only(name)}
+    slots = {name: slot for name, slot in _slots(module).items() if only is None or only(name)}
     previous = getattr(module, PINNED_ATTR, None) or {}
-    plain = {name: t for name, t in tensors.items() if not _subclass(t)}
+    plain = {name: t for name, (_, _, t) in slots.items() if not _subclass(t)}
     in_scope = {n: c for n, c in previous.items() if (only is None or only(n)) and not _subclass(c)}
     copies = host_buffers(plain, in_scope, allocate)
     for name, t in plain.items():
         if write_back or copies[name] is not in_scope.get(name):
             copies[name].copy_(t.data)
         t.data = copies[name]
-    quantized = {name: t for name, t in tensors.items() if _subclass(t)}
-    new = _host_copies({name: t for name, t in quantized.items() if name not in previous}, allocate)
-    with _inference_off():
-        for name in quantized:
-            copies[name] = previous[name] if name in previous else new[name]
-            _replace(module, name, copies[name])
+    quantized = {name: slot for name, slot in slots.items() if _subclass(slot[2])}
+    new = _host_copies({name: t for name, (_, _, t) in quantized.items() if name not in previous}, allocate)
+    for name, (owner, attr, _) in quantized.items():
+        copies[name] = previous[name] if name in previous else new[name]
+        _replace(owner, attr, copies[name])
     if only is not None:  # the copies of tensors outside this move are kept, not dropped as stale
         copies = {name: c for name, c in previous.items() if not only(name)} | copies
     setattr(module, PINNED_ATTR, copies)
@@ -111,20 +129,21 @@ def move_to_device(module, device, only: Optional[Callable[[str], bool]] = None)
     """The module's host copies (or those whose names pass ``only``) onto ``device``, asynchronously on the
     current stream (ordered before the kernels that use them)."""
     copies = getattr(module, PINNED_ATTR, None)
-    wanted = [name for name in _tensors(module) if only is None or only(name)]
-    if copies is None or any(name not in copies for name in wanted):
+    slots = {name: slot for name, slot in _slots(module).items() if only is None or only(name)}
+    if copies is None or any(name not in copies for name in slots):
         # the first move, or tensors added since (a LoRA loaded into a streamed denoiser): host copies first
-        missing = set(wanted) - set(copies or {})
+        missing = set(slots) - set(copies or {})
         move_to_host(module, only=lambda name: name in missing)
         copies = getattr(module, PINNED_ATTR)
-    for name, t in _tensors(module).items():
-        if only is not None and not only(name):
-            continue
+    quantized = []
+    for name, (owner, attr, t) in slots.items():
         if _subclass(copies[name]):
-            with _inference_off():
-                _replace(module, name, _rebuilt(copies[name], lambda x: x.to(device, non_blocking=True, copy=True)))
+            quantized.append((owner, attr, copies[name]))
         else:
             t.data = copies[name].to(device, non_blocking=True, copy=True)
+    with _inference_off():  # rebuilt outside the pipeline's inference mode, as the parameters they replace were
+        for owner, attr, copy in quantized:
+            _replace(owner, attr, _rebuilt(copy, lambda x: x.to(device, non_blocking=True, copy=True)))
 
 
 def _inference_off():
@@ -136,7 +155,8 @@ def _inference_off():
 def tensor_parts(t) -> list:
     """The plain tensors holding ``t``'s data: itself, or a quantized tensor's payload and scales."""
     if _subclass(t):
-        return [getattr(t, name) for name in t.__tensor_flatten__()[0]]
+        recipe = getattr(t, RECIPE_ATTR, None)  # a moved tensor's (``_rebuilt``): no trip through torchao
+        return [getattr(t, name) for name in (recipe or t.__tensor_flatten__())[0]]
     return [t.data]
 
 
@@ -154,9 +174,7 @@ def _on_host(module) -> bool:
 def _address(t) -> int:
     """Where a tensor's data is: a subclass's first inner tensor (a rebuilt parameter is a new object around
     the same payload)."""
-    if _subclass(t):
-        return getattr(t, t.__tensor_flatten__()[0][0]).data_ptr()
-    return t.data.data_ptr()
+    return tensor_parts(t)[0].data_ptr()
 
 
 def on_device(tensor_device, execution_device) -> bool:

@@ -20,6 +20,8 @@ diffusers' leaf-level group offloading.
 
 from __future__ import annotations
 
+import functools
+import time
 import weakref
 from typing import Callable, Optional
 
@@ -28,6 +30,28 @@ from toolkit.models.pinned import empty_like_all
 
 STREAM_ATTR = "_aitk_block_stream"
 _live: "weakref.WeakSet[BlockStream]" = weakref.WeakSet()
+# CPU time spent in the streams' hooks since the process started: on a step that waits for its CPU (eager 8-bit
+# layers) it adds to the step, so the engine reports it per step (``stream_ms``) beside the step time.
+_hook_seconds = [0.0, 0]  # seconds, and how deep in timed hooks the caller is (an arrival sends blocks back)
+
+
+def hook_seconds() -> float:
+    return _hook_seconds[0]
+
+
+def _timed(method: Callable) -> Callable:
+    @functools.wraps(method)
+    def timed(self, *args):
+        if _hook_seconds[1]:  # inside another timed hook, which counts this time already
+            return method(self, *args)
+        started, _hook_seconds[1] = time.perf_counter(), 1
+        try:
+            return method(self, *args)
+        finally:
+            _hook_seconds[0] += time.perf_counter() - started
+            _hook_seconds[1] = 0
+
+    return timed
 
 
 def kept_bytes(device) -> int:
@@ -150,6 +174,7 @@ class BlockStream:
         n = len(self.blocks)
         return next(((i + k) % n for k in range(1, n + 1) if (i + k) % n not in self.kept), None)
 
+    @_timed
     def _arrive(self, i: int) -> None:
         import torch
 
@@ -179,6 +204,7 @@ class BlockStream:
             event.record(stream)
         self.on_device[i] = event
 
+    @_timed
     def _leave(self, i: int) -> None:
         if i not in self.on_device:
             return
@@ -186,6 +212,7 @@ class BlockStream:
         self._record_use(self.blocks[i])
         move_to_host(self.blocks[i])
 
+    @_timed
     def _rest_arrives(self) -> None:
         if not self.rest_here:
             move_to_device(self.module, self.device, self.rest)
@@ -214,7 +241,7 @@ class BlockStream:
         if self.device.type != "cuda":
             return
         main = torch.cuda.current_stream(self.device)
-        for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+        for name, t in _tensors(module).items():
             if only is None or only(name):
                 for part in tensor_parts(t):
                     if part.device.type == "cuda":
