@@ -316,21 +316,48 @@ def stream_slowdown(part: Part, placement: str, kept: int = 0, tokens: int = 0) 
     return 1.0 + max(0.0, STREAM_COPY * copied * REF_TOKENS / (tokens or REF_TOKENS) - STREAM_HIDDEN)
 
 
-def candidates(parts: tuple, can_quantize: bool, can_stream: bool, quantize_denoiser: bool = False):
-    choices = []
-    for p in parts:
-        allowed = [
+def candidates(parts: tuple, can_quantize: bool, can_stream: bool, quantize_denoiser: bool = False) -> list:
+    """Per part, the placements it may take."""
+    return [
+        [
             c
             for c in COST[p.kind]
             if (can_quantize or c not in QUANTIZED)
             and (can_stream or "stream" not in c)
             and (not quantize_denoiser or p.kind != "denoiser" or c in QUANTIZED)
         ]
-        choices.append(allowed)
-    for combo in itertools.product(*choices):
-        placements = dict(zip((p.role for p in parts), combo))
-        for tiling in (False, True):
-            yield placements, tiling
+        for p in parts
+    ]
+
+
+@dataclass(frozen=True)
+class _Option:
+    """One part in one placement, with what the search adds up: computed once per plan, not per combination
+    (HiDream's five weighted parts make 31k combinations; summing them part by part from scratch took 1.1 s per
+    request on the H200 machine's CPU, twice: the start frame's prediction, then the plan)."""
+
+    part: Part
+    placement: str
+    resident: int
+    phases: tuple  # what it adds while it runs, working set included: (VAE untiled, tiled)
+    held: int  # bytes waiting in host RAM (also the bytes it moves per request)
+    cost: float  # COST's entry; a streamed denoiser's copies are priced once its kept share is known
+    streamed: bool  # a streamed denoiser: it keeps what the plan leaves room for
+
+
+def _options(part: Part, placements: list, work: Workload) -> list:
+    return [
+        _Option(
+            part,
+            c,
+            resident_bytes(part, c),
+            tuple(running_bytes(part, c) + _work(part.kind, work, tiled) for tiled in (False, True)),
+            _held_bytes(part, c) if c in OFF_GPU else 0,
+            COST[part.kind][c],
+            part.kind == "denoiser" and c in STREAMED,
+        )
+        for c in placements
+    ]
 
 
 def plan_memory(
@@ -349,30 +376,58 @@ def plan_memory(
     denoiser (the ``fp8`` speed tier), so only its quantized placements are candidates. Raises
     :class:`PlanDoesNotFit`."""
     parts = tuple(parts)
-    best: Optional[Plan] = None
-    smallest: Optional[Plan] = None
-    smallest_host = 0
-    for placements, tiling in candidates(parts, qtype is not None, can_stream, quantize_denoiser):
-        peak = peak_bytes(parts, placements, work, tiling)
-        host = host_bytes(parts, placements)
-        quantized = any(placement in QUANTIZED for placement in placements.values())
-        kept = kept_shares(parts, placements, peak, available)
-        plan = Plan(placements, tiling, peak, available, parts, qtype if quantized else None, work=work, kept=kept)
-        if smallest is None or (peak, plan.cost) < (smallest.peak, smallest.cost):
-            smallest, smallest_host = plan, host
-        if peak <= available and host <= host_available and (best is None or plan.cost < best.cost):
-            best = plan
+    allowed = candidates(parts, qtype is not None, can_stream, quantize_denoiser)
+    options = [_options(p, placements, work) for p, placements in zip(parts, allowed)]
+    best = smallest = None  # (cost, peak, combo, tiling, kept) of each
+    for combo in itertools.product(*options):
+        resident = sum(o.resident for o in combo)
+        held = sum(o.held for o in combo)
+        base = sum(o.cost for o in combo) + MOVE_COST_PER_GIB * held / GIB
+        streamed = [o for o in combo if o.streamed]
+        for tiling in (False, True):
+            peak = resident + max((o.phases[tiling] for o in combo), default=0)
+            fits = peak <= available and held <= host_available
+            if not fits and smallest is not None and peak > smallest[1]:
+                continue  # neither the best nor the smallest
+            kept = _kept(streamed, peak, available)
+            cost = base + (TILING_COST if tiling else 0.0)
+            cost += sum(_stream_cost(o, kept.get(o.part.role, 0), work.tokens) for o in streamed)
+            if smallest is None or (peak, cost) < (smallest[1], smallest[0]):
+                smallest = (cost, peak, combo, tiling, kept)
+            if fits and (best is None or cost < best[0]):
+                best = (cost, peak, combo, tiling, kept)
     if best is None:
+        plan = _plan(smallest, available, parts, qtype, work)
         raise PlanDoesNotFit(
             arch,
-            smallest,
+            plan,
             budget,
-            smallest_host,
+            sum(o.held for o in smallest[2]),
             host_available,
-            work=max(work.denoise, work.decode_tiled if smallest.vae_tiling else work.decode),
+            work=max(work.denoise, work.decode_tiled if plan.vae_tiling else work.decode),
         )
-    best.peak += sum(best.kept.values())
-    return best
+    plan = _plan(best, available, parts, qtype, work)
+    plan.peak += sum(plan.kept.values())
+    return plan
+
+
+def _plan(found: tuple, available: int, parts: tuple, qtype: Optional[str], work: Workload) -> Plan:
+    _, peak, combo, tiling, kept = found
+    placements = {o.part.role: o.placement for o in combo}
+    quantized = any(placement in QUANTIZED for placement in placements.values())
+    return Plan(placements, tiling, peak, available, parts, qtype if quantized else None, work=work, kept=kept)
+
+
+def _stream_cost(option: _Option, kept: int, tokens: int) -> float:
+    """``part_cost`` less its COST entry (already counted): the streamed denoiser's copies its step cannot hide."""
+    slowdown = stream_slowdown(option.part, option.placement, kept, tokens)
+    return STEP_COST * (slowdown - 1.0) * (tokens or REF_TOKENS) / REF_TOKENS
+
+
+def _kept(streamed: list, peak: int, available: int) -> dict:
+    """``kept_shares`` for the search's options."""
+    parts = tuple(o.part for o in streamed)
+    return kept_shares(parts, {o.part.role: o.placement for o in streamed}, peak, available) if streamed else {}
 
 
 def kept_shares(parts: tuple, placements: dict, peak: int, available: int) -> dict:
