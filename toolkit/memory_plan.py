@@ -35,7 +35,11 @@ OFF_GPU = ("visit", "quantized_visit", "stream", "quantized_stream")  # what wai
 # per request (their speed hardly matters) and language models' activations have outliers that per-row float8
 # activations would clip, so they keep 16-bit activations.
 WEIGHT_ONLY = {"float8dq": "float8"}
-QUANTIZED_RATIO = 0.53  # a denoiser's weights are ~97 % linear layers; 8-bit halves those, norms stay 16-bit
+# 8-bit bytes over 16-bit ones, by kind. Measured on the H200 runs' pool entries (docs/BENCHMARKS.md, ninth
+# sweep): denoisers 0.500-0.503 (eight families: nearly all linear layers, which 8 bits halve), whose 0.53 also
+# covers part of their 8-bit transients (Wan 2.2 14B I2V's visiting experts: test_memory_plan.py); encoders 0.528
+# (Mistral) and 0.542 (Gemma 3), which keep their embedding tables in 16 bits, above the 0.53 they were counted at.
+QUANTIZED_RATIO = {"denoiser": 0.53, "encoder": 0.545, "decoder": 0.545}
 STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block running, the next arriving)
 # A denoiser streams block by block, an encoder leaf module by leaf module (toolkit/models/v2/loading.py): an
 # encoder's largest leaf (a 152k-token embedding table: 1.1 GB for Qwen2.5-VL) may be more than the share.
@@ -243,7 +247,7 @@ def resident_bytes(part: Part, placement: str) -> int:
     if placement == "gpu":
         return part.bytes
     if placement == "quantized":
-        return int(part.bytes * QUANTIZED_RATIO)
+        return _quantized_bytes(part)
     return 0
 
 
@@ -258,11 +262,11 @@ def running_bytes(part: Part, placement: str) -> int:
     if placement == "quantized":
         return 2 * part.largest
     if placement == "quantized_visit":
-        return int(part.bytes * QUANTIZED_RATIO) + 2 * part.largest
+        return _quantized_bytes(part) + 2 * part.largest
     if placement == "stream":
         return max(int(part.bytes * STREAM_WINDOW), 2 * part.largest)
     if placement == "quantized_stream":
-        window = int(part.bytes * QUANTIZED_RATIO * STREAM_WINDOW)
+        window = int(_quantized_bytes(part) * STREAM_WINDOW)
         if part.kind == "encoder":
             return window + ENCODER_STREAM_LARGEST * part.largest
         return max(window, 2 * part.largest)
@@ -289,7 +293,11 @@ def host_bytes(parts: tuple, placements: dict) -> int:
 
 
 def _held_bytes(part: Part, placement: str) -> int:
-    return int(part.bytes * QUANTIZED_RATIO) if placement in QUANTIZED else part.bytes
+    return _quantized_bytes(part) if placement in QUANTIZED else part.bytes
+
+
+def _quantized_bytes(part: Part) -> int:
+    return int(part.bytes * QUANTIZED_RATIO[part.kind])
 
 
 def plan_cost(parts: tuple, placements: dict, vae_tiling: bool, kept: Optional[dict] = None, tokens: int = 0) -> float:
@@ -312,7 +320,7 @@ def stream_slowdown(part: Part, placement: str, kept: int = 0, tokens: int = 0) 
     if part.kind != "denoiser" or placement not in STREAMED:
         return 1.0
     copied = max(0.0, 1.0 - kept / _held_bytes(part, placement))
-    copied *= QUANTIZED_RATIO if placement == "quantized_stream" else 1.0
+    copied *= QUANTIZED_RATIO[part.kind] if placement == "quantized_stream" else 1.0
     return 1.0 + max(0.0, STREAM_COPY * copied * REF_TOKENS / (tokens or REF_TOKENS) - STREAM_HIDDEN)
 
 
