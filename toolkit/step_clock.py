@@ -46,7 +46,8 @@ class StepClock:
         """The median step (hook and streaming included); the CPU time the engine's hook takes per step (where
         the sampler is launch-bound, SDXL on an H200, it adds to every step directly, and unlike step times it
         barely moves with the machine's load); and the CPU time per step of a streamed model's block moves
-        (``toolkit/models/streaming.py``, its encoders' too), which adds to a step that waits for its CPU."""
+        (``toolkit/models/streaming.py``: denoisers, and encoders streamed in 8 bits), which adds to a step that
+        waits for its CPU."""
         streamed = streaming.hook_seconds() - self.streamed_before
         return {
             "step_s": self.median(),
