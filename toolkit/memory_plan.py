@@ -310,8 +310,12 @@ def part_cost(part: Part, placement: str, kept: int = 0, tokens: int = 0) -> flo
     """COST, plus for a streamed denoiser the copies its step cannot hide (``stream_slowdown``). COST's entries
     are per step at REF_TOKENS and shrink with the step's compute as a whole, so the slowdown counts in those
     units scaled by tokens / REF_TOKENS."""
+    return COST[part.kind][placement] + _stream_cost(part, placement, kept, tokens)
+
+
+def _stream_cost(part: Part, placement: str, kept: int, tokens: int) -> float:
     slowdown = stream_slowdown(part, placement, kept, tokens)
-    return COST[part.kind][placement] + STEP_COST * (slowdown - 1.0) * (tokens or REF_TOKENS) / REF_TOKENS
+    return STEP_COST * (slowdown - 1.0) * (tokens or REF_TOKENS) / REF_TOKENS
 
 
 def stream_slowdown(part: Part, placement: str, kept: int = 0, tokens: int = 0) -> float:
@@ -341,7 +345,7 @@ def candidates(parts: tuple, can_quantize: bool, can_stream: bool, quantize_deno
 @dataclass(frozen=True)
 class _Option:
     """One part in one placement, with what the search adds up: computed once per plan, not per combination
-    (HiDream's five weighted parts make 31k combinations; summing them part by part from scratch took 1.1 s per
+    (HiDream's six weighted parts make 31k combinations; summing them part by part from scratch took 1.1 s per
     request on the H200 machine's CPU, twice: the start frame's prediction, then the plan)."""
 
     part: Part
@@ -399,7 +403,7 @@ def plan_memory(
                 continue  # neither the best nor the smallest
             kept = _kept(streamed, peak, available)
             cost = base + (TILING_COST if tiling else 0.0)
-            cost += sum(_stream_cost(o, kept.get(o.part.role, 0), work.tokens) for o in streamed)
+            cost += sum(_stream_cost(o.part, o.placement, kept.get(o.part.role, 0), work.tokens) for o in streamed)
             if smallest is None or (peak, cost) < (smallest[1], smallest[0]):
                 smallest = (cost, peak, combo, tiling, kept)
             if fits and (best is None or cost < best[0]):
@@ -424,12 +428,6 @@ def _plan(found: tuple, available: int, parts: tuple, qtype: Optional[str], work
     placements = {o.part.role: o.placement for o in combo}
     quantized = any(placement in QUANTIZED for placement in placements.values())
     return Plan(placements, tiling, peak, available, parts, qtype if quantized else None, work=work, kept=kept)
-
-
-def _stream_cost(option: _Option, kept: int, tokens: int) -> float:
-    """``part_cost`` less its COST entry (already counted): the streamed denoiser's copies its step cannot hide."""
-    slowdown = stream_slowdown(option.part, option.placement, kept, tokens)
-    return STEP_COST * (slowdown - 1.0) * (tokens or REF_TOKENS) / REF_TOKENS
 
 
 def _kept(streamed: list, peak: int, available: int) -> dict:
