@@ -15,9 +15,37 @@ from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# A Python thread, not faulthandler's watchdog: that one reads other threads' frames without the GIL, and an
+# engine sampled every 2 s died silently during its imports once on the build box.
+STACK_SAMPLER = """import runpy, sys, threading, time, traceback
+def sample(path, every):
+    with open(path, "w") as out:
+        while True:
+            time.sleep(every)
+            out.write(f"--- {time.strftime('%H:%M:%S')}\\n")
+            for ident, frame in sys._current_frames().items():
+                if ident != threading.get_ident():
+                    out.write(f"thread {ident}\\n" + "".join(traceback.format_stack(frame)[-25:]))
+            out.flush()
+threading.Thread(target=sample, args=(sys.argv[1], float(sys.argv[2])), daemon=True).start()
+sys.argv = sys.argv[3:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
 
 @contextlib.contextmanager
-def engine_process(folder: Path, device: str, log: Optional[Path] = None, start_timeout: float = 120, **engine_options):
+def engine_process(
+    folder: Path,
+    device: str,
+    log: Optional[Path] = None,
+    start_timeout: float = 120,
+    stacks: Optional[Path] = None,
+    stacks_every_s: float = 30,
+    **engine_options,
+):
+    """``stacks``: a file the engine writes every thread's Python stack to every ``stacks_every_s`` seconds
+    (a sampling thread), for a wait no timer explains: a float8 Flux's first compiled request spent 344 s before
+    its first step with dynamo's timers counting 18 s (BENCHMARKS.md, "Compiled, fifth run")."""
     from extensions_built_in.inference_engine.client import EngineClient
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -43,8 +71,11 @@ def engine_process(folder: Path, device: str, log: Optional[Path] = None, start_
     # hand the client the dead engine's port (seen on the H200: every request "Connection refused").
     (folder / "engine.json").unlink(missing_ok=True)
     out = open(log, "w") if log else subprocess.DEVNULL
+    command = [sys.executable, "run.py", str(config)]
+    if stacks:
+        command[1:2] = ["-c", STACK_SAMPLER, str(stacks), str(stacks_every_s), "run.py"]
     proc = subprocess.Popen(
-        [sys.executable, "run.py", str(config)],
+        command,
         cwd=ROOT,
         stdout=out,
         stderr=subprocess.STDOUT,

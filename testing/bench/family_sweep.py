@@ -137,6 +137,8 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             memory_qtype=qtype or "auto",
             warm_up=True,
             compile=args.compile,
+            stacks=Path(args.out) / f"stacks_{arch}_{name}.txt" if args.stacks else None,
+            stacks_every_s=args.stacks or 30,
         ) as client:
             body = {
                 "model": model,
@@ -182,7 +184,7 @@ def sweep(args) -> dict:
         },
         "families": {},
     }
-    budgets = [_entry(b) for b in args.budgets.split(",")]
+    budgets = [_entry(b) for b in args.budgets.split(",") if b.strip()]  # "": the bare pipeline alone
     for arch in args.families.split(","):
         family: dict = result["families"].setdefault(arch, {"runs": {}})
         folder = Path(args.models) / arch
@@ -306,6 +308,12 @@ def main(argv=None) -> int:
         "--spill",
         help="ROLE=DIR[,ROLE=DIR]: build these components in DIR, linked from the checkpoint (FLUX.2-dev's "
         "encoder in /dev/shm: its 104 GiB do not fit the one-GPU machine's disk)",
+    )
+    parser.add_argument(
+        "--stacks",
+        type=float,
+        default=0,
+        help="every N seconds, the engine's Python stacks into OUT/stacks_ARCH_BUDGET.txt (0: never)",
     )
     parser.add_argument(
         "--compile",
