@@ -493,3 +493,21 @@ def test_a_block_that_cannot_compile_runs_eager_and_says_why(monkeypatch):
         assert torch.allclose(model(x), expected) and torch.allclose(model(x), expected)  # eager from then on
     failed = compile_module.compile_failures()  # what /health's compile.failed shows
     assert list(failed) == ["Block"] and "compiler" in failed["Block"].lower()
+
+
+def test_loading_an_8_bit_model_leaves_inductors_settings_as_they_were(monkeypatch, tiny_cache):
+    """torchao's configs default to switching on inductor's coordinate-descent tuning for the whole process,
+    which made a float8 Qwen-Image-Edit's first compiled request tune its kernels for 342 s on the H200, and
+    would slow every later compile in the engine, quantized or not."""
+    import torch._inductor.config as inductor_config
+
+    from toolkit.models.v2.loading import load_component
+
+    for name in ("coordinate_descent_tuning", "coordinate_descent_check_all_directions"):
+        monkeypatch.setattr(inductor_config, name, False)
+    unet = load_component(
+        "diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu", qtype="int8"
+    )
+    assert any("Int8" in type(p).__name__ for p in unet.parameters())
+    assert not inductor_config.coordinate_descent_tuning
+    assert not inductor_config.coordinate_descent_check_all_directions

@@ -312,9 +312,16 @@ def _quantization_config(cls, qtype: str):
     import torchao.quantization
 
     ao_class = getattr(torchao.quantization, QTYPES[qtype])
+    # set_inductor_config=False: by default torchao turns on inductor's coordinate-descent tuning for the whole
+    # process, which then tunes every Triton kernel of every later compile at its first run, one ptxas call per
+    # candidate. Qwen-Image-Edit's float8 blocks spent 342 s of a 392 s first request in it (H200; dynamo's timers
+    # counted 22 s), for a step the tuning made at most a few percent faster (BENCHMARKS.md, "Tenth sweep").
+    options = {"set_inductor_config": False}
     # Per-row scales: one scale per output channel and per token keeps float8's error at weight-only's level
     # (one scale per tensor lets a single outlier token flatten the rest).
-    ao_config = ao_class(granularity=torchao.quantization.PerRow()) if qtype == "float8dq" else ao_class()
+    if qtype == "float8dq":
+        options["granularity"] = torchao.quantization.PerRow()
+    ao_config = ao_class(**options)
     if cls.__module__.startswith("diffusers"):
         from diffusers import TorchAoConfig
     else:
