@@ -511,3 +511,31 @@ def test_loading_an_8_bit_model_leaves_inductors_settings_as_they_were(monkeypat
     assert any("Int8" in type(p).__name__ for p in unet.parameters())
     assert not inductor_config.coordinate_descent_tuning
     assert not inductor_config.coordinate_descent_check_all_directions
+
+
+@pytest.mark.parametrize(
+    "arch", ["sd3", "lumina2", "cogview4", "auraflow", "pixart_sigma", "hidream", "ace_step_15", "stable_audio"]
+)
+def test_a_denoiser_diffusers_names_no_blocks_for_compiles_the_blocks_named_for_it(
+    arch, tmp_path, tiny_cache, monkeypatch
+):
+    """Eight denoiser classes have no ``_repeated_blocks`` in diffusers, and under ``auto`` they never compiled
+    (HiDream at 24 GiB on the H200: ``compiled: {}``). The blocks named for them must exist and compile whole
+    (``fullgraph``: a graph break is a failure, and the block would run eager), HiDream's expert routing too."""
+    from torch._dynamo.utils import counters
+
+    monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: torch.compile(fn, backend="aot_eager", **kw))
+    monkeypatch.setattr(compile_module, "_COMPILED_FORWARDS", {})
+    monkeypatch.setattr(compile_module, "COMPILE_FAILURES", {})
+    torch._dynamo.reset()
+    graphs = counters["stats"]["unique_graphs"]
+    h = EngineHarness(tmp_path, compile="max")
+    try:
+        out = h.client.generate_wait(body_for(arch, steps=2, seed=3))
+        assert out["http_status"] == 200, out
+        health = h.client.health()
+    finally:
+        h.close()
+    assert health["compile"]["compiled"] == {"transformer": "regional"}
+    assert health["compile"]["failed"] == {}
+    assert counters["stats"]["unique_graphs"] > graphs

@@ -8,8 +8,9 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
 ``engine.compile``:
 - ``off``: eager.
 - ``auto`` (the default; ``off`` without CUDA): regional compile of the denoiser's repeated blocks
-  (``_compile_blocks``; every family's DiT and the UNets' transformer blocks): short compiles; a second size
-  recompiles once with dynamic shapes (torch.compile's automatic dynamic), and later sizes reuse that.
+  (``_compile_blocks``; every family's DiT and the UNets' transformer blocks, named by diffusers or by
+  ``UNNAMED_BLOCKS``): short compiles; a second size recompiles once with dynamic shapes (torch.compile's
+  automatic dynamic), and later sizes reuse that.
 - ``max``: as ``auto`` for DiTs; UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile.
 
 How a denoiser compiles follows where the memory plan puts its weights. Resident ones (``gpu``, ``quantized``,
@@ -123,11 +124,32 @@ def _compile_blocks(module, **options) -> int:
     math compiled. One compiled function per block class, bound to each block: ``torch.compile`` costs
     milliseconds per call, and an SDXL UNet (70 blocks) swapped in paid it 70 times. Returns how many blocks
     were compiled. ``options``: torch.compile's others (testing/bench/compile_bench.py's ``max_autotune``)."""
-    names = set(module._repeated_blocks)
+    names = set(block_names(module))
     blocks = [sub for sub in module.modules() if type(sub).__name__ in names]
     for block in blocks:
         block.forward = types.MethodType(_compiled_forward(type(block), **options), block)
     return len(blocks)
+
+
+# Denoisers whose diffusers class names no ``_repeated_blocks`` (diffusers 0.42.1): without these, eight of the
+# families never compiled under ``auto`` (HiDream at 24 GiB on the H200: ``compiled: {}``, 2026-12-02). HiDream's
+# blocks route tokens to experts through ``.cpu()`` (no full graph), so its attention and expert feed-forwards
+# compile instead, the routing between them eager.
+UNNAMED_BLOCKS = {
+    "SD3Transformer2DModel": ("JointTransformerBlock",),
+    "Lumina2Transformer2DModel": ("Lumina2TransformerBlock",),
+    "CogView4Transformer2DModel": ("CogView4TransformerBlock",),
+    "AuraFlowTransformer2DModel": ("AuraFlowJointTransformerBlock", "AuraFlowSingleTransformerBlock"),
+    "PixArtTransformer2DModel": ("BasicTransformerBlock",),
+    "HiDreamImageTransformer2DModel": ("HiDreamAttention", "HiDreamImageFeedForwardSwiGLU"),
+    "AceStepTransformer1DModel": ("AceStepTransformerBlock",),
+    "StableAudioDiTModel": ("StableAudioDiTBlock",),
+}
+
+
+def block_names(module) -> tuple:
+    """The block classes ``auto`` compiles in ``module``: diffusers' own list, else ours."""
+    return tuple(getattr(module, "_repeated_blocks", None) or UNNAMED_BLOCKS.get(type(module).__name__, ()))
 
 
 _COMPILED_FORWARDS: dict = {}
@@ -198,7 +220,7 @@ def _how(module, mode: str, placement: Optional[str]) -> Optional[str]:
         return None
     if "UNet" in type(module).__name__ and mode == "max" and placement in WHOLE_PLACEMENTS:
         return "whole"
-    if getattr(module, "_repeated_blocks", None):
+    if block_names(module):
         return "regional"
     return None
 
