@@ -45,7 +45,7 @@ def engine_process(
 ):
     """``stacks``: a file the engine writes every thread's Python stack to every ``stacks_every_s`` seconds
     (a sampling thread), for a wait no timer explains: a float8 Flux's first compiled request spent 344 s before
-    its first step with dynamo's timers counting 18 s (BENCHMARKS.md, "Compiled, fifth run")."""
+    its first step with dynamo's timers counting 18 s (docs/BENCHMARKS.md, "Compiled, fifth run")."""
     from extensions_built_in.inference_engine.client import EngineClient
 
     folder.mkdir(parents=True, exist_ok=True)

@@ -315,7 +315,8 @@ def _quantization_config(cls, qtype: str):
     # set_inductor_config=False: by default torchao turns on inductor's coordinate-descent tuning for the whole
     # process, which then tunes every Triton kernel of every later compile at its first run, one ptxas call per
     # candidate. Qwen-Image-Edit's float8 blocks spent 342 s of a 392 s first request in it (H200; dynamo's timers
-    # counted 22 s), for a step the tuning made at most a few percent faster (BENCHMARKS.md, "Tenth sweep").
+    # counted 22 s); without it Qwen-Image's float8 step compiled still ran at 0.65x the full card's bf16 step
+    # (docs/BENCHMARKS.md, "Tenth sweep").
     options = {"set_inductor_config": False}
     # Per-row scales: one scale per output channel and per token keeps float8's error at weight-only's level
     # (one scale per tensor lets a single outlier token flatten the rest).
