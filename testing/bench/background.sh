@@ -7,7 +7,9 @@
 #   bash testing/bench/background.sh wait NAME SECONDS      # returns early when the run ends; copies RESULTS to $OUT
 #
 # The run's output goes to /tmp/NAME.log (its last lines are printed by each wait); `wait` exits 0 once the run
-# has ended (its exit code is in $OUT/NAME.rc) and 3 while it still runs.
+# has ended (its exit code is in $OUT/NAME.rc) and 3 while it still runs. Carry the wheels in every `wait` call
+# too: each call lays the working tree down again, and a carried folder the call does not name was gone when a
+# chained command started later (2026-12-02: its pip install found no wheels).
 set -euo pipefail
 
 state() { echo "/tmp/aitk_bg_$1"; }
