@@ -21,3 +21,11 @@ for pkg in diffusers==0.42.1 fastapi==0.165.0 starlette==1.10.0 uvicorn==0.54.0 
     -d .whl_engine "$pkg"
 done
 ls .whl_engine
+# --av: PyAV (LTX-2's mp4 with audio) into .whl_av. With the tree and .whl_engine it is over the 64 MiB a call
+# carries, so a second call on the still-warm machine carries it (docs/BENCHMARKS.md, fifth sweep).
+if [ "${1:-}" = "--av" ]; then
+  grep -qx "/.whl_av/" .git/info/exclude || echo "/.whl_av/" >> .git/info/exclude
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl_av av==18.1.0  # what av>=14 is here
+  ls .whl_av
+fi
