@@ -35,6 +35,7 @@ from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.device import reset_vram_peak, set_vram_budget, take_stage_peak, vram_stats
 from toolkit.memory_plan import PlanDoesNotFit
+from toolkit.models import prompt_cache as prompts
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import describe_all
 from toolkit.models.speed import wants_fp8
@@ -68,6 +69,7 @@ class Engine:
         compile: str = "off",
         compile_cache_dir: Optional[str] = None,
         attention: str = "auto",
+        prompt_cache: int = 16,
         models: Optional[dict] = None,
     ):
         self.device = device
@@ -94,6 +96,7 @@ class Engine:
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
         speed = {"compile": compile, "compile_cache_dir": compile_cache_dir, "attention": attention}
         self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters, **speed)
+        prompts.configure(prompt_cache)  # each model's recent prompts, encoded (toolkit/models/prompt_cache.py)
         self.warm_up_s: Optional[float] = None
         self.saver = ResultSaver()
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
@@ -220,6 +223,7 @@ class Engine:
             "vram_budget": self.vram_budget,
             "memory": self.memory.describe(holder.plan if holder is not None else None),
             "compile": self.resident.compile_state(),
+            "prompt_cache": prompts.stats(),
             "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s},
         }
 

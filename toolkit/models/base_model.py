@@ -19,6 +19,7 @@ from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
 from toolkit.models.attention import attention_kernels
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
+from toolkit.models.prompt_cache import prompt_cache
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.v2.loading import end_group_offload_call, import_class, load_component, weight_bytes
@@ -403,10 +404,9 @@ class BaseModel:
             self._restore_placement(placement)
 
     def release_scratch(self) -> None:
-        """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) keep each chunk's features
-        on the module while decoding and clear them only when a decode finishes: one that ran out of memory
-        halfway left ~5 GB allocated on the H200 until the next decode (docs/BENCHMARKS.md). Streamed and group
-        offloaded modules likewise hold what the failed call brought to the GPU: their offloading ends the call."""
+        """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) clear each chunk's features
+        only when a decode finishes: one that ran out of memory kept ~5 GB on the H200 (docs/BENCHMARKS.md).
+        Streamed and group-offloaded modules hold what the failed call brought to the GPU: their offloading ends."""
         for module in self.parts.values():
             if callable(getattr(type(module), "clear_cache", None)):
                 module.clear_cache()
@@ -426,6 +426,7 @@ class BaseModel:
             torch.inference_mode(),
             attention_kernels(self.attention),
             step_cache(self, gen),
+            prompt_cache(pipeline, tuple(self.model_config.lora_list())),
             step_hook(pipeline, hook),
             self._sampling_announced_on_first_call(),
         ):
@@ -433,9 +434,8 @@ class BaseModel:
 
     @contextlib.contextmanager
     def _sampling_announced_on_first_call(self):
-        """The ``sampling`` status as the denoiser starts its first step, not after it: a video's first step
-        takes up to half a minute (HunyuanVideo on the H200), which a client would otherwise be told is prompt
-        encoding, and each stage's peak memory (``timings.peak_gib``) would count step 1 as encoding."""
+        """The ``sampling`` status as the denoiser starts its first step: a video's first step takes up to half a
+        minute (HunyuanVideo, H200), which would otherwise be reported (and its peak memory counted) as encoding."""
         import torch
 
         handles = []
