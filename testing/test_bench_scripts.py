@@ -148,6 +148,7 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
         run = flux["runs"][budget]
         assert "exception" not in run and run["warm"]["output"]["ok"] and run["warm"]["output"]["kind"] == "image"
         assert run["warm"]["timings"]["step_s"] > 0 and run["plan"]["source"] == "default"
+        assert run["prompt_cache"]["hits"] >= 1 and run["new_prompt"]["output"]["ok"]  # warm repeats the prompt
     assert flux["bare"]["step_s"] > 0 and len(flux["bare"]["steps_s"]) == 3
     table = (out / "family_sweep.md").read_text()
     assert "| flux | full |" in table and "| flux | 24 GiB |" in table and "TINY smoke run" in table

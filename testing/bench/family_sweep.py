@@ -145,7 +145,11 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
                 "sample": sample | control_images(model_class, sample, work, client),
                 "stream": {"latents": "none"},
             }
-            for name in ("cold", "warm"):
+            # "warm" repeats the prompt (its encoding comes from the prompt cache, toolkit/models/prompt_cache.py);
+            # "new_prompt" is a warm request that encodes a prompt of its own.
+            for name in ("cold", "warm", "new_prompt"):
+                if name == "new_prompt":
+                    body["sample"] = body["sample"] | {"prompt": "a lighthouse on a cliff at dusk", "seed": 2}
                 row[name] = timed_request(client, body, keep_path=True)
                 if "error" in row[name]:
                     break
@@ -153,6 +157,7 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             health = client.health()
             row["plan"] = (health.get("memory") or {}).get("plan")
             row["vram"] = health.get("vram")
+            row["prompt_cache"] = health.get("prompt_cache")
             row["compile"] = {
                 k: health["compile"].get(k) for k in ("mode", "compiled", "graphs", "seconds", "phases", "failed")
             }
@@ -161,7 +166,7 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             ]
     except Exception as e:  # one run's failure must not lose the others
         row["exception"] = f"{type(e).__name__}: {e}"[:800]
-    if row.get("exception") or any("error" in (row.get(k) or {}) for k in ("cold", "warm")):
+    if row.get("exception") or any("error" in (row.get(k) or {}) for k in ("cold", "warm", "new_prompt")):
         row["log_tail"] = log.read_text(errors="replace")[-20000:] if log.exists() else None  # tracebacks too
     row["wall_s"] = round(time.monotonic() - started, 1)
     return row
@@ -228,6 +233,7 @@ def summary_row(run: dict) -> dict:
         "step_s": (warm.get("timings") or {}).get("step_s"),
         "stream_ms": (warm.get("timings") or {}).get("stream_ms"),  # CPU per step moving streamed blocks
         "warm_s": warm.get("total_s"),
+        "new_prompt_s": (run.get("new_prompt") or {}).get("total_s"),
         "cold_s": cold.get("total_s"),
         "output": warm.get("output"),
     }
@@ -240,14 +246,15 @@ def save(result: dict, out: Path) -> None:
 
 def render_markdown(result: dict) -> str:
     lines = [
-        "| arch | budget | plan | s/step | × full (full: × bare) | warm e2e s | × full | cold s | peak GiB | output |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| arch | budget | plan | s/step | × full (full: × bare) | warm e2e s | × full | new prompt e2e s | × full "
+        "| cold s | peak GiB | output |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for arch, family in result["families"].items():
         full = summary_row(family["runs"].get("0", {}))
         bare_step = (family.get("bare") or {}).get("step_s")
         if "exception" in family.get("build", {}):
-            lines.append(f"| {arch} | | build failed: {family['build']['exception'][:120]} | | | | | | | |")
+            lines.append(f"| {arch} | | build failed: {family['build']['exception'][:120]} | | | | | | | | | |")
         for budget, run in family["runs"].items():
             row = summary_row(run)
             peak = ((run.get("vram") or {}).get("peak_allocated") or 0) / 2**30
@@ -257,10 +264,10 @@ def render_markdown(result: dict) -> str:
                     + ": "
                     + str((row["error"] or {}).get("message") or row["exception"])[:160]
                 )
-                lines.append(f"| {arch} | {_label(budget)} | {problem} | | | | | | | |")
+                lines.append(f"| {arch} | {_label(budget)} | {problem} | | | | | | | | | |")
                 continue
             lines.append(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} |".format(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} |".format(
                     arch,
                     _label(budget),
                     row["plan"] or "all on the GPU",
@@ -269,6 +276,8 @@ def render_markdown(result: dict) -> str:
                     + (" bare" if budget == "0" and bare_step else ""),
                     _fmt(row["warm_s"]),
                     _ratio(row["warm_s"], full["warm_s"]),
+                    _fmt(row["new_prompt_s"]),
+                    _ratio(row["new_prompt_s"], full["new_prompt_s"]),
                     _fmt(row["cold_s"]),
                     peak,
                     "ok" if (row["output"] or {}).get("ok") else f"CHECK {row['output']}",
