@@ -102,7 +102,7 @@ def test_a_hit_hands_back_copies_the_caller_may_change():
     assert torch.equal(again, torch.full((2,), 5.0)) and torch.equal(extra_again[0], torch.ones(1))
 
 
-def test_it_keeps_the_most_recent_prompts_up_to_its_size_and_zero_turns_it_off():
+def test_it_keeps_the_most_recent_prompts_up_to_its_size_and_zero_turns_it_off(monkeypatch):
     pipe = FakePipeline()
     try:
         prompts.configure(2)
@@ -114,5 +114,10 @@ def test_it_keeps_the_most_recent_prompts_up_to_its_size_and_zero_turns_it_off()
         assert pipe.calls == 5
         with pytest.raises(ValueError, match="engine.prompt_cache"):
             prompts.configure(-1)
+        prompts.configure(16)
+        monkeypatch.setattr(prompts, "MAX_BYTES", 20)  # each entry holds 12 bytes: two do not fit
+        for prompt in ("x", "y", "x"):
+            encode(pipe, prompt)
+        assert pipe.calls == 8
     finally:
         prompts.configure(16)

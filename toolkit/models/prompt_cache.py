@@ -23,6 +23,7 @@ from typing import Any
 
 ATTR = "_aitk_prompt_cache"
 MAX_ENTRY_BYTES = 256 * 1024**2  # LTX-2's Gemma 3 hands back all 49 hidden states: ~400 MB per prompt
+MAX_BYTES = 1024**3  # per model, in host memory (HiDream's four encoders: ~40 MB a prompt)
 SETTINGS = {"entries": 16}  # engine.prompt_cache (0: off)
 STATS = {"hits": 0, "misses": 0}
 
@@ -69,7 +70,7 @@ def prompt_cache(pipeline, context: Any = ()):
 class _Cache:
     def __init__(self, modules: tuple):
         self.modules = tuple(weakref.ref(m) for m in modules)
-        self.entries: OrderedDict = OrderedDict()
+        self.entries: OrderedDict = OrderedDict()  # key -> (bytes, outputs)
 
     def same_modules(self, modules: tuple) -> bool:
         return len(modules) == len(self.modules) and all(r() is m for r, m in zip(self.modules, modules))
@@ -84,13 +85,13 @@ class _Cache:
         if key in self.entries:
             STATS["hits"] += 1
             self.entries.move_to_end(key)
-            return pytree.tree_map(_restore, self.entries[key])
+            return pytree.tree_map(_restore, self.entries[key][1])
         STATS["misses"] += 1
         out = encode(*args, **kwargs)
-        leaves = [t for t in pytree.tree_leaves(out) if _is_tensor(t)]
-        if sum(t.numel() * t.element_size() for t in leaves) <= MAX_ENTRY_BYTES:
-            self.entries[key] = pytree.tree_map(_keep, out)
-            while len(self.entries) > SETTINGS["entries"]:
+        size = sum(t.numel() * t.element_size() for t in pytree.tree_leaves(out) if _is_tensor(t))
+        if size <= MAX_ENTRY_BYTES:
+            self.entries[key] = (size, pytree.tree_map(_keep, out))
+            while len(self.entries) > SETTINGS["entries"] or sum(n for n, _ in self.entries.values()) > MAX_BYTES:
                 self.entries.popitem(last=False)
         return out
 
