@@ -2,6 +2,8 @@
 bench's question (testing/bench/compile_bench.py); here: the setting's resolution, that the order really changes
 inside a generation's attention calls, and that the engine reports it."""
 
+import os
+
 import pytest
 import torch
 from torch.nn.attention import SDPBackend
@@ -9,7 +11,7 @@ from torch.nn.attention import SDPBackend
 from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for
 from toolkit.models import attention
-from toolkit.models.attention import attention_kernels, resolve_attention
+from toolkit.models.attention import attention_kernels, check_attention, fa4_unavailable, resolve_attention
 
 
 def test_resolution_per_device_and_family(monkeypatch):
@@ -19,7 +21,9 @@ def test_resolution_per_device_and_family(monkeypatch):
     assert resolve_attention("efficient", "sdxl", "cuda") == "efficient"
     assert resolve_attention("default", "flux", "cuda") is None
     assert resolve_attention("cudnn", "flux", "cpu") is None  # fused GPU kernels only
-    with pytest.raises(ValueError, match="engine.attention must be one of auto, default, flash, cudnn, efficient"):
+    assert resolve_attention("fa4", "flux", "cuda") == "fa4"
+    assert resolve_attention("fa4", "flux", "cpu") is None
+    with pytest.raises(ValueError, match="engine.attention must be one of auto, default, flash, cudnn, efficient, fa4"):
         resolve_attention("fa3", "flux", "cuda")
 
 
@@ -32,6 +36,80 @@ def test_the_chosen_kernel_goes_first_and_the_order_is_restored():
     assert torch._C._get_sdp_priority_order() == before
     with attention_kernels(None):
         assert torch._C._get_sdp_priority_order() == before
+
+
+class Handle:
+    """What a flash-attention provider's registration returns; torch calls ``remove`` when it is replaced."""
+
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+        log.append(f"+{name}")
+
+    def remove(self):
+        self.log.append(f"-{self.name}")
+
+
+@pytest.fixture
+def fake_fa4(monkeypatch):
+    """torch's real registry, with FA4's registration (which needs the flash-attn-4 package and a Hopper GPU)
+    replaced by one that only records; no kernel is swapped, so SDPA on the CPU runs as before."""
+    from torch.nn.attention import _registry
+
+    log = []
+    monkeypatch.setitem(_registry._FLASH_ATTENTION_IMPLS, "FA4", lambda: Handle(log, "FA4"))
+    monkeypatch.setitem(_registry._FLASH_ATTENTION_IMPLS, "Other", lambda: Handle(log, "Other"))
+    yield log
+    _registry.restore_flash_attention_impl(_raise_warn=False)
+
+
+def test_fa4_runs_inside_the_generation_and_the_previous_flash_kernel_comes_back(fake_fa4):
+    from torch.nn.attention import activate_flash_attention_impl, current_flash_attention_impl
+
+    assert current_flash_attention_impl() is None
+    with attention_kernels("fa4"):
+        assert current_flash_attention_impl() == "FA4"
+        assert torch._C._get_sdp_priority_order()[0] == SDPBackend.FLASH_ATTENTION.value
+        q = torch.randn(1, 2, 8, 16)
+        assert torch.nn.functional.scaled_dot_product_attention(q, q, q).shape == q.shape
+    assert current_flash_attention_impl() is None and fake_fa4 == ["+FA4", "-FA4"]
+    activate_flash_attention_impl("Other")  # another provider the user chose outside the engine
+    with attention_kernels("fa4"):
+        assert current_flash_attention_impl() == "FA4"
+    assert current_flash_attention_impl() == "Other"
+    with attention_kernels("cudnn"):  # any other setting leaves the flash kernel alone
+        assert current_flash_attention_impl() == "Other"
+
+
+def test_fa4_says_what_is_missing(monkeypatch):
+    import importlib
+
+    real_import = importlib.import_module
+
+    def no_fa4(name, *a):
+        if name.startswith("flash_attn"):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return real_import(name, *a)
+
+    monkeypatch.setattr(importlib, "import_module", no_fa4)
+    assert "pip install --pre flash-attn-4" in fa4_unavailable("cuda:0")
+    monkeypatch.setattr(importlib, "import_module", lambda name, *a: None)  # installed
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 6))
+    assert fa4_unavailable("cuda:0") == "FA4 runs on compute capability 9.x or 10.x (Hopper, Blackwell); cuda:0 is 8.6"
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    assert fa4_unavailable("cuda:0") is None
+
+
+def test_an_fa4_that_cannot_run_stops_the_engine_at_start_and_its_kernels_are_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.delenv("FLASH_ATTENTION_CUTE_DSL_CACHE_DIR", raising=False)
+    monkeypatch.delenv("FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED", raising=False)
+    monkeypatch.setattr(attention, "fa4_unavailable", lambda device: "cuda:0 is 8.6")
+    with pytest.raises(ValueError, match="engine.attention: fa4 cannot run here: cuda:0 is 8.6"):
+        check_attention("fa4", "cuda:0", str(tmp_path / "fa4"))
+    assert os.environ["FLASH_ATTENTION_CUTE_DSL_CACHE_DIR"] == str(tmp_path / "fa4")
+    assert os.environ["FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED"] == "1"
+    monkeypatch.setattr(attention, "fa4_unavailable", lambda device: None)
+    check_attention("fa4", "cuda:0", str(tmp_path / "fa4"))
+    check_attention("fa4", "cpu", str(tmp_path / "fa4"))  # fused GPU kernels only: nothing to check on a CPU
 
 
 def test_a_bad_setting_stops_the_engine_at_start(tmp_path):

@@ -373,3 +373,47 @@ def test_a_background_run_is_waited_for_in_pieces_and_its_results_come_back(tmp_
     last = subprocess.run(["bash", script, "wait", name, "30"], env=env, capture_output=True, text=True)
     assert last.returncode == 0 and "exit code 4" in last.stdout
     assert (out / name / "b.json").read_text().strip() == "2" and (out / f"{name}.rc").read_text().strip() == "4"
+
+
+def test_attention_kernels_tiny_run_times_each_kernel_against_the_math_kernel(tmp_path):
+    """testing/bench/attention_kernels.py on CPU: the flash kernel runs and matches float32 math; FA4, absent here,
+    is recorded with the reason instead of stopping the run."""
+    cmd = [sys.executable, "testing/bench/attention_kernels.py", "--out", str(tmp_path), "--tiny", "--repeats", "2"]
+    cmd += ["--shapes", "flux_1024,sdxl_32x32"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    shapes = json.loads((tmp_path / "attention_kernels.json").read_text())["shapes"]
+    assert set(shapes) == {"flux_1024", "sdxl_32x32"}
+    flux = shapes["flux_1024"]
+    assert flux["shape"] == [24, 288, 288, 128] and flux["flash"]["ms"] > 0
+    assert flux["flash"]["max_abs_err"] < 1e-4 and flux["flash"]["flash_impl"] is None
+    assert "flash_attn" in flux["fa4"]["unsupported"]
+
+
+def test_the_carried_fa4_parts_are_checked_unpacked_and_put_on_the_path(tmp_path, monkeypatch):
+    """What ``fetch_gpu_wheels.sh --fa4`` cuts, ``--fa4`` puts back together: a wrong sum stops the bench; the
+    DSL's packages, found by a .pth file in a site directory, go on the path by name."""
+    from testing.bench.gpu_machine import install_fa4
+
+    packed = tmp_path / "site"
+    (packed / "nvidia_cutlass_dsl" / "dsl_packages" / "cutlass").mkdir(parents=True)
+    (packed / "nvidia_cutlass_dsl" / "dsl_packages" / "cutlass" / "__init__.py").write_text("VERSION = 'x'\n")
+    (packed / "flash_attn").mkdir()
+    (packed / "flash_attn" / "__init__.py").write_text("")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    cut = f"tar -C {packed} -cf - . | xz -1 | split -b 200 - {parts}/fa4.tar.xz."
+    subprocess.run(
+        ["bash", "-c", cut + f" && cat {parts}/fa4.tar.xz.* | sha256sum | cut -d' ' -f1 > {parts}/fa4.sha256"]
+    )
+    assert len(list(parts.glob("fa4.tar.xz.*"))) > 1
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("PYTHONPATH", "")
+    site = tmp_path / "unpacked"
+    install_fa4(str(parts), str(site))
+    assert (site / "flash_attn" / "__init__.py").exists()
+    assert sys.path[:2] == [str(site), str(site / "nvidia_cutlass_dsl" / "dsl_packages")]
+    assert os.environ["PYTHONPATH"].split(os.pathsep)[:2] == sys.path[:2]  # the engines it starts see them too
+    (parts / "fa4.tar.xz.aa").write_bytes(b"cut short")
+    with pytest.raises(SystemExit, match="do not add up"):
+        install_fa4(str(parts), str(tmp_path / "again"))

@@ -12,7 +12,7 @@ import traceback
 from typing import Callable, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.models.attention import resolve_attention
+from toolkit.models.attention import check_attention, resolve_attention
 from toolkit.models.compile import (
     compile_denoiser,
     compile_failures,
@@ -56,7 +56,8 @@ class ResidentModel:
         if self.compile_mode != "off":
             default = os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile")
             use_compile_cache_dir(compile_cache_dir or default, explicit=compile_cache_dir is not None)
-        resolve_attention(attention, "", device)  # a bad engine.attention fails at start-up, not per request
+        cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile")
+        check_attention(attention, device, os.path.join(cache, "flash_attn_cute"))  # fails at start-up
         self.attention_mode = attention  # engine.attention (toolkit/models/attention.py)
         self.compiled: dict = {}  # role -> how, for the resident holder's denoisers
 

@@ -7,9 +7,10 @@
     python testing/bench/compile_bench.py --out /tmp/smoke --tiny      # the same run on CPU with small models
 
 * ``attention``: bare diffusers, per family, the step time with each SDPA kernel *alone* enabled (flash,
-  cuDNN, memory-efficient; a kernel that cannot take the family's attention shows as unsupported rather than
-  silently falling through), eager and under the engine's ``auto`` compile (dynamo reset between kernels).
-  The fastest compiled kernel is what ``engine.attention: auto`` should put first (toolkit/models/attention.py).
+  cuDNN, memory-efficient, and FlashAttention 4 in the flash kernel's place; a kernel that cannot take the
+  family's attention shows as unsupported rather than silently falling through), eager and under the engine's
+  ``auto`` compile (dynamo reset between kernels). The fastest compiled kernel is what ``engine.attention: auto``
+  should put first (toolkit/models/attention.py).
 * ``tuning``: bare diffusers, the first family, lossless ways past the engine's ``auto`` compile, each from
   eager (dynamo reset between them): ``fused_qkv`` (diffusers' ``fuse_qkv_projections``: one GEMM for q, k and v
   instead of three), ``cdt`` (inductor's coordinate-descent tuning of its Triton kernels, as diffusers' flux-fast
@@ -36,6 +37,7 @@ Results: RESULTS_DIR/compile_bench.json, written after every measurement, so a c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import sys
@@ -52,7 +54,7 @@ from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
 from toolkit.models.compile import _compile_blocks, first_line  # noqa: E402
 
-KERNELS = ("flash", "cudnn", "efficient")
+KERNELS = ("flash", "cudnn", "efficient", "fa4")  # fa4: where its wheels were carried (--fa4)
 
 
 class CompileBench:
@@ -383,14 +385,21 @@ def _meta(args) -> dict:
 
 
 def _only_kernel(name):
+    """``fa4``: the flash kernel, with FlashAttention 4 in place of PyTorch's own (toolkit/models/attention.py)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from toolkit.models.attention import flash_impl
 
     kernel = {
         "flash": SDPBackend.FLASH_ATTENTION,
         "cudnn": SDPBackend.CUDNN_ATTENTION,
         "efficient": SDPBackend.EFFICIENT_ATTENTION,
+        "fa4": SDPBackend.FLASH_ATTENTION,
     }[name]
-    return sdpa_kernel([kernel])
+    stack = contextlib.ExitStack()
+    stack.enter_context(sdpa_kernel([kernel]))
+    stack.enter_context(flash_impl("FA4" if name == "fa4" else None))
+    return stack
 
 
 def _denoiser_only(bare, kernel) -> None:

@@ -137,6 +137,7 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             memory_qtype=qtype or "auto",
             warm_up=True,
             compile=args.compile,
+            attention=args.attention,
             stacks=Path(args.out) / f"stacks_{arch}_{name}.txt" if args.stacks else None,
             stacks_every_s=args.stacks or 30,
         ) as client:
@@ -159,7 +160,8 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             row["vram"] = health.get("vram")
             row["prompt_cache"] = health.get("prompt_cache")
             row["compile"] = {
-                k: health["compile"].get(k) for k in ("mode", "compiled", "graphs", "seconds", "phases", "failed")
+                k: health["compile"].get(k)
+                for k in ("mode", "compiled", "graphs", "seconds", "phases", "failed", "attention")
             }
             row["pool"] = [
                 {k: e[k] for k in ("class", "subfolder", "bytes", "device", "tier", "load_s")} for e in health["pool"]
@@ -184,6 +186,7 @@ def sweep(args) -> dict:
             "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "tiny": args.tiny,
             "compile": args.compile,
+            "attention": args.attention,
             "gpu": None if args.tiny else torch.cuda.get_device_name(0),
             "budgets_gb": args.budgets,
         },
@@ -329,6 +332,12 @@ def main(argv=None) -> int:
         default="off",
         choices=("off", "auto", "max"),
         help="engine.compile for every engine (cold: compile)",
+    )
+    parser.add_argument(
+        "--attention",
+        default="auto",
+        choices=("auto", "default", "flash", "cudnn", "efficient", "fa4"),
+        help="engine.attention for every engine (fa4: carry the flash-attn-4 wheels, fetch_gpu_wheels.sh --fa4)",
     )
     sweep(parse_bench_args(parser, argv))
     return 0

@@ -29,3 +29,23 @@ if [ "${1:-}" = "--av" ]; then
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl_av av==18.1.0  # what av>=14 is here
   ls .whl_av
 fi
+# --fa4: FlashAttention 4 (engine.attention: fa4; toolkit/models/attention.py) and its CUDA 13 CuTe DSL, unpacked
+# for Python 3.12 here, packed with xz and cut into 30 MiB parts in .whl_fa4: the DSL's compiler library alone is
+# 92 MB as a wheel, over what one call carries with the tree. Each part goes in its own call on the still-warm
+# machine, which copies it to /tmp/aitk_fa4_parts; the last call's bench takes --fa4 /tmp/aitk_fa4_parts, checks
+# the sum and unpacks (testing/bench/gpu_machine.py).
+if [ "${1:-}" = "--fa4" ]; then
+  grep -qx "/.whl_fa4/" .git/info/exclude || echo "/.whl_fa4/" >> .git/info/exclude
+  site=$(mktemp -d)
+  python3 -m pip install -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 \
+    --target "$site" flash-attn-4==4.0.0b36 nvidia-cutlass-dsl==4.8.1 nvidia-cutlass-dsl-libs-base==4.8.1 \
+    nvidia-cutlass-dsl-libs-cu13==4.8.1 apache-tvm-ffi==0.1.15.post2 torch-c-dlpack-ext==0.1.5 \
+    quack-kernels==0.6.5 einops==0.8.1
+  rm -rf "$site"/nvidia_cutlass_dsl/cu13/lib/stubs  # aarch64 and QNX stubs
+  rm -rf .whl_fa4 && mkdir -p .whl_fa4
+  tar -C "$site" -cf - . | xz -T2 -7 | split -b 30M - .whl_fa4/fa4.tar.xz.
+  cat .whl_fa4/fa4.tar.xz.* | sha256sum | cut -d' ' -f1 > .whl_fa4/fa4.sha256
+  rm -rf "$site"
+  ls -la .whl_fa4
+fi

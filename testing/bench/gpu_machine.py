@@ -38,6 +38,25 @@ def install_wheels(folder: str) -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join([site, str(ROOT), os.environ.get("PYTHONPATH", "")])
 
 
+def install_fa4(parts: str, site: str = "/tmp/aitk_fa4_site") -> None:
+    """FlashAttention 4 from the parts ``fetch_gpu_wheels.sh --fa4`` cut (carried one call at a time, gathered
+    in ``parts``): checked against their sum, unpacked, and put on the path of this process and of the engines it
+    starts. The CuTe DSL finds its packages through a ``.pth`` file, which only a site directory reads, not
+    PYTHONPATH: its folder goes on the path by name."""
+    import hashlib
+
+    pieces = sorted(glob.glob(os.path.join(parts, "fa4.tar.xz.*")))
+    archive = b"".join(Path(p).read_bytes() for p in pieces)
+    expected = Path(parts, "fa4.sha256").read_text().strip()
+    if hashlib.sha256(archive).hexdigest() != expected:
+        raise SystemExit(f"--fa4: {len(pieces)} parts in {parts} do not add up to the packed FlashAttention 4")
+    os.makedirs(site, exist_ok=True)
+    subprocess.run(["tar", "-C", site, "-xJf", "-"], input=archive, check=True)
+    paths = [site, os.path.join(site, "nvidia_cutlass_dsl", "dsl_packages")]
+    sys.path[:0] = paths
+    os.environ["PYTHONPATH"] = os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")])
+
+
 def bench_parser(doc: str, work: str) -> argparse.ArgumentParser:
     """The arguments every GPU benchmark takes: where results go (``$OUT``), the carried wheels, where real-size
     checkpoints and engine job folders live, and ``--tiny`` for the script's CPU smoke run."""
@@ -47,6 +66,7 @@ def bench_parser(doc: str, work: str) -> argparse.ArgumentParser:
     parser.add_argument("--models", default="/tmp/aitk_models")
     parser.add_argument("--work", default=work, help="engine job folders (outputs, logs)")
     parser.add_argument("--tiny", action="store_true", help="small models on CPU: a smoke test of this script")
+    parser.add_argument("--fa4", help="folder of FlashAttention 4's carried parts (fetch_gpu_wheels.sh --fa4)")
     return parser
 
 
@@ -54,4 +74,6 @@ def parse_bench_args(parser: argparse.ArgumentParser, argv=None) -> argparse.Nam
     args = parser.parse_args(argv)
     if args.wheels:
         install_wheels(args.wheels)
+    if args.fa4:
+        install_fa4(args.fa4)
     return args

@@ -11,6 +11,12 @@ an H200) needed FlashAttention 3. So the order is a setting, ``engine.attention`
 - ``default``: PyTorch's own order.
 - ``flash`` | ``cudnn`` | ``efficient``: that kernel first, the others behind it (a kernel that cannot take a
   call, e.g. an unsupported head size, falls through to the next rather than failing the request).
+- ``fa4``: FlashAttention 4 (the ``flash-attn-4`` package, CuTe DSL kernels for Hopper and Blackwell) in place of
+  PyTorch's own flash kernel, through PyTorch's ``activate_flash_attention_impl("FA4")``, then flash first. FA3,
+  which the published figure used, has no wheel on the package index; FA4's Hopper forward kernel is its
+  successor and installs with pip. Its kernels are JIT-compiled at first use and kept on disk (next to the
+  compile cache), so a restart reuses them. The engine refuses to start, naming the setting, where the package or
+  a compute capability 9.x/10.x GPU is missing.
 
 The order is a context around the whole generation, so a compiled denoiser is traced (and its kernel picked)
 under the same order it runs with.
@@ -19,10 +25,13 @@ under the same order it runs with.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import os
 from typing import Optional
 
-ATTENTION_MODES = ("auto", "default", "flash", "cudnn", "efficient")
-KERNELS = ("flash", "cudnn", "efficient")
+ATTENTION_MODES = ("auto", "default", "flash", "cudnn", "efficient", "fa4")
+KERNELS = ("flash", "cudnn", "efficient", "fa4")
+FA4_MODULE = "flash_attn.cute.interface"  # what torch.nn.attention's FA4 registration imports
 
 # arch -> the kernel measured fastest for it on the H200 (bf16, native size). A family not listed keeps
 # PyTorch's order under ``auto``.
@@ -38,6 +47,58 @@ def resolve_attention(mode: str, arch: str, device: str) -> Optional[str]:
     return MEASURED.get(arch) if mode == "auto" else mode
 
 
+def fa4_unavailable(device: str) -> Optional[str]:
+    """Why ``engine.attention: fa4`` cannot run on ``device`` (None: it can). Imports the kernels, so the first
+    request does not find out."""
+    import torch
+    import torch.nn.attention as attention
+
+    if not hasattr(attention, "activate_flash_attention_impl"):
+        return f"torch {torch.__version__} has no FA4 registration (torch.nn.attention, 2.11 or later)"
+    try:
+        importlib.import_module(FA4_MODULE)
+    except Exception as e:  # not installed, or its CUDA DSL failed to load
+        return f"the flash-attn-4 package does not import ({type(e).__name__}: {e}); pip install --pre flash-attn-4"
+    major, minor = torch.cuda.get_device_capability(torch.device(device))
+    if major not in (9, 10):
+        return f"FA4 runs on compute capability 9.x or 10.x (Hopper, Blackwell); {device} is {major}.{minor}"
+    return None
+
+
+def check_attention(mode: str, device: str, cache_dir: str) -> None:
+    """At start-up: a bad ``engine.attention`` or an FA4 that cannot run stops the engine, not the requests.
+    FA4's compiled kernels go to ``cache_dir`` (unless the user set FlashAttention's own variable)."""
+    resolve_attention(mode, "", device)
+    if mode != "fa4" or not str(device).startswith("cuda"):
+        return
+    os.environ.setdefault("FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED", "1")
+    os.environ.setdefault("FLASH_ATTENTION_CUTE_DSL_CACHE_DIR", os.path.abspath(cache_dir))
+    why = fa4_unavailable(device)
+    if why:
+        raise ValueError(f"engine.attention: fa4 cannot run here: {why}")
+
+
+@contextlib.contextmanager
+def flash_impl(name: Optional[str]):
+    """PyTorch's flash kernel replaced by ``name`` ("FA4") inside, the previous one back after, so two families
+    with different settings in one engine each get their own."""
+    if name is None:
+        yield
+        return
+    import torch.nn.attention as attention
+
+    before = attention.current_flash_attention_impl()
+    if before != name:
+        attention.activate_flash_attention_impl(name)
+    try:
+        yield
+    finally:
+        if before is None:
+            attention.restore_flash_attention_impl()
+        elif before != name:
+            attention.activate_flash_attention_impl(before)
+
+
 @contextlib.contextmanager
 def attention_kernels(first: Optional[str]):
     """SDPA tries ``first`` before the other fused kernels, then the math fallback; None changes nothing."""
@@ -51,6 +112,7 @@ def attention_kernels(first: Optional[str]):
         "cudnn": SDPBackend.CUDNN_ATTENTION,
         "efficient": SDPBackend.EFFICIENT_ATTENTION,
     }
-    order = [backends[first]] + [b for name, b in backends.items() if name != first] + [SDPBackend.MATH]
-    with sdpa_kernel(order, set_priority=True):
+    kernel = "flash" if first == "fa4" else first
+    order = [backends[kernel]] + [b for name, b in backends.items() if name != kernel] + [SDPBackend.MATH]
+    with sdpa_kernel(order, set_priority=True), flash_impl("FA4" if first == "fa4" else None):
         yield
