@@ -22,6 +22,11 @@ def test_resolution_per_device_and_family(monkeypatch):
     assert resolve_attention("default", "flux", "cuda") is None
     assert resolve_attention("cudnn", "flux", "cpu") is None  # fused GPU kernels only
     assert resolve_attention("fa4", "flux", "cuda") == "fa4"
+    monkeypatch.setattr(attention, "MEASURED", {"flux": "fa4"})  # where FA4 is installed, auto takes it
+    monkeypatch.setattr(attention, "fa4_unavailable", lambda device: None)
+    assert resolve_attention("auto", "flux", "cuda") == "fa4"
+    monkeypatch.setattr(attention, "fa4_unavailable", lambda device: "not installed")
+    assert resolve_attention("auto", "flux", "cuda") is None  # elsewhere PyTorch's order, not a failed request
     assert resolve_attention("fa4", "flux", "cpu") is None
     with pytest.raises(ValueError, match="engine.attention must be one of auto, default, flash, cudnn, efficient, fa4"):
         resolve_attention("fa3", "flux", "cuda")

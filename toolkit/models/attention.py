@@ -44,7 +44,10 @@ def resolve_attention(mode: str, arch: str, device: str) -> Optional[str]:
         raise ValueError(f"engine.attention must be one of {', '.join(ATTENTION_MODES)} (got {mode!r})")
     if not str(device).startswith("cuda") or mode == "default":
         return None
-    return MEASURED.get(arch) if mode == "auto" else mode
+    if mode != "auto":
+        return mode
+    measured = MEASURED.get(arch)
+    return None if measured == "fa4" and fa4_unavailable(device) else measured  # auto never fails a request
 
 
 def fa4_unavailable(device: str) -> Optional[str]:
