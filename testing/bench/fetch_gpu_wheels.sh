@@ -40,8 +40,9 @@ if [ "${1:-}" = "--fa4" ]; then
   python3 -m pip install -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 \
     --target "$site" flash-attn-4==4.0.0b36 nvidia-cutlass-dsl==4.8.1 nvidia-cutlass-dsl-libs-base==4.8.1 \
-    nvidia-cutlass-dsl-libs-cu13==4.8.1 apache-tvm-ffi==0.1.15.post2 torch-c-dlpack-ext==0.1.5 \
-    quack-kernels==0.6.5 einops==0.8.1
+    nvidia-cutlass-dsl-libs-core==4.8.1 nvidia-cutlass-dsl-libs-cu13==4.8.1 cuda-bindings==13.5.0 \
+    cuda-pathfinder==1.9.1 apache-tvm-ffi==0.1.15.post2 torch-c-dlpack-ext==0.1.5 quack-kernels==0.6.5 \
+    einops==0.8.1  # and protobuf, which the GPU machine has (onnx needs it)
   rm -rf "$site"/nvidia_cutlass_dsl/cu13/lib/stubs  # aarch64 and QNX stubs
   rm -rf .whl_fa4 && mkdir -p .whl_fa4
   tar -C "$site" -cf - . | xz -T2 -7 | split -b 30M - .whl_fa4/fa4.tar.xz.
