@@ -264,6 +264,22 @@ def test_compile_bench_tuning_times_each_lossless_variant(tmp_path, tiny_cache):
     assert all(row["step_s"] > 0 and row["first_s"] > 0 for row in rows.values()), rows
 
 
+def test_compile_bench_attention_times_each_kernel_alone_eager_and_compiled(tmp_path, tiny_cache):
+    """The attention stage on CPU: the flash kernel (the one a CPU has) timed eager and compiled; a kernel that
+    cannot take the call, FA4 without its package included, is a row saying why, not a failed run."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "testing/bench/compile_bench.py", "--out", str(out), "--tiny", "--models", str(tmp_path)]
+    cmd += ["--work", str(tmp_path / "w"), "--families", "flux", "--stages", "attention", "--steps", "2"]
+    cmd += ["--repeats", "1"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads((out / "compile_bench.json").read_text())
+    rows = result["attention"]["flux"]
+    assert rows["flash"]["step_s"] > 0 and rows["flash_compiled"]["step_s"] > 0 and result["errors"] == []
+    assert "flash_attn" in rows["fa4"]["unsupported"] and "flash_attn" in rows["fa4_compiled"]["unsupported"]
+    assert "No viable backend" in rows["cudnn"]["unsupported"]
+
+
 def _sweep(folder, name, date, families, compile_mode=None):
     run_dir = folder / "family_sweep_x"
     run_dir.mkdir(parents=True, exist_ok=True)
