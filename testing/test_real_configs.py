@@ -78,3 +78,24 @@ def test_a_component_built_elsewhere_is_linked_loaded_and_removed_with_the_check
     assert sum(p.numel() for p in model.pipeline.text_encoder.parameters()) > 0
     remove_real(str(folder))
     assert not folder.exists() and not (elsewhere / "sd1" / "text_encoder").exists()
+
+
+def test_building_on_the_meta_device_imports_and_hands_back_outside_it(tiny_cache, monkeypatch):
+    """Under ``torch.device("meta")`` every tensor a first import creates is meta for the rest of the process:
+    the suite's ``cache`` tier test failed after the plan table's ("Tensor.item() cannot be called on meta
+    tensors": diffusers' FLUX_MAG_RATIOS). So the class is imported before the device applies, and the modules
+    are handed back with it gone (the generator yielded inside the ``with``: its caller ran on meta too)."""
+    import torch
+
+    import toolkit.models.v2.loading as loading
+    from testing.bench import real_build
+
+    seen = []
+    real_import = loading.import_class
+    monkeypatch.setattr(
+        loading, "import_class", lambda path: seen.append(torch.empty(0).device.type) or real_import(path)
+    )
+    for role, module in real_build._meta_modules("flux"):
+        assert next(module.parameters()).is_meta
+        assert torch.empty(0).device.type == "cpu", role  # the caller's own tensors
+    assert seen and set(seen) == {"cpu"}

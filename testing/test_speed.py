@@ -50,7 +50,8 @@ def run(h, body) -> tuple[np.ndarray, int, dict]:
         frames = [f.header for f in h.client.generate(body)]
     finally:
         torch.nn.functional.scaled_dot_product_attention = original
-    result = next(f for f in frames if f.get("type") == "result")
+    result = next((f for f in frames if f.get("type") == "result"), None)
+    assert result is not None, [(f.get("code"), f.get("message")) for f in frames if f.get("type") == "error"]
     start = next(f for f in frames if f.get("type") == "start")
     return np.asarray(Image.open(result["path"]), dtype=np.int16), len(calls), start["config"]["sample"]
 

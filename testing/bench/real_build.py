@@ -109,14 +109,25 @@ def _without(config: dict, key: str) -> dict:
     return {k: _without(v, key) if isinstance(v, dict) else v for k, v in config.items() if k != key}
 
 
-def construct(cls_path: str, config: dict):
-    """The module with random weights, on the current default device and dtype."""
+def construct(cls_path: str, config: dict, device: str = "cpu", dtype=None):
+    """The module with random weights on ``device`` in ``dtype`` (default: torch's). The class's module is
+    imported before the device and dtype take effect: under ``torch.device("meta")`` a first import made
+    module-level tensors meta for the rest of the process (diffusers' ``FLUX_MAG_RATIOS``: every later MagCache
+    request failed with "Tensor.item() cannot be called on meta tensors")."""
+    import torch
+
     from toolkit.models.v2.loading import import_class
 
     cls = import_class(cls_path)
-    if hasattr(cls, "from_config"):  # diffusers
-        return cls.from_config(config).eval()
-    return cls(cls.config_class.from_dict(config)).eval()  # transformers
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype or previous)
+    try:
+        with torch.device(device):
+            if hasattr(cls, "from_config"):  # diffusers
+                return cls.from_config(config).eval()
+            return cls(cls.config_class.from_dict(config)).eval()  # transformers
+    finally:
+        torch.set_default_dtype(previous)
 
 
 def shallow_overrides(arch: str, role: str) -> dict:
@@ -149,8 +160,7 @@ def _meta_modules(arch: str):
     tiny_folder = tiny_checkpoint(arch)
     for role, comp in weighted_components(arch).items():
         config = component_config(tiny_folder, comp.subfolder, real_configs(arch).get(role, {}))
-        with torch.device("meta"):
-            yield role, construct(comp.cls, config)
+        yield role, construct(comp.cls, config, "meta")
 
 
 def build_real(
@@ -189,13 +199,7 @@ def build_real(
             )
             continue
         torch.manual_seed(seed)
-        previous = torch.get_default_dtype()
-        torch.set_default_dtype(dtype)
-        try:
-            with torch.device(device):
-                module = construct(comp.cls, config)
-        finally:
-            torch.set_default_dtype(previous)
+        module = construct(comp.cls, config, device, dtype)
         target = _component_folder(folder, comp.subfolder, (spill or {}).get(role), arch)
         module.save_pretrained(target, safe_serialization=True, max_shard_size="10GB")
         sizes[role] = round(sum(p.numel() * p.element_size() for p in module.parameters()) / 2**30, 2)

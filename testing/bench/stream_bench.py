@@ -34,14 +34,7 @@ def build(arch: str, tiny: bool, device: str):
     comp = weighted_components(arch)["transformer"]
     config = component_config(folder, comp.subfolder, {} if tiny else real_configs(arch).get("transformer", {}))
     torch.manual_seed(0)
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.bfloat16)
-    try:
-        with torch.device(device):
-            module = construct(comp.cls, config)
-    finally:
-        torch.set_default_dtype(previous)
-    return module.eval()
+    return construct(comp.cls, config, device, torch.bfloat16)
 
 
 def inputs(module, device, tiny: bool) -> dict:
