@@ -16,7 +16,9 @@ an H200) needed FlashAttention 3. So the order is a setting, ``engine.attention`
   which the published figure used, has no wheel on the package index; FA4's Hopper forward kernel is its
   successor and installs with pip. Its kernels are JIT-compiled at first use and kept on disk (next to the
   compile cache), so a restart reuses them. The engine refuses to start, naming the setting, where the package or
-  a compute capability 9.x/10.x GPU is missing.
+  a compute capability 9.x/10.x GPU is missing. Unlike the others, a call that SDPA sends to the flash kernel and
+  FA4 then refuses fails the request instead of falling through; which shapes that could be is the GPU bench's
+  question (``testing/bench/attention_kernels.py``).
 
 The order is a context around the whole generation, so a compiled denoiser is traced (and its kernel picked)
 under the same order it runs with.
