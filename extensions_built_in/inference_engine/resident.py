@@ -53,10 +53,10 @@ class ResidentModel:
         self.counters.setdefault("holder_reuses", 0)
         self.counters.setdefault("holder_builds", 0)
         self.compile_mode = resolve_compile_mode(compile, device)  # engine.compile (toolkit/models/compile.py)
+        default = os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile")
         if self.compile_mode != "off":
-            default = os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile")
             use_compile_cache_dir(compile_cache_dir or default, explicit=compile_cache_dir is not None)
-        cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile")
+        cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or default
         check_attention(attention, device, os.path.join(cache, "flash_attn_cute"))  # fails at start-up
         self.attention_mode = attention  # engine.attention (toolkit/models/attention.py)
         self.compiled: dict = {}  # role -> how, for the resident holder's denoisers

@@ -37,7 +37,6 @@ Results: RESULTS_DIR/compile_bench.json, written after every measurement, so a c
 
 from __future__ import annotations
 
-import contextlib
 import json
 import statistics
 import sys
@@ -52,10 +51,8 @@ from testing.bench.engine_process import engine_process  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
 from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
-from toolkit.models.attention import flash_impl  # noqa: E402
+from toolkit.models.attention import KERNELS, flash_impl  # noqa: E402
 from toolkit.models.compile import _compile_blocks, first_line  # noqa: E402
-
-KERNELS = ("flash", "cudnn", "efficient", "fa4")  # fa4: where its wheels were carried (--fa4)
 
 
 class CompileBench:
@@ -123,7 +120,6 @@ class CompileBench:
                     _denoiser_only(bare, kernel)
                     if compiled:
                         bare.compile(self.mode)
-                    # FA4 in place once for the measurement: swapping it per forward costs ~3 ms a step
                     with flash_impl("FA4" if kernel == "fa4" else None):
                         row[key] = self._timed_steps(bare)
                 except Exception as e:
@@ -387,9 +383,9 @@ def _meta(args) -> dict:
     }
 
 
-def _only_kernel(name, swap_flash: bool = True):
-    """``fa4``: the flash kernel, with FlashAttention 4 in place of PyTorch's own (toolkit/models/attention.py)
-    unless the caller put it there already (``swap_flash=False``)."""
+def _only_kernel(name):
+    """SDPA's ``name`` kernel alone; ``fa4`` is the flash kernel, which the caller swaps FlashAttention 4 into
+    once around its measurement (``flash_impl``: a swap costs ~3 ms, too much for every forward)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     kernel = {
@@ -398,10 +394,7 @@ def _only_kernel(name, swap_flash: bool = True):
         "efficient": SDPBackend.EFFICIENT_ATTENTION,
         "fa4": SDPBackend.FLASH_ATTENTION,
     }[name]
-    stack = contextlib.ExitStack()
-    stack.enter_context(sdpa_kernel([kernel]))
-    stack.enter_context(flash_impl("FA4" if name == "fa4" and swap_flash else None))
-    return stack
+    return sdpa_kernel([kernel])
 
 
 def _denoiser_only(bare, kernel) -> None:
@@ -411,7 +404,7 @@ def _denoiser_only(bare, kernel) -> None:
     forward = type(transformer).forward.__get__(transformer)
 
     def only(*args, **kwargs):
-        with _only_kernel(kernel, swap_flash=False):  # the attention stage swaps FA4 in around its measurement
+        with _only_kernel(kernel):
             return forward(*args, **kwargs)
 
     transformer.forward = only

@@ -116,18 +116,13 @@ def construct(cls_path: str, config: dict, device: str = "cpu", dtype=None):
     request failed with "Tensor.item() cannot be called on meta tensors")."""
     import torch
 
+    from testing.bench.real_size import _build
     from toolkit.models.v2.loading import import_class
 
     cls = import_class(cls_path)
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype or previous)
-    try:
-        with torch.device(device):
-            if hasattr(cls, "from_config"):  # diffusers
-                return cls.from_config(config).eval()
-            return cls(cls.config_class.from_dict(config)).eval()  # transformers
-    finally:
-        torch.set_default_dtype(previous)
+    if hasattr(cls, "from_config"):  # diffusers
+        return _build(lambda: cls.from_config(config), device, dtype or torch.get_default_dtype())
+    return _build(lambda: cls(cls.config_class.from_dict(config)), device, dtype or torch.get_default_dtype())
 
 
 def shallow_overrides(arch: str, role: str) -> dict:
