@@ -11,7 +11,16 @@ from torch.nn.attention import SDPBackend
 from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for
 from toolkit.models import attention
-from toolkit.models.attention import attention_kernels, check_attention, fa4_unavailable, resolve_attention
+from toolkit.models.attention import (
+    FA4_ADAPTER,
+    FA4_IMPL,
+    attention_kernels,
+    check_attention,
+    compile_cache_tag,
+    fa4_unavailable,
+    flash_impl,
+    resolve_attention,
+)
 
 
 def test_resolution_per_device_and_family(monkeypatch):
@@ -61,7 +70,7 @@ def fake_fa4(monkeypatch):
     from torch.nn.attention import _registry
 
     log = []
-    monkeypatch.setitem(_registry._FLASH_ATTENTION_IMPLS, "FA4", lambda: Handle(log, "FA4"))
+    monkeypatch.setitem(_registry._FLASH_ATTENTION_IMPLS, FA4_IMPL, lambda: Handle(log, "FA4"))
     monkeypatch.setitem(_registry._FLASH_ATTENTION_IMPLS, "Other", lambda: Handle(log, "Other"))
     yield log
     _registry.restore_flash_attention_impl(_raise_warn=False)
@@ -72,17 +81,70 @@ def test_fa4_runs_inside_the_generation_and_the_previous_flash_kernel_comes_back
 
     assert current_flash_attention_impl() is None
     with attention_kernels("fa4"):
-        assert current_flash_attention_impl() == "FA4"
+        assert current_flash_attention_impl() == FA4_IMPL
         assert torch._C._get_sdp_priority_order()[0] == SDPBackend.FLASH_ATTENTION.value
         q = torch.randn(1, 2, 8, 16)
         assert torch.nn.functional.scaled_dot_product_attention(q, q, q).shape == q.shape
     assert current_flash_attention_impl() is None and fake_fa4 == ["+FA4", "-FA4"]
     activate_flash_attention_impl("Other")  # another provider the user chose outside the engine
     with attention_kernels("fa4"):
-        assert current_flash_attention_impl() == "FA4"
+        assert current_flash_attention_impl() == FA4_IMPL
     assert current_flash_attention_impl() == "Other"
     with attention_kernels("cudnn"):  # any other setting leaves the flash kernel alone
         assert current_flash_attention_impl() == "Other"
+
+
+@pytest.fixture
+def flash_attn_4(monkeypatch):
+    """The flash-attn-4 package as its releases on the package index (4.0.0b36, b40) shape ``_flash_attn_fwd``:
+    five values back. Its kernels need a Hopper GPU; this one adds one, so a call is seen to reach it."""
+    import sys
+    import types
+
+    from torch.nn.attention import _fa4, _registry
+
+    calls = []
+
+    def forward(q, k, v, **kwargs):
+        calls.append(kwargs)
+        return q + 1, torch.zeros(q.shape[0], q.shape[2], q.shape[1]), None, None, None
+
+    interface = types.ModuleType("flash_attn.cute.interface")
+    interface._flash_attn_fwd, interface._flash_attn_bwd = forward, lambda *a, **k: None
+    cute = types.ModuleType("flash_attn.cute")
+    cute.interface = interface
+    monkeypatch.setitem(sys.modules, "flash_attn", types.ModuleType("flash_attn"))
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", cute)
+    monkeypatch.setitem(sys.modules, "flash_attn.cute.interface", interface)
+    monkeypatch.delitem(sys.modules, FA4_ADAPTER, raising=False)
+    _fa4._fa4_import_module.cache_clear()
+    monkeypatch.setattr(_fa4, "_FA4_MODULE_PATH", _fa4._FA4_MODULE_PATH)
+    monkeypatch.setattr(_fa4, "_fa4_register_kernels", lambda: None)  # no CUDA kernels to put in the dispatcher
+    monkeypatch.delitem(_registry._FLASH_ATTENTION_IMPLS, FA4_IMPL, raising=False)
+    yield calls
+    _registry.restore_flash_attention_impl(_raise_warn=False)
+    _fa4._fa4_import_module.cache_clear()
+
+
+def test_fa4_calls_reach_flash_attn_4_through_the_adapter_not_torchs_stock_module(flash_attn_4):
+    """On the H200 every FA4 call failed "too many values to unpack (expected 2)": torch's FA4 forward, the code
+    its dispatcher runs, unpacks two values from a function that returns five. Driven here through that code."""
+    import inspect
+
+    from torch.nn.attention import _fa4, current_flash_attention_impl
+
+    q = torch.randn(1, 8, 2, 16)
+    needed = inspect.signature(_fa4._fa4_run_forward).parameters  # its arguments differ between torch releases
+    call = {name: None for name, p in needed.items() if p.default is inspect.Parameter.empty}
+    call.update(query=q, key=q, value=q, is_causal=False)
+
+    _fa4.register_flash_attention_fa4()  # torch's own registration, which the engine does not use
+    with pytest.raises(ValueError, match="too many values to unpack"):
+        _fa4._fa4_run_forward(**call)
+    with flash_impl(FA4_IMPL):
+        assert current_flash_attention_impl() == FA4_IMPL and _fa4._FA4_MODULE_PATH == FA4_ADAPTER
+        out, lse = _fa4._fa4_run_forward(**call)
+    assert torch.equal(out, q + 1) and lse.shape == (1, 2, 8) and len(flash_attn_4) == 2
 
 
 def test_fa4_says_what_is_missing(monkeypatch):
@@ -142,3 +204,44 @@ def test_the_generations_attention_runs_under_the_resolved_order(tmp_path, tiny_
         assert h.client.health()["compile"]["attention"] == {"mode": "efficient", "first": "efficient"}
     finally:
         h.close()
+
+
+def attention_ops(fn) -> list:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    return sorted({e.key for e in prof.key_averages() if "scaled_dot_product" in e.key or e.key == "aten::bmm"})
+
+
+def test_a_graph_compiled_under_one_kernel_order_is_not_served_from_the_cache_under_another(tmp_path, monkeypatch):
+    """Real inductor on this CPU with the engine's caches on. Inductor keys a cached graph by its code before
+    SDPA becomes one kernel, so a graph compiled under one order came back, with its kernel, under another (on the
+    H200 every compiled kernel measured like the first one compiled). Each order now has its own key."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+    from torch.nn.attention import sdpa_kernel
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    q = torch.randn(1, 2, 32, 16)
+
+    def attend(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q * 1.0, k, v)
+
+    def compiled_ops(backend, tag):
+        torch._dynamo.reset()  # a fresh process as far as dynamo knows: only the on-disk caches remain
+        fn = torch.compile(attend)
+        with sdpa_kernel([backend]), compile_cache_tag(tag):
+            fn(q, q, q)
+            return attention_ops(lambda: fn(q, q, q))
+
+    flash, math = "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::bmm"
+    with inductor_config.patch(fx_graph_cache=True), functorch_config.patch(enable_autograd_cache=True):
+        assert compiled_ops(SDPBackend.FLASH_ATTENTION, "a") == [flash]
+        assert compiled_ops(SDPBackend.MATH, "a") == [flash]  # the bug: one key, the first order's kernel
+        assert compiled_ops(SDPBackend.MATH, "b") == [math]
+    tags = []
+    for first in ("cudnn", "flash"):
+        with attention_kernels(first):
+            tags.append(torch.compiler.config.cache_key_tag)
+    assert tags == ["sdpa=cudnn", "sdpa=flash"] and torch.compiler.config.cache_key_tag == ""

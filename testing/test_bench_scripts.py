@@ -406,6 +406,22 @@ def test_attention_kernels_tiny_run_times_each_kernel_against_the_math_kernel(tm
     assert "flash_attn" in flux["fa4"]["unsupported"]
 
 
+def test_sdpa_probe_tiny_run_names_the_kernel_each_order_ran_eager_and_compiled(tmp_path):
+    """testing/bench/sdpa_probe.py on CPU (compiled through AOT autograd, which picks the kernel as inductor's
+    trace does): every order's attention op is named from the profiler, and the Flux transformer runs eager and
+    through the engine's compile_denoiser."""
+    cmd = [sys.executable, "testing/bench/sdpa_probe.py", "--out", str(tmp_path), "--tiny", "--repeats", "2"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads((tmp_path / "sdpa_probe.json").read_text())
+    for order in ("flash", "cudnn", "efficient"):
+        for key in (order, f"{order}_compiled"):
+            assert result["sdpa"][key]["ms"] > 0, result["sdpa"][key]
+            assert any("scaled_dot_product" in op for op in result["sdpa"][key]["ops"]), result["sdpa"][key]
+    assert set(result["flux"]) == {"flash", "cudnn", "flash_compiled", "cudnn_compiled"}
+    assert all(row["ms"] > 0 and row["ops"] for row in result["flux"].values()), result["flux"]
+
+
 def test_the_carried_fa4_parts_are_checked_unpacked_and_put_on_the_path(tmp_path, monkeypatch):
     """What ``fetch_gpu_wheels.sh --fa4`` cuts, ``--fa4`` puts back together: a wrong sum stops the bench; the
     DSL's packages, found by a .pth file in a site directory, go on the path by name."""

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from testing.bench.compile_bench import _only_kernel  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
-from toolkit.models.attention import KERNELS, flash_impl  # noqa: E402
+from toolkit.models.attention import FA4_IMPL, KERNELS, flash_impl  # noqa: E402
 from toolkit.models.compile import first_line  # noqa: E402
 
 # name -> (heads, query tokens, key tokens, head dim), batch 1, from the model cards' configs at native size.
@@ -86,7 +86,7 @@ def measure(name, shape, args, device, dtype) -> dict:
     row = {"shape": [heads, q_len, k_len, dim]}
     for kernel in KERNELS:
         try:
-            with _only_kernel(kernel), flash_impl("FA4" if kernel == "fa4" else None):
+            with _only_kernel(kernel), flash_impl(FA4_IMPL if kernel == "fa4" else None):
                 impl = current_flash_attention_impl()  # FA4's row ran FA4, not PyTorch's flash kernel
                 out = F.scaled_dot_product_attention(q, k, v)
                 first, ms = timed(lambda: F.scaled_dot_product_attention(q, k, v), args.repeats, device == "cuda")

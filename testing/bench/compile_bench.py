@@ -37,6 +37,7 @@ Results: RESULTS_DIR/compile_bench.json, written after every measurement, so a c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import sys
@@ -51,7 +52,7 @@ from testing.bench.engine_process import engine_process  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
 from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
-from toolkit.models.attention import KERNELS, flash_impl  # noqa: E402
+from toolkit.models.attention import FA4_IMPL, KERNELS, compile_cache_tag, flash_impl  # noqa: E402
 from toolkit.models.compile import _compile_blocks, first_line  # noqa: E402
 
 
@@ -120,7 +121,7 @@ class CompileBench:
                     _denoiser_only(bare, kernel)
                     if compiled:
                         bare.compile(self.mode)
-                    with flash_impl("FA4" if kernel == "fa4" else None):
+                    with flash_impl(FA4_IMPL if kernel == "fa4" else None):
                         row[key] = self._timed_steps(bare)
                 except Exception as e:
                     row[key] = {"unsupported": first_line(e)}
@@ -383,9 +384,11 @@ def _meta(args) -> dict:
     }
 
 
+@contextlib.contextmanager
 def _only_kernel(name):
     """SDPA's ``name`` kernel alone; ``fa4`` is the flash kernel, which the caller swaps FlashAttention 4 into
-    once around its measurement (``flash_impl``: a swap costs ~3 ms, too much for every forward)."""
+    once around its measurement (``flash_impl``: a swap costs ~3 ms, too much for every forward). Compiled
+    graphs are cached per kernel: before, every kernel's compiled run reused the first one's graphs."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     kernel = {
@@ -394,7 +397,8 @@ def _only_kernel(name):
         "efficient": SDPBackend.EFFICIENT_ATTENTION,
         "fa4": SDPBackend.FLASH_ATTENTION,
     }[name]
-    return sdpa_kernel([kernel])
+    with sdpa_kernel([kernel]), compile_cache_tag(f"sdpa_only={name}"):
+        yield
 
 
 def _denoiser_only(bare, kernel) -> None:

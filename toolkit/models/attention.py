@@ -12,7 +12,8 @@ an H200) needed FlashAttention 3. So the order is a setting, ``engine.attention`
 - ``flash`` | ``cudnn`` | ``efficient``: that kernel first, the others behind it (a kernel that cannot take a
   call, e.g. an unsupported head size, falls through to the next rather than failing the request).
 - ``fa4``: FlashAttention 4 (the ``flash-attn-4`` package, CuTe DSL kernels for Hopper and Blackwell) in place of
-  PyTorch's own flash kernel, through PyTorch's ``activate_flash_attention_impl("FA4")``, then flash first. FA3,
+  PyTorch's own flash kernel, through PyTorch's FA4 registration (with toolkit/models/fa4_adapter.py as the
+  module it calls, which the package's releases need), then flash first. FA3,
   which the published figure used, has no wheel on the package index; FA4's Hopper forward kernel is its
   successor and installs with pip. Its kernels are JIT-compiled at first use and kept on disk (next to the
   compile cache), so a restart reuses them. The engine refuses to start, naming the setting, where the package or
@@ -33,7 +34,11 @@ from typing import Optional
 
 ATTENTION_MODES = ("auto", "default", "flash", "cudnn", "efficient", "fa4")
 KERNELS = ("flash", "cudnn", "efficient", "fa4")
-FA4_MODULE = "flash_attn.cute.interface"  # what torch.nn.attention's FA4 registration imports
+FA4_MODULE = "flash_attn.cute.interface"  # the flash-attn-4 package's kernels
+# FA4 registered with toolkit/models/fa4_adapter.py as its module (torch's stock registration fails every call
+# with the flash-attn-4 releases on the package index: see there), under a name of our own.
+FA4_IMPL = "aitk_fa4"
+FA4_ADAPTER = "toolkit.models.fa4_adapter"
 
 # arch -> the kernel measured fastest for it on the H200 (bf16, native size). A family not listed keeps
 # PyTorch's order under ``auto``.
@@ -85,13 +90,17 @@ def check_attention(mode: str, device: str, cache_dir: str) -> None:
 
 @contextlib.contextmanager
 def flash_impl(name: Optional[str]):
-    """PyTorch's flash kernel replaced by ``name`` ("FA4") inside, the previous one back after, so two families
+    """PyTorch's flash kernel replaced by ``name`` (``FA4_IMPL``) inside, the previous one back after, so two families
     with different settings in one engine each get their own."""
     if name is None:
         yield
         return
     import torch.nn.attention as attention
 
+    if name == FA4_IMPL and name not in attention.list_flash_attention_impls():
+        from torch.nn.attention._fa4 import register_flash_attention_fa4
+
+        attention.register_flash_attention_impl(name, register_fn=lambda: register_flash_attention_fa4(FA4_ADAPTER))
     before = attention.current_flash_attention_impl()
     if before != name:
         attention.activate_flash_attention_impl(name)
@@ -106,7 +115,8 @@ def flash_impl(name: Optional[str]):
 
 @contextlib.contextmanager
 def attention_kernels(first: Optional[str]):
-    """SDPA tries ``first`` before the other fused kernels, then the math fallback; None changes nothing."""
+    """SDPA tries ``first`` before the other fused kernels, then the math fallback; None changes nothing. Graphs
+    compiled inside are cached under the order's own key (``compile_cache_tag``)."""
     if first is None:
         yield
         return
@@ -119,5 +129,25 @@ def attention_kernels(first: Optional[str]):
     }
     kernel = "flash" if first == "fa4" else first
     order = [backends[kernel]] + [b for name, b in backends.items() if name != kernel] + [SDPBackend.MATH]
-    with sdpa_kernel(order, set_priority=True), flash_impl("FA4" if first == "fa4" else None):
+    with (
+        sdpa_kernel(order, set_priority=True),
+        flash_impl(FA4_IMPL if first == "fa4" else None),
+        compile_cache_tag(f"sdpa={first}"),
+    ):
         yield
+
+
+@contextlib.contextmanager
+def compile_cache_tag(tag: str):
+    """``tag`` added to the key of every graph torch.compile caches inside. Inductor's caches (FX graph, AOT
+    autograd) key a graph by its code before the SDPA call is lowered to one kernel, so without it a graph
+    compiled under one kernel order came back from the cache (and ran its kernel) under another: the reason the
+    H200's compiled flash, cuDNN and efficient runs measured alike (docs/BENCHMARKS.md, 2026-12-03)."""
+    import torch.compiler.config as config
+
+    before = config.cache_key_tag
+    config.cache_key_tag = f"{before}+{tag}" if before else tag
+    try:
+        yield
+    finally:
+        config.cache_key_tag = before
