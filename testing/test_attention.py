@@ -218,6 +218,7 @@ def test_a_graph_compiled_under_one_kernel_order_is_not_served_from_the_cache_un
     """Real inductor on this CPU with the engine's caches on. Inductor keys a cached graph by its code before
     SDPA becomes one kernel, so a graph compiled under one order came back, with its kernel, under another (on the
     H200 every compiled kernel measured like the first one compiled). Each order now has its own key."""
+    import torch._dynamo.config as _dynamo_config
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
     from torch.nn.attention import sdpa_kernel
@@ -236,7 +237,14 @@ def test_a_graph_compiled_under_one_kernel_order_is_not_served_from_the_cache_un
             return attention_ops(lambda: fn(q, q, q))
 
     flash, math = "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::bmm"
-    with inductor_config.patch(fx_graph_cache=True), functorch_config.patch(enable_autograd_cache=True):
+    caches = dict(fx_graph_cache=True)
+    with (
+        inductor_config.patch(**caches),
+        functorch_config.patch(enable_autograd_cache=True),
+        _dynamo_config.patch(
+            suppress_errors=False  # a compile that failed would run eager and show the generic op instead
+        ),
+    ):
         assert compiled_ops(SDPBackend.FLASH_ATTENTION, "a") == [flash]
         assert compiled_ops(SDPBackend.MATH, "a") == [flash]  # the bug: one key, the first order's kernel
         assert compiled_ops(SDPBackend.MATH, "b") == [math]

@@ -481,13 +481,14 @@ def test_a_block_that_cannot_compile_runs_eager_and_says_why(monkeypatch):
     raise through ``suppress_errors``, and with ``auto`` the default every request would have failed."""
     import torch._inductor.config as inductor_config
 
-    monkeypatch.setattr(inductor_config.cpp, "cxx", (None, "/nonexistent/g++"))
-    monkeypatch.setattr(inductor_config, "fx_graph_cache", False)  # a cached graph would need no compiler
     monkeypatch.setattr(compile_module, "_COMPILED_FORWARDS", {})
     monkeypatch.setattr(compile_module, "COMPILE_FAILURES", {})
     torch._dynamo.reset()
     model, x = TwoBlocks(), torch.randn(3, 4)
-    with torch.no_grad():
+    # A cached graph would need no compiler. The config's own patch, not monkeypatch: its undo hid the settings
+    # from every later compile in the process ("torch._inductor.config.cpp.cxx does not exist").
+    no_compiler = inductor_config.patch({"cpp.cxx": (None, "/nonexistent/g++"), "fx_graph_cache": False})
+    with torch.no_grad(), no_compiler:
         expected = model(x)
         assert compile_denoiser(model, "auto") == "regional"
         assert torch.allclose(model(x), expected) and torch.allclose(model(x), expected)  # eager from then on
@@ -503,14 +504,13 @@ def test_loading_an_8_bit_model_leaves_inductors_settings_as_they_were(monkeypat
 
     from toolkit.models.v2.loading import load_component
 
-    for name in ("coordinate_descent_tuning", "coordinate_descent_check_all_directions"):
-        monkeypatch.setattr(inductor_config, name, False)
-    unet = load_component(
-        "diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu", qtype="int8"
-    )
-    assert any("Int8" in type(p).__name__ for p in unet.parameters())
-    assert not inductor_config.coordinate_descent_tuning
-    assert not inductor_config.coordinate_descent_check_all_directions
+    with inductor_config.patch(coordinate_descent_tuning=False, coordinate_descent_check_all_directions=False):
+        unet = load_component(
+            "diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu", qtype="int8"
+        )
+        assert any("Int8" in type(p).__name__ for p in unet.parameters())
+        assert not inductor_config.coordinate_descent_tuning
+        assert not inductor_config.coordinate_descent_check_all_directions
 
 
 @pytest.mark.parametrize(
