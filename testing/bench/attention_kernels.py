@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from testing.bench.compile_bench import _only_kernel  # noqa: E402
-from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
+from testing.bench.gpu_machine import bench_parser, micro_bench_setup, parse_bench_args  # noqa: E402
 from toolkit.models.attention import FA4_IMPL, KERNELS, flash_impl  # noqa: E402
 from toolkit.models.compile import first_line  # noqa: E402
 
@@ -102,26 +102,13 @@ def measure(name, shape, args, device, dtype) -> dict:
 
 
 def main(argv=None) -> int:
-    import torch
 
     parser = bench_parser(__doc__, work="/tmp/aitk_attention")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--shapes", default=",".join(SHAPES))
     args = parse_bench_args(parser, argv)
-    device = "cuda" if torch.cuda.is_available() and not args.tiny else "cpu"
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    result = {
-        "meta": {
-            "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "gpu": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
-            "torch": torch.__version__,
-            "dtype": str(dtype),
-            "repeats": args.repeats,
-        },
-        "shapes": {},
-    }
+    device, dtype, out, meta = micro_bench_setup(args)
+    result = {"meta": meta, "shapes": {}}
     for name in args.shapes.split(","):
         result["shapes"][name] = measure(name, SHAPES[name], args, device, dtype)
         print(name, json.dumps(result["shapes"][name]), flush=True)

@@ -77,3 +77,25 @@ def parse_bench_args(parser: argparse.ArgumentParser, argv=None) -> argparse.Nam
     if args.fa4:
         install_fa4(args.fa4)
     return args
+
+
+def micro_bench_setup(args) -> tuple:
+    """Device, dtype, results folder and the run's description, as the kernel micro-benchmarks record them (bf16
+    on the GPU; float32 on the CPU of a ``--tiny`` smoke run)."""
+    import time
+
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() and not args.tiny else "cpu"
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "gpu": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
+        "torch": torch.__version__,
+        "dtype": str(dtype),
+        "repeats": args.repeats,
+        "tiny": args.tiny,
+    }
+    return device, dtype, out, meta

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from testing.bench.attention_kernels import timed  # noqa: E402
-from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
+from testing.bench.gpu_machine import bench_parser, micro_bench_setup, parse_bench_args  # noqa: E402
 from toolkit.models.attention import attention_kernels  # noqa: E402
 from toolkit.models.compile import first_line  # noqa: E402
 
@@ -137,24 +136,13 @@ def flux_stage(args, device, dtype, rows, save) -> None:
 
 
 def main(argv=None) -> int:
-    import torch
 
     parser = bench_parser(__doc__, work="/tmp/aitk_sdpa_probe")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--stages", default="sdpa,flux")
     args = parse_bench_args(parser, argv)
-    device = "cuda" if torch.cuda.is_available() and not args.tiny else "cpu"
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    result = {
-        "meta": {
-            "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "gpu": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
-            "torch": torch.__version__,
-            "tiny": args.tiny,
-        },
-    }
+    device, dtype, out, meta = micro_bench_setup(args)
+    result = {"meta": meta}
 
     def save():
         (out / "sdpa_probe.json").write_text(json.dumps(result, indent=2))
