@@ -3,6 +3,7 @@ between GPU sessions, which are rare and short."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -381,14 +382,17 @@ def test_a_background_run_is_waited_for_in_pieces_and_its_results_come_back(tmp_
     script, name = str(ROOT / "testing/bench/background.sh"), f"bgtest{os.getpid()}"
     results, out = tmp_path / "results", tmp_path / "out"
     env = {**os.environ, "OUT": str(out)}
-    run = f"mkdir -p {results}; echo 1 > {results}/a.json; sleep 8; echo 2 > {results}/b.json; exit 4"
+    many = " ".join(f"{results}/stacks{i}.txt" for i in range(9))  # more than a call brings back
+    run = f"mkdir -p {results}; echo 1 > {results}/a.json; touch {many}; sleep 8; echo 2 > {results}/b.json; exit 4"
     subprocess.run(["bash", script, "start", name, str(results), "--", "bash", "-c", run], check=True, env=env)
     first = subprocess.run(["bash", script, "wait", name, "3"], env=env, capture_output=True, text=True)
     assert first.returncode == 3 and "still running" in first.stdout
     assert (out / name / "a.json").exists() and not (out / name / "b.json").exists()
+    shutil.rmtree(out)  # the GPU machine empties $OUT before each call
     last = subprocess.run(["bash", script, "wait", name, "30"], env=env, capture_output=True, text=True)
     assert last.returncode == 0 and "exit code 4" in last.stdout
     assert (out / name / "b.json").read_text().strip() == "2" and (out / f"{name}.rc").read_text().strip() == "4"
+    assert len([f for f in out.rglob("*") if f.is_file()]) == 8  # the JSON first, the call's limit kept
 
 
 def test_attention_kernels_tiny_run_times_each_kernel_against_the_math_kernel(tmp_path):

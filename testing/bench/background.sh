@@ -14,6 +14,20 @@ set -euo pipefail
 
 state() { echo "/tmp/aitk_bg_$1"; }
 
+# At most 8 files come back from a call ($OUT, the rc file included): the JSON first (the measurements; markdown
+# is rendered from it), then the rest while there is room. On 2026-12-03 a copy of everything (JSON, markdown,
+# stack samples of four runs) was cut, and Wan 2.2 14B's finished JSON never came back.
+bring_back() {
+    local from=$1 to=$2 out=$3 room f
+    [ -d "$from" ] || return 0
+    (cd "$from" && find . -type f -name '*.json' | sort) >/tmp/aitk_bg_files
+    (cd "$from" && find . -type f ! -name '*.json' | sort) >>/tmp/aitk_bg_files
+    room=$((7 - $(find "$out" -type f | wc -l)))  # one left for NAME.rc
+    while read -r f && [ "$room" -gt 0 ]; do
+        mkdir -p "$to/$(dirname "$f")" && cp "$from/$f" "$to/$f" && room=$((room - 1))
+    done </tmp/aitk_bg_files
+}
+
 case "${1:-}" in
 start)
     name=$2 results=$3
@@ -33,7 +47,7 @@ wait)
     tail -n 5 "/tmp/$name.log" || true
     out=${OUT:-/tmp/aitk_bg_out}
     mkdir -p "$out/$name"
-    cp -r "$(cat "$dir/results")/." "$out/$name/" 2>/dev/null || true
+    bring_back "$(cat "$dir/results")" "$out/$name" "$out"
     if [ -f "$dir/rc" ]; then
         cp "$dir/rc" "$out/$name.rc"
         echo "$name ended: exit code $(cat "$dir/rc")"
