@@ -426,6 +426,24 @@ def test_sdpa_probe_tiny_run_names_the_kernel_each_order_ran_eager_and_compiled(
     assert all(row["ms"] > 0 and row["ops"] for row in result["flux"].values()), result["flux"]
 
 
+def test_a_wheel_carried_in_parts_is_joined_whole(tmp_path):
+    """PyAV's wheel does not fit one call beside the tree, so ``fetch_gpu_wheels.sh --av`` cuts it with ``split``;
+    the benches' ``--wheels`` joins the parts back, byte for byte, and leaves whole wheels as they are."""
+    from testing.bench.gpu_machine import join_parts
+
+    wheel = bytes(range(256)) * 1000
+    carried = tmp_path / "carried"
+    carried.mkdir()
+    (carried / "av-1.0-py3-none-any.whl").write_bytes(wheel)
+    subprocess.run(["split", "-b", "100000", "av-1.0-py3-none-any.whl", "av-1.0-py3-none-any.whl.part-"], cwd=carried)
+    (carried / "av-1.0-py3-none-any.whl").unlink()
+    (carried / "whole-1.0-py3-none-any.whl").write_bytes(b"x")
+    assert len(list(carried.glob("*.part-*"))) == 3
+    joined = join_parts(str(carried), str(tmp_path / "joined"))
+    assert [Path(p).name for p in joined] == ["av-1.0-py3-none-any.whl"]
+    assert Path(joined[0]).read_bytes() == wheel
+
+
 def test_the_carried_fa4_parts_are_checked_unpacked_and_put_on_the_path(tmp_path, monkeypatch):
     """What ``fetch_gpu_wheels.sh --fa4`` cuts, ``--fa4`` puts back together: a wrong sum stops the bench; the
     DSL's packages, found by a .pth file in a site directory, go on the path by name."""

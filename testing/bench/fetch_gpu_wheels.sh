@@ -21,13 +21,16 @@ for pkg in diffusers==0.42.1 fastapi==0.165.0 starlette==1.10.0 uvicorn==0.54.0 
     -d .whl_engine "$pkg"
 done
 ls .whl_engine
-# --av: PyAV (LTX-2's mp4 with audio) into .whl_av. With the tree and .whl_engine it is over the 64 MiB a call
-# carries, so a second call on the still-warm machine carries it (docs/BENCHMARKS.md, fifth sweep).
+# --av: PyAV (LTX-2's mp4 with audio), 34 MiB, cut into two parts in .whl_av: with the 30 MiB tree one wheel is
+# over the 64 MiB a call carries. Each part goes in its own call on the still-warm machine, copied to /tmp/whl_av;
+# the bench then takes --wheels .whl_engine,/tmp/whl_av, which joins them (testing/bench/gpu_machine.py).
 if [ "${1:-}" = "--av" ]; then
   grep -qx "/.whl_av/" .git/info/exclude || echo "/.whl_av/" >> .git/info/exclude
+  rm -rf .whl_av
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl_av av==18.1.0  # what av>=14 is here
-  ls .whl_av
+  for wheel in .whl_av/*.whl; do split -b 18M "$wheel" "$wheel.part-" && rm "$wheel"; done
+  ls -la .whl_av
 fi
 # --fa4: FlashAttention 4 (engine.attention: fa4; toolkit/models/attention.py) and its CUDA 13 CuTe DSL, unpacked
 # for Python 3.12 here, packed with xz and cut into 30 MiB parts in .whl_fa4: the DSL's compiler library alone is

@@ -13,10 +13,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def install_wheels(folder: str) -> None:
-    """The GPU machine has torch and transformers but not diffusers/fastapi/uvicorn: install the carried wheels."""
+def install_wheels(folders: str) -> None:
+    """The GPU machine has torch and transformers but not diffusers/fastapi/uvicorn: install the carried wheels.
+    ``folders`` is comma-separated (``.whl_engine,/tmp/whl_av``); a wheel too large to travel with the tree comes
+    in parts (``fetch_gpu_wheels.sh --av``), joined here."""
     site = "/tmp/aitk_site"
-    wheels = glob.glob(os.path.join(folder, "*.whl"))
+    wheels = []
+    for folder in folders.split(","):
+        wheels += glob.glob(os.path.join(folder, "*.whl")) + join_parts(folder, "/tmp/aitk_joined_wheels")
     subprocess.run(
         [
             sys.executable,
@@ -36,6 +40,20 @@ def install_wheels(folder: str) -> None:
     )
     sys.path.insert(0, site)
     os.environ["PYTHONPATH"] = os.pathsep.join([site, str(ROOT), os.environ.get("PYTHONPATH", "")])
+
+
+def join_parts(folder: str, into: str) -> list:
+    """Each ``NAME.whl.part-aa``, ``-ab``, ... set in ``folder`` (``split`` cut the wheel to fit a call) joined as
+    ``into/NAME.whl``."""
+    joined = []
+    for first in sorted(glob.glob(os.path.join(folder, "*.whl.part-aa"))):
+        name = os.path.basename(first)[: -len(".part-aa")]
+        os.makedirs(into, exist_ok=True)
+        with open(os.path.join(into, name), "wb") as out:
+            for part in sorted(glob.glob(os.path.join(folder, name + ".part-*"))):
+                out.write(Path(part).read_bytes())
+        joined.append(os.path.join(into, name))
+    return joined
 
 
 def install_fa4(parts: str, site: str = "/tmp/aitk_fa4_site") -> None:
