@@ -2,6 +2,7 @@
 bench's question (testing/bench/compile_bench.py); here: the setting's resolution, that the order really changes
 inside a generation's attention calls, and that the engine reports it."""
 
+import contextlib
 import os
 
 import pytest
@@ -16,10 +17,10 @@ from toolkit.models.attention import (
     FA4_IMPL,
     attention_kernels,
     check_attention,
-    compile_cache_tag,
     fa4_unavailable,
     flash_impl,
     resolve_attention,
+    sdpa_cache_key,
 )
 
 
@@ -229,10 +230,10 @@ def test_a_graph_compiled_under_one_kernel_order_is_not_served_from_the_cache_un
     def attend(q, k, v):
         return torch.nn.functional.scaled_dot_product_attention(q * 1.0, k, v)
 
-    def compiled_ops(backend, tag):
+    def compiled_ops(backend, keyed):
         torch._dynamo.reset()  # a fresh process as far as dynamo knows: only the on-disk caches remain
         fn = torch.compile(attend)
-        with sdpa_kernel([backend]), compile_cache_tag(tag):
+        with sdpa_kernel([backend]), sdpa_cache_key() if keyed else contextlib.nullcontext():
             fn(q, q, q)
             return attention_ops(lambda: fn(q, q, q))
 
@@ -245,11 +246,12 @@ def test_a_graph_compiled_under_one_kernel_order_is_not_served_from_the_cache_un
             suppress_errors=False  # a compile that failed would run eager and show the generic op instead
         ),
     ):
-        assert compiled_ops(SDPBackend.FLASH_ATTENTION, "a") == [flash]
-        assert compiled_ops(SDPBackend.MATH, "a") == [flash]  # the bug: one key, the first order's kernel
-        assert compiled_ops(SDPBackend.MATH, "b") == [math]
+        assert compiled_ops(SDPBackend.FLASH_ATTENTION, keyed=False) == [flash]
+        assert compiled_ops(SDPBackend.MATH, keyed=False) == [flash]  # the bug: one key, the first order's kernel
+        assert compiled_ops(SDPBackend.FLASH_ATTENTION, keyed=True) == [flash]
+        assert compiled_ops(SDPBackend.MATH, keyed=True) == [math]
     tags = []
-    for first in ("cudnn", "flash"):
+    for first in ("cudnn", "flash", "cudnn"):
         with attention_kernels(first):
             tags.append(torch.compiler.config.cache_key_tag)
-    assert tags == ["sdpa=cudnn", "sdpa=flash"] and torch.compiler.config.cache_key_tag == ""
+    assert tags[0] != tags[1] and tags[0] == tags[2] and torch.compiler.config.cache_key_tag == ""

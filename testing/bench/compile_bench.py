@@ -52,7 +52,7 @@ from testing.bench.engine_process import engine_process  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
 from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
-from toolkit.models.attention import FA4_IMPL, KERNELS, compile_cache_tag, flash_impl  # noqa: E402
+from toolkit.models.attention import FA4_IMPL, KERNELS, flash_impl, sdpa_cache_key  # noqa: E402
 from toolkit.models.compile import _compile_blocks, first_line  # noqa: E402
 
 
@@ -397,7 +397,7 @@ def _only_kernel(name):
         "efficient": SDPBackend.EFFICIENT_ATTENTION,
         "fa4": SDPBackend.FLASH_ATTENTION,
     }[name]
-    with sdpa_kernel([kernel]), compile_cache_tag(f"sdpa_only={name}"):
+    with sdpa_kernel([kernel]), sdpa_cache_key():
         yield
 
 

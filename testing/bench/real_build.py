@@ -121,8 +121,10 @@ def construct(cls_path: str, config: dict, device: str = "cpu", dtype=None):
 
     cls = import_class(cls_path)
     if hasattr(cls, "from_config"):  # diffusers
-        return _build(lambda: cls.from_config(config), device, dtype or torch.get_default_dtype())
-    return _build(lambda: cls(cls.config_class.from_dict(config)), device, dtype or torch.get_default_dtype())
+        make = lambda: cls.from_config(config)  # noqa: E731
+    else:  # transformers
+        make = lambda: cls(cls.config_class.from_dict(config))  # noqa: E731
+    return _build(make, device, dtype or torch.get_default_dtype())
 
 
 def shallow_overrides(arch: str, role: str) -> dict:

@@ -116,7 +116,7 @@ def flash_impl(name: Optional[str]):
 @contextlib.contextmanager
 def attention_kernels(first: Optional[str]):
     """SDPA tries ``first`` before the other fused kernels, then the math fallback; None changes nothing. Graphs
-    compiled inside are cached under the order's own key (``compile_cache_tag``)."""
+    compiled inside are cached under the order's own key (``sdpa_cache_key``)."""
     if first is None:
         yield
         return
@@ -132,21 +132,29 @@ def attention_kernels(first: Optional[str]):
     with (
         sdpa_kernel(order, set_priority=True),
         flash_impl(FA4_IMPL if first == "fa4" else None),
-        compile_cache_tag(f"sdpa={first}"),
+        sdpa_cache_key(),
     ):
         yield
 
 
 @contextlib.contextmanager
-def compile_cache_tag(tag: str):
-    """``tag`` added to the key of every graph torch.compile caches inside. Inductor's caches (FX graph, AOT
-    autograd) key a graph by its code before the SDPA call is lowered to one kernel, so without it a graph
-    compiled under one kernel order came back from the cache (and ran its kernel) under another: the reason the
-    H200's compiled flash, cuDNN and efficient runs measured alike (docs/BENCHMARKS.md, 2026-12-03)."""
+def sdpa_cache_key():
+    """The SDPA kernels in effect (priority order, the ones enabled, the flash implementation) added to the key of
+    every graph torch.compile caches inside. Inductor's caches (FX graph, AOT autograd) key a graph by its code
+    before the SDPA call is lowered to one kernel, so without it a graph compiled under one kernel order came back
+    from the cache (and ran its kernel) under another: the reason the H200's compiled flash, cuDNN and efficient
+    runs measured alike (docs/BENCHMARKS.md, 2026-12-03). Enter it inside the order it is to record."""
+    import torch
     import torch.compiler.config as config
+    from torch.nn.attention import current_flash_attention_impl
 
+    cuda = torch.backends.cuda
+    enabled = (cuda.flash_sdp_enabled(), cuda.mem_efficient_sdp_enabled(), cuda.math_sdp_enabled())
+    enabled += (cuda.cudnn_sdp_enabled(),)
+    state = f"sdpa={torch._C._get_sdp_priority_order()}{''.join('1' if on else '0' for on in enabled)}"
+    state += f"{current_flash_attention_impl() or ''}"
     before = config.cache_key_tag
-    config.cache_key_tag = f"{before}+{tag}" if before else tag
+    config.cache_key_tag = f"{before}+{state}" if before else state
     try:
         yield
     finally:
