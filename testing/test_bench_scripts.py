@@ -341,16 +341,20 @@ def test_the_sweep_table_takes_each_budgets_latest_finished_eager_run(tmp_path):
         "2026-12-01 04:00",
         {"sd3": {"runs": {"24": _run(None, None, "x", error="Out of memory while loading")}}},
     )
+    # The bare pipeline alone, a later run (family_sweep.py --budgets '' --bare): the full card's ratio uses it.
+    _sweep(tmp_path, "e.json", "2026-12-01 05:00", {"sd3": {"bare": {"step_s": 0.2}, "runs": {}}})
+    _sweep(tmp_path, "f.json", "2026-12-01 06:00", {"sd3": {"runs": {"0": _run(0.19, 2.0, gpu)}}})
     rows = runs(tmp_path)
     assert [r["source"] for r in rows] == ["family_sweep_x/a.json"] * 3 + ["family_sweep_x/b.json"] * 1 + [
-        "family_sweep_x/d.json"
+        f"family_sweep_x/{name}.json" for name in "def"
     ]  # the compiled run has tables of its own
     flux = family_row(rows, "flux", "guess")
     assert flux["full"].startswith("0.17 (1.00× bare); 2 s warm")
     assert flux["24"].startswith("transformer visits: 0.17 s/step (1.00× ✅), 2.6 s warm (1.30× ✅)")
     assert flux["16"].startswith("the full card's plan: 0.2 s/step (1.18×)")  # same code path: no verdict
     sd3 = family_row(rows, "sd3", "guess")
-    assert sd3["full"] == "not run" and sd3["24"].startswith("**did not finish**") and "loading" in sd3["24"]
+    assert sd3["full"].startswith("0.19 (0.95× bare 0.2, family_sweep_x/e.json); 2 s warm")
+    assert sd3["24"].startswith("**did not finish**") and "loading" in sd3["24"]
     assert sd3["16"] == "predicted: guess"
     text = table(tmp_path)
     assert all(f"| {arch} |" in text for arch in ARCHS)

@@ -16,11 +16,12 @@ class BarePipeline:
     scheduler once per step; not every one has ``callback_on_step_end``: HunyuanVideo 1.5's has none, and
     PixArt-Σ's old-style callback left the clock without marks on the H200)."""
 
-    def __init__(self, arch, folder, device, dtype, settings, out):
+    def __init__(self, arch, folder, device, dtype, settings, out, attention: Optional[str] = None):
         from toolkit.config_modules import ModelConfig
         from toolkit.models.registry import get_model_class
 
         self.arch, self.device, self.settings, self.out = arch, device, settings, out
+        self.attention = attention  # the SDPA kernel tried first, as ``engine.attention`` makes the engine do
         self.model = get_model_class(arch)(device, ModelConfig(name_or_path=folder, arch=arch, dtype=dtype))
         t0 = time.monotonic()
         self.model.load_model()
@@ -55,6 +56,7 @@ class BarePipeline:
         import torch
 
         from toolkit.config_modules import GenerateImageConfig
+        from toolkit.models.attention import attention_kernels
 
         gen = GenerateImageConfig(
             prompt="a red fox in the snow",
@@ -79,7 +81,7 @@ class BarePipeline:
         sync()
         t0 = time.monotonic()
         try:
-            with torch.inference_mode():
+            with torch.inference_mode(), attention_kernels(self.attention):
                 self.model.pipeline(
                     **self.model.pipeline_kwargs(gen), generator=torch.Generator("cpu").manual_seed(1), output_type="np"
                 )

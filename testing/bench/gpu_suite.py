@@ -41,6 +41,7 @@ from testing.bench.bare_pipeline import sync as _sync  # noqa: E402
 from testing.bench.engine_process import engine_process, queue_row, send_at_once  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
 from testing.bench.gpu_suite_report import render_markdown  # noqa: E402
+from toolkit.models.attention import ATTENTION_MODES, resolve_attention  # noqa: E402
 
 # Real-model sample settings (the suite's subject) and their small CPU twins (--tiny).
 SETTINGS = {
@@ -55,7 +56,6 @@ TINY_SETTINGS = {
     "zimage": dict(width=64, height=64, guidance_scale=0.0, output_ext="png"),
     "wan21": dict(width=64, height=64, num_frames=9, fps=8, guidance_scale=5.0, output_ext="webp"),
 }
-
 
 # What a user would ask for when they want to run out of memory: 16x the pixels (images), 4x the pixels (video).
 HUGE = {
@@ -81,7 +81,6 @@ class Suite:
         self.settings = TINY_SETTINGS if args.tiny else SETTINGS
         self.steps_long, self.steps_short = (args.steps, 2)
 
-    # ------------------------------------------------------------------ bookkeeping
     def save(self) -> None:
         (self.out / "gpu_suite.json").write_text(json.dumps(self.results, indent=2, default=str))
 
@@ -136,6 +135,7 @@ class Suite:
             "steps": self.steps_long,
             "repeats": self.args.repeats,
             "compile": self.args.compile,
+            "attention": self.args.attention,
         }
 
     def build(self):
@@ -167,11 +167,12 @@ class Suite:
         """Bare pipeline and engine on the same checkpoint, both resident, calls interleaved (bare, engine with
         latents every step, engine without latents) so that clock drift and neighbours hit all three alike."""
         row = self.results["families"].setdefault(arch, {})
-        bare = BarePipeline(arch, str(self.models / arch), self.device, self.dtype, self.settings[arch], self.out)
+        args = (arch, str(self.models / arch), self.device, self.dtype, self.settings[arch], self.out)
+        args += (resolve_attention(self.args.attention, arch, self.device),)  # the engine's SDPA order, on both
+        bare = BarePipeline(*args)
         row["bare_load_s"] = bare.load_s
         if "measure" in self.stages:
             mode = self.args.compile if self.device == "cuda" else "off"  # a second bare pipeline, compiled
-            args = (arch, str(self.models / arch), self.device, self.dtype, self.settings[arch], self.out)
             self._measure(client, arch, bare, row, BarePipeline.compiled(mode, *args))
         if "cancel" in self.stages:
             row["cancel"] = self._cancel(client, arch)
@@ -496,6 +497,7 @@ class Suite:
             keep_in_ram_gb=self.args.keep_in_ram_gb,
             lora_roots=[str(self.models)],
             compile=self.args.compile,
+            attention=self.args.attention,
         ) as client:
             for arch in self.families:
                 self.stage(arch, self.family, client, arch)
@@ -539,6 +541,7 @@ def main(argv=None) -> int:
     parser.add_argument("--keep-in-ram-gb", type=float, default=64.0)
     parser.add_argument("--stages", default="measure,cancel,oom,queue,pool")
     parser.add_argument("--compile", default="off", help="the engine's engine.compile: off | auto | max")
+    parser.add_argument("--attention", default="auto", choices=ATTENTION_MODES, help="engine.attention (bare too)")
     Suite(parse_bench_args(parser, argv)).run()
     return 0
 

@@ -40,6 +40,8 @@ def runs(bench: Path = BENCH) -> list:
         for arch, family in data["families"].items():
             for key, run in family.get("runs", {}).items():
                 found.append(_from_json(arch, key, run, family.get("bare"), meta.get("date", ""), path, bench))
+            if not family.get("runs") and family.get("bare"):  # the bare pipeline alone (--budgets '' --bare)
+                found.append(_from_json(arch, "bare", {}, family["bare"], meta.get("date", ""), path, bench))
     for path in sorted(bench.glob("family_sweep_*/*.txt")):
         date = path.parent.name.removeprefix("family_sweep_")
         for line in path.read_text().splitlines():
@@ -132,10 +134,12 @@ def family_row(rows: list, arch: str, predicted16: str) -> dict:
 
     full, b24, b16 = (latest(rows, arch, b) for b in ("full", "24", "16"))
     step_target = STEP_TARGET.get(arch, STEP_TARGET.get(get_model_class(arch).modality))
-    bare = next((r["bare_s"] for r in reversed(rows) if r["arch"] == arch and r["bare_s"]), None)
+    bare_row = next((r for r in reversed(rows) if r["arch"] == arch and r["bare_s"]), None)
+    bare = bare_row and bare_row["bare_s"]
     cells = {"arch": arch, "native": native(full or b24 or b16 or {"output": {}, "sample": {}})}
     if full and full["ok"]:
-        by_bare = f" ({_ratio(full['step_s'], bare):.2f}× bare)" if bare else " (bare: not measured)"
+        by_bare = f" ({_ratio(full['step_s'], bare):.2f}× bare" if bare else " (bare: not measured"
+        by_bare += f" {bare:.4g}, {bare_row['source']})" if bare and bare_row["source"] != full["source"] else ")"
         peak = f", peak {full['peak_gib']:.1f} GiB" if full["peak_gib"] else ""
         cells["full"] = f"{full['step_s']:.4g}{by_bare}; {full['warm_s']:.3g} s warm, {full['cold_s']:.3g} s cold{peak}"
     else:

@@ -2,9 +2,10 @@
 
 Every family's attention goes through ``torch.nn.functional.scaled_dot_product_attention`` (diffusers' default
 ``native`` backend, or the UNets' ``AttnProcessor2_0``), which picks flash, memory-efficient or cuDNN kernels in
-a fixed priority order. On Hopper, cuDNN's fused attention can beat the flash kernel PyTorch ships (FlashAttention
-2), but PyTorch ranks it lower; the published Flux.1-dev figure this engine is measured against (0.125 s/step on
-an H200) needed FlashAttention 3. So the order is a setting, ``engine.attention``:
+a priority order. On Hopper and Blackwell data-centre GPUs PyTorch (2.11) puts cuDNN first, and cuDNN measured
+fastest there (Flux.1-dev 1024² on an H200: eager 0.172 s/step against flash's 0.195, compiled 0.130 against 0.151,
+docs/BENCHMARKS.md); elsewhere flash comes first. The published Flux.1-dev figure this engine is measured against
+(0.125 s/step on an H200) needed FlashAttention 3. So the order is a setting, ``engine.attention``:
 
 - ``auto``: on CUDA, the kernel measured fastest for the family (``MEASURED``, from
   ``testing/bench/compile_bench.py --stages attention``, docs/BENCHMARKS.md); PyTorch's order otherwise.
@@ -113,6 +114,31 @@ def flash_impl(name: Optional[str]):
             attention.activate_flash_attention_impl(before)
 
 
+_settled = False  # PyTorch's own default order is in place (settle_pytorch_order)
+
+
+def settle_pytorch_order() -> None:
+    """PyTorch sets its default order (cuDNN first on sm90/sm100 with a recent cuDNN) at the first CUDA SDPA call
+    of the process, over any order set before it (``priority_order_init_`` in aten's sdp_utils.cpp). An engine
+    whose first generation ran under ``flash`` ran cuDNN instead, its compiled blocks kept cuDNN, and the compile
+    cache stored them under flash's key (H200, 2026-12-03: 0.132 s/step against flash's 0.151). One small call
+    before the first order is set lets PyTorch do that first."""
+    global _settled
+    import torch
+
+    if _settled or not torch.cuda.is_available():
+        return
+    _first_cuda_sdpa_call()
+    _settled = True
+
+
+def _first_cuda_sdpa_call() -> None:
+    import torch
+
+    q = torch.zeros(1, 1, 16, 64, device="cuda", dtype=torch.float16)
+    torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+
 @contextlib.contextmanager
 def attention_kernels(first: Optional[str]):
     """SDPA tries ``first`` before the other fused kernels, then the math fallback; None changes nothing. Graphs
@@ -127,6 +153,7 @@ def attention_kernels(first: Optional[str]):
         "cudnn": SDPBackend.CUDNN_ATTENTION,
         "efficient": SDPBackend.EFFICIENT_ATTENTION,
     }
+    settle_pytorch_order()
     kernel = "flash" if first == "fa4" else first
     order = [backends[kernel]] + [b for name, b in backends.items() if name != kernel] + [SDPBackend.MATH]
     with (
