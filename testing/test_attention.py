@@ -53,13 +53,14 @@ def test_the_chosen_kernel_goes_first_and_the_order_is_restored():
         assert torch._C._get_sdp_priority_order() == before
 
 
-def test_pytorchs_own_default_order_is_settled_before_the_first_order_is_set(monkeypatch):
+def test_pytorchs_own_default_order_is_settled_before_the_first_order_is_set(monkeypatch, tmp_path):
     """On a Hopper GPU, PyTorch installs its default order (cuDNN first) at the process's first CUDA SDPA call, over
     an order set before it: the engine's first generation under ``flash`` ran cuDNN and compiled it. The engine now
     makes one call first, before it changes the order, once per process, and only where CUDA is."""
     calls = []
     monkeypatch.setattr(attention, "_settled", False)
-    monkeypatch.setattr(attention, "_first_cuda_sdpa_call", lambda: calls.append(torch._C._get_sdp_priority_order()))
+    order = torch._C._get_sdp_priority_order
+    monkeypatch.setattr(attention, "_first_cuda_sdpa_call", lambda device: calls.append((device, order())))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with attention_kernels("flash"):
         pass
@@ -69,10 +70,16 @@ def test_pytorchs_own_default_order_is_settled_before_the_first_order_is_set(mon
     for first, kernel in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
         with attention_kernels(first):
             assert torch._C._get_sdp_priority_order()[0] == kernel.value
-    assert calls == [before]  # once, and under the order PyTorch had, not the engine's
+    assert calls == [("cuda", before)]  # once, and under the order PyTorch had, not the engine's
     with attention_kernels(None):
         pass
     assert len(calls) == 1
+    monkeypatch.setattr(attention, "_settled", False)  # an engine settles it at start-up, on its own GPU
+    check_attention("flash", "cpu", str(tmp_path))
+    check_attention("flash", "cuda:1", str(tmp_path))
+    with attention_kernels("flash"):
+        pass
+    assert calls[1:] == [("cuda:1", before)]
 
 
 class Handle:

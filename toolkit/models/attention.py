@@ -80,6 +80,8 @@ def check_attention(mode: str, device: str, cache_dir: str) -> None:
     """At start-up: a bad ``engine.attention`` or an FA4 that cannot run stops the engine, not the requests.
     FA4's compiled kernels go to ``cache_dir`` (unless the user set FlashAttention's own variable)."""
     resolve_attention(mode, "", device)
+    if str(device).startswith("cuda"):
+        settle_pytorch_order(device)  # on the engine's own GPU, not the process's current one
     if mode != "fa4" or not str(device).startswith("cuda"):
         return
     os.environ.setdefault("FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED", "1")
@@ -117,7 +119,7 @@ def flash_impl(name: Optional[str]):
 _settled = False  # PyTorch's own default order is in place (settle_pytorch_order)
 
 
-def settle_pytorch_order() -> None:
+def settle_pytorch_order(device: str = "cuda") -> None:
     """PyTorch sets its default order (cuDNN first on sm90/sm100 with a recent cuDNN) at the first CUDA SDPA call
     of the process, over any order set before it (``priority_order_init_`` in aten's sdp_utils.cpp). An engine
     whose first generation ran under ``flash`` ran cuDNN instead, its compiled blocks kept cuDNN, and the compile
@@ -128,14 +130,14 @@ def settle_pytorch_order() -> None:
 
     if _settled or not torch.cuda.is_available():
         return
-    _first_cuda_sdpa_call()
+    _first_cuda_sdpa_call(device)
     _settled = True
 
 
-def _first_cuda_sdpa_call() -> None:
+def _first_cuda_sdpa_call(device: str) -> None:
     import torch
 
-    q = torch.zeros(1, 1, 16, 64, device="cuda", dtype=torch.float16)
+    q = torch.zeros(1, 1, 16, 64, device=device, dtype=torch.float16)
     torch.nn.functional.scaled_dot_product_attention(q, q, q)
 
 
