@@ -1,6 +1,6 @@
 """Which SDPA kernel a compiled block really runs under the engine's attention order, and what that costs.
 
-    python testing/bench/sdpa_probe.py --out RESULTS_DIR [--wheels .whl_engine]   # GPU machine
+    python testing/bench/sdpa_probe.py --out RESULTS_DIR [--wheels .whl_engine] [--fa4 /tmp/aitk_fa4_parts]  # GPU
     python testing/bench/sdpa_probe.py --out /tmp/probe --tiny                   # CPU smoke run
 
 Why: alone, cuDNN's attention took 0.42 ms against flash's 0.81 ms at Flux's 1024² shape on the H200
@@ -12,7 +12,9 @@ Stage ``sdpa`` (torch only): one attention call at Flux's shape inside ``attenti
 (toolkit/models/attention.py, what the engine enters around a generation), eager and compiled; the attention
 ops and CUDA kernels the profiler saw, and the median time. Stage ``flux`` (diffusers): the real-size Flux.1-dev
 transformer (random init on the GPU), one 1024² forward, eager and compiled by the engine's ``compile_denoiser``,
-under flash first and cuDNN first. RESULTS_DIR/sdpa_probe.json is rewritten after every measurement.
+under flash first and cuDNN first (and FA4 with ``--fa4``). RESULTS_DIR/sdpa_probe.json is rewritten after every
+measurement. Answered on 2026-12-03 (docs/BENCHMARKS.md, "Twelfth run"): each order runs its own kernel compiled;
+the 1 % came from inductor's cache, and PyTorch's own order on the H200 is already cuDNN's.
 """
 
 from __future__ import annotations
@@ -121,14 +123,15 @@ def flux_stage(args, device, dtype, rows, save) -> None:
         with torch.no_grad():
             return model(**inputs)
 
-    for first in ("flash", "cudnn"):
+    orders = ("flash", "cudnn") + (("fa4",) if args.fa4 else ())  # fa4: its carried parts (bench_parser's --fa4)
+    for first in orders:
         with attention_kernels(first):
             rows[first] = measure(forward, args, device == "cuda")
         save()
     if args.tiny:
         compile_module.torch_compile = lambda fn, **kwargs: torch.compile(fn, backend="aot_eager")
     compile_module.compile_denoiser(model, "max" if args.tiny else "auto", placement="gpu")
-    for first in ("flash", "cudnn"):
+    for first in orders:
         torch._dynamo.reset()  # traced again under this order
         with attention_kernels(first):
             rows[f"{first}_compiled"] = measure(forward, args, device == "cuda")
