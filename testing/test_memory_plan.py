@@ -6,6 +6,7 @@ gets. Then explicit options winning over the plan, and component sizes read from
 inside the engine is testing/test_memory_plan_engine.py.
 """
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -205,6 +206,30 @@ def test_a_video_too_large_at_this_size_says_a_smaller_request_needs_less():
     small = model.workload(GenerateImageConfig(prompt="p", width=848, height=480, num_frames=61))
     plan = plan_memory("hunyuan_video", parts, gib(15.4), small, PLENTY_OF_RAM, budget=gib(16), qtype="float8dq")
     assert plan.placements["transformer"] in ("stream", "quantized")
+
+    # The engine names what does fit: the most frames at this size, and the largest size at these frames.
+    from extensions_built_in.inference_engine.memory_planner import what_fits
+
+    asked = []
+
+    def plan_for(request):
+        asked.append((request.width, request.height, request.num_frames))
+        work = model.workload(request)
+        return plan_memory("hunyuan_video", parts, gib(15.4), work, PLENTY_OF_RAM, budget=gib(16), qtype="float8dq")
+
+    gen = GenerateImageConfig(prompt="p", width=1280, height=720, num_frames=129)
+    with pytest.raises(PlanDoesNotFit) as err:
+        plan_for(gen)
+    err.value.suggest(what_fits(model, gen, plan_for))
+    match = re.search(r"at 1280×720, up to (\d+) frames fit; (\d+)×(\d+) fits at 129 frames\)", str(err.value))
+    assert match, str(err.value)
+    frames, width, height = (int(g) for g in match.groups())
+    assert (frames - 1) % 4 == 0 and width % 16 == 0 and height % 16 == 0 and width * 9 // 16 - height < 16
+    plan_for(GenerateImageConfig(prompt="p", width=1280, height=720, num_frames=frames))  # fits
+    with pytest.raises(PlanDoesNotFit):  # and the next count up does not: the largest
+        plan_for(GenerateImageConfig(prompt="p", width=1280, height=720, num_frames=frames + 4))
+    plan_for(GenerateImageConfig(prompt="p", width=width, height=height, num_frames=129))
+    assert len(asked) < 20  # a binary search over frame counts, not one plan per count
 
 
 def test_an_8_bit_plan_counts_its_16_bit_transients():

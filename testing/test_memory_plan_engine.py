@@ -2,6 +2,8 @@
 memory shrinks; out-of-memory handled by planning again; what a failed request allocated freed at once. On CPU
 the planner is switched on as on a GPU (``planned``), with the free memory each test sets."""
 
+import re
+
 import pytest
 
 from testing.engine_harness import EngineHarness
@@ -31,11 +33,11 @@ def frames_of(h, body) -> list:
     return [f.header for f in h.client.generate(body)]
 
 
-def sd1_peak_on_gpu() -> int:
+def sd1_peak_on_gpu(size: int = 64) -> int:
     """What tiny SD1 needs with every component resident, by the planner's own accounting."""
     model = SD1Model("cuda", ModelConfig(name_or_path="tiny:sd1", dtype="float32"))
     parts = tuple(model.memory_parts())
-    work = model.workload(GenerateImageConfig(prompt="p", width=64, height=64))
+    work = model.workload(GenerateImageConfig(prompt="p", width=size, height=size))
     return peak_bytes(parts, {p.role: "gpu" for p in parts}, work, False), parts
 
 
@@ -77,6 +79,22 @@ def test_a_model_that_cannot_fit_is_refused_before_loading_and_the_next_request_
     assert planned.client.health()["pool"] == []  # nothing was loaded
     planned.free["bytes"] = 64 * GIB
     run(planned, sd1())
+
+
+def test_a_request_too_large_for_the_memory_left_is_told_what_size_fits_and_that_size_runs(planned):
+    """Tiny SD1's weights are nothing beside a large image's working set: the ``too_large`` error names the
+    largest size of the same shape that fits now, and a request at that size runs."""
+    planned.free["bytes"], _ = sd1_peak_on_gpu(384)
+    body = sd1()
+    body["sample"].update(width=640, height=512)
+    out = planned.client.generate_wait(body)
+    assert out["http_status"] == 507 and out["error"]["code"] == "too_large"
+    match = re.search(r"for this request's size: (\d+)×(\d+) fits\)", out["error"]["message"])
+    assert match, out["error"]["message"]
+    width, height = int(match.group(1)), int(match.group(2))
+    assert width * height <= 384 * 384 < 640 * 512 and abs(width / height - 640 / 512) < 0.1
+    body["sample"].update(width=width, height=height, num_inference_steps=1)
+    run(planned, body)
 
 
 def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, monkeypatch):

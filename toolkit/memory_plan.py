@@ -213,6 +213,9 @@ class Plan:
         }
 
 
+SMALLER_REQUEST = "fewer pixels or frames need less"
+
+
 class PlanDoesNotFit(Exception):
     """No assignment fits: says how much the smallest plan needs, and what it is."""
 
@@ -228,15 +231,18 @@ class PlanDoesNotFit(Exception):
             )
         # Video working sets dwarf some models' weights (HunyuanVideo at 1280x720x129: 12 GiB to sample): a user
         # on a small card can often run the model at a smaller size, and should be told so.
-        size = (
-            f" ({_gib(work)} GiB of it for this request's size: fewer pixels or frames need less)"
-            if work * 4 >= smallest.peak and not host
-            else ""
-        )
-        super().__init__(
+        self.size_matters = work * 4 >= smallest.peak and not host
+        self._message = (
             f"{arch} does not fit {limit}: {_gib(smallest.available)} GiB is free for it now; its smallest plan "
-            f"({smallest.summary()}) needs {_gib(smallest.peak)} GiB of GPU memory{size}{host}"
+            f"({smallest.summary()}) needs {_gib(smallest.peak)} GiB of GPU memory"
+            + (f" ({_gib(work)} GiB of it for this request's size: {{what_fits}})" if self.size_matters else "")
+            + host
         )
+        super().__init__(self._message.replace("{what_fits}", SMALLER_REQUEST))
+
+    def suggest(self, what_fits: str) -> None:
+        """Name the smaller requests that do fit (the engine knows the request; the plan only its working sets)."""
+        self.args = (self._message.replace("{what_fits}", what_fits),)
 
 
 def _gib(n: Optional[int]) -> Optional[float]:

@@ -18,7 +18,7 @@ import re
 from dataclasses import replace
 from typing import Optional
 
-from toolkit.memory_plan import GIB, Plan, PlanDoesNotFit, Workload, plan_memory
+from toolkit.memory_plan import GIB, SMALLER_REQUEST, Plan, PlanDoesNotFit, Workload, plan_memory
 from toolkit.models.speed import fp8_options, wants_fp8
 from toolkit.models.streaming import kept_bytes
 from toolkit.models.v2.pool import ComponentPool, host_available_bytes, plannable_bytes
@@ -124,21 +124,30 @@ class MemoryPlanner:
     # ------------------------------------------------------------------ both
     def _plan(self, model_class, model_config, gen, available: int, host: int) -> Plan:
         holder = model_class(self.device, model_config)
-        work = _scaled(holder.workload(gen), self.reserve_scale.get(model_class.arch, 1.0))
+        scale = self.reserve_scale.get(model_class.arch, 1.0)
         key = (model_class.arch, model_config.name_or_path, model_config.extras_name_or_path, holder.dtype)
         if key not in self._sizes:
             self._sizes[key] = holder.memory_parts()
         fp8 = wants_fp8(gen.speed)
-        return plan_memory(
-            model_class.arch,
-            self._sizes[key],
-            available,
-            work,
-            host,
-            budget=self.budget,
-            qtype="float8dq" if fp8 else self.qtype_for(model_class),
-            quantize_denoiser=fp8,
-        )
+
+        def plan_for(request) -> Plan:
+            return plan_memory(
+                model_class.arch,
+                self._sizes[key],
+                available,
+                _scaled(holder.workload(request), scale),
+                host,
+                budget=self.budget,
+                qtype="float8dq" if fp8 else self.qtype_for(model_class),
+                quantize_denoiser=fp8,
+            )
+
+        try:
+            return plan_for(gen)
+        except PlanDoesNotFit as e:
+            if e.size_matters:
+                e.suggest(what_fits(holder, gen, plan_for))
+            raise
 
     def config_for(self, model_config, gen):
         """The ``fp8`` speed tier where no plan decides (``engine.memory: off``, or the user's memory options): as
@@ -193,6 +202,44 @@ class MemoryPlanner:
             "reserve_scale": dict(self.reserve_scale),
             "plan": plan.describe() if plan is not None else None,
         }
+
+
+def what_fits(holder, gen, plan_for) -> str:
+    """The largest requests like ``gen`` that do fit, for the message of one that does not: at its size, the most
+    frames (video); at its frame count, the largest size with its aspect. A user on a 16 GiB card asking for
+    HunyuanVideo at 1280x720x129 learns what to ask for instead of only that it is too large."""
+    import copy
+
+    def request_with(**change):
+        request = copy.copy(gen)
+        for name, value in change.items():
+            setattr(request, name, value)
+        request.snap_size(holder.divisibility)
+        return request
+
+    def fits(request) -> bool:
+        try:
+            plan_for(request)
+            return True
+        except PlanDoesNotFit:
+            return False
+
+    found = []
+    video = holder.modality == "video" and gen.num_frames > 1
+    step = holder.latent.temporal_factor
+    frames = list(range((gen.num_frames - 2) // step * step + 1, 0, -step)) if video else []
+    lo, hi = 0, len(frames)  # frames[:lo] do not fit; the first that fits is frames[lo] (fitting is monotonic)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(request_with(num_frames=frames[mid])) else (mid + 1, hi)
+    if lo < len(frames):
+        found.append(f"at {gen.width}×{gen.height}, up to {frames[lo]} frames fit")
+    for sixteenths in range(15, 3, -1):  # down to a quarter of each side
+        request = request_with(width=gen.width * sixteenths // 16, height=gen.height * sixteenths // 16)
+        if fits(request):
+            found.append(f"{request.width}×{request.height} fits" + (f" at {gen.num_frames} frames" if video else ""))
+            break
+    return "; ".join(found) or SMALLER_REQUEST
 
 
 def innermost_frames(error: Optional[BaseException], count: int = 4) -> str:

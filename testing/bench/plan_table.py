@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> dict:
+    from extensions_built_in.inference_engine.memory_planner import what_fits
     from testing.bench.real_build import largest_parameters
     from testing.bench.real_configs import PARAMS
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
@@ -36,14 +37,21 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
         for role, billions in PARAMS[arch].items()
     ]
     native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
-    work = model.workload(GenerateImageConfig(prompt="", **native))
+    gen = GenerateImageConfig(prompt="", **native)
     available = plannable_share(int(card_gib * GIB))  # what the engine counts on of a free card
     if qtype == "float8dq" and not model_class.float8_activations:  # as MemoryPlanner.qtype_for decides
         qtype = "float8"
+
+    def plan_for(request):
+        work = model.workload(request)
+        return plan_memory(arch, parts, available, work, int(host_gib * GIB), budget=int(card_gib * GIB), qtype=qtype)
+
     try:
-        plan = plan_memory(arch, parts, available, work, int(host_gib * GIB), budget=int(card_gib * GIB), qtype=qtype)
+        plan = plan_for(gen)
         return {"fits": True, "summary": plan.summary(), "peak_gib": round(plan.peak / GIB, 1)}
     except PlanDoesNotFit as e:
+        if e.size_matters:  # what the engine's message says fits instead
+            e.suggest(what_fits(model, gen, plan_for))
         return {"fits": False, "summary": str(e), "peak_gib": round(e.smallest.peak / GIB, 1)}
 
 
