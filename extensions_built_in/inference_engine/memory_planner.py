@@ -234,7 +234,8 @@ def what_fits(holder, gen, plan_for) -> str:
         lo, hi = (lo, mid) if fits(request_with(num_frames=frames[mid])) else (mid + 1, hi)
     if lo < len(frames):
         found.append(f"at {gen.width}×{gen.height}, up to {frames[lo]} frames fit")
-    for sixteenths in range(15, 3, -1):  # down to a quarter of each side
+    sizes = range(15, 3, -1) if holder.modality in ("image", "video") else ()  # audio: no pixels to trade
+    for sixteenths in sizes:  # down to a quarter of each side
         request = request_with(width=gen.width * sixteenths // 16, height=gen.height * sixteenths // 16)
         if fits(request):
             found.append(f"{request.width}×{request.height} fits" + (f" at {gen.num_frames} frames" if video else ""))
