@@ -142,12 +142,7 @@ class MemoryPlanner:
                 quantize_denoiser=fp8,
             )
 
-        try:
-            return plan_for(gen)
-        except PlanDoesNotFit as e:
-            if e.size_matters:
-                e.suggest(what_fits(holder, gen, plan_for))
-            raise
+        return plan_naming_what_fits(holder, gen, plan_for)
 
     def config_for(self, model_config, gen):
         """The ``fp8`` speed tier where no plan decides (``engine.memory: off``, or the user's memory options): as
@@ -202,6 +197,16 @@ class MemoryPlanner:
             "reserve_scale": dict(self.reserve_scale),
             "plan": plan.describe() if plan is not None else None,
         }
+
+
+def plan_naming_what_fits(holder, gen, plan_for) -> Plan:
+    """``plan_for(gen)``; where it does not fit and the request's size is much of why, the error names what does."""
+    try:
+        return plan_for(gen)
+    except PlanDoesNotFit as e:
+        if e.size_matters:
+            e.suggest(what_fits(holder, gen, plan_for))
+        raise
 
 
 def what_fits(holder, gen, plan_for) -> str:

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> dict:
-    from extensions_built_in.inference_engine.memory_planner import what_fits
+    from extensions_built_in.inference_engine.memory_planner import plan_naming_what_fits
     from testing.bench.real_build import largest_parameters
     from testing.bench.real_configs import PARAMS
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
@@ -47,11 +47,9 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
         return plan_memory(arch, parts, available, work, int(host_gib * GIB), budget=int(card_gib * GIB), qtype=qtype)
 
     try:
-        plan = plan_for(gen)
+        plan = plan_naming_what_fits(model, gen, plan_for)  # as the engine's message says it
         return {"fits": True, "summary": plan.summary(), "peak_gib": round(plan.peak / GIB, 1)}
     except PlanDoesNotFit as e:
-        if e.size_matters:  # what the engine's message says fits instead
-            e.suggest(what_fits(model, gen, plan_for))
         return {"fits": False, "summary": str(e), "peak_gib": round(e.smallest.peak / GIB, 1)}
 
 

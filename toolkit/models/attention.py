@@ -80,9 +80,10 @@ def check_attention(mode: str, device: str, cache_dir: str) -> None:
     """At start-up: a bad ``engine.attention`` or an FA4 that cannot run stops the engine, not the requests.
     FA4's compiled kernels go to ``cache_dir`` (unless the user set FlashAttention's own variable)."""
     resolve_attention(mode, "", device)
-    if str(device).startswith("cuda"):
-        settle_pytorch_order(device)  # on the engine's own GPU, not the process's current one
-    if mode != "fa4" or not str(device).startswith("cuda"):
+    if not str(device).startswith("cuda"):
+        return
+    settle_pytorch_order(device)  # on the engine's own GPU, not the process's current one
+    if mode != "fa4":
         return
     os.environ.setdefault("FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED", "1")
     os.environ.setdefault("FLASH_ATTENTION_CUTE_DSL_CACHE_DIR", os.path.abspath(cache_dir))
