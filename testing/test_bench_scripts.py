@@ -344,14 +344,22 @@ def test_the_sweep_table_takes_each_budgets_latest_finished_eager_run(tmp_path):
     # The bare pipeline alone, a later run (family_sweep.py --budgets '' --bare): the full card's ratio uses it.
     _sweep(tmp_path, "e.json", "2026-12-01 05:00", {"sd3": {"bare": {"step_s": 0.2}, "runs": {}}})
     _sweep(tmp_path, "f.json", "2026-12-01 06:00", {"sd3": {"runs": {"0": _run(0.19, 2.0, gpu)}}})
+    # A newer full card run without the bare pipeline beside it: the full card's cell keeps the run whose ratio
+    # to bare is from one run; a budget of this run is compared with this run's full card.
+    _sweep(
+        tmp_path,
+        "g.json",
+        "2026-12-01 07:00",
+        {"flux": {"runs": {"0": _run(0.3, 3.0, gpu), "16": _run(0.33, 3.3, gpu)}}},
+    )
     rows = runs(tmp_path)
     assert [r["source"] for r in rows] == ["family_sweep_x/a.json"] * 3 + ["family_sweep_x/b.json"] * 1 + [
-        f"family_sweep_x/{name}.json" for name in "def"
+        f"family_sweep_x/{name}.json" for name in "defgg"
     ]  # the compiled run has tables of its own
     flux = family_row(rows, "flux", "guess")
-    assert flux["full"].startswith("0.17 (1.00× bare); 2 s warm")
+    assert flux["full"].startswith("0.17 (1.00× bare); 2 s warm") and flux["full_source"].endswith("a.json")
     assert flux["24"].startswith("transformer visits: 0.17 s/step (1.00× ✅), 2.6 s warm (1.30× ✅)")
-    assert flux["16"].startswith("the full card's plan: 0.2 s/step (1.18×)")  # same code path: no verdict
+    assert flux["16"].startswith("the full card's plan: 0.33 s/step (1.10×)")  # against g's full card; no verdict
     sd3 = family_row(rows, "sd3", "guess")
     assert sd3["full"].startswith("0.19 (0.95× bare 0.2, family_sweep_x/e.json); 2 s warm")
     assert sd3["24"].startswith("**did not finish**") and "loading" in sd3["24"]
