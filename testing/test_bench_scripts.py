@@ -133,6 +133,8 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
         "--steps",
         "2",
         "--bare",
+        "--engines",
+        "2",
         "--models",
         str(tmp_path / "m"),
         "--work",
@@ -150,9 +152,13 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
         assert "exception" not in run and run["warm"]["output"]["ok"] and run["warm"]["output"]["kind"] == "image"
         assert run["warm"]["timings"]["step_s"] > 0 and run["plan"]["source"] == "default"
         assert run["prompt_cache"]["hits"] >= 1 and run["new_prompt"]["output"]["ok"]  # warm repeats the prompt
+        assert len(run["engines"]) == 2 and all(e["ok"] and e["step_s"] > 0 for e in run["engines"])
     assert flux["bare"]["step_s"] > 0 and len(flux["bare"]["steps_s"]) == 3
+    # Engines interleave across budgets, so a slow process is as likely under either.
+    assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("flux ")] == ["0", "24"] * 2
     table = (out / "family_sweep.md").read_text()
     assert "| flux | full |" in table and "| flux | 24 GiB |" in table and "TINY smoke run" in table
+    assert "2 engines)" in table
     assert "× bare" in table
 
 
@@ -362,6 +368,15 @@ def test_the_sweep_table_takes_each_budgets_latest_finished_eager_run(tmp_path):
     assert flux["16"].startswith("the full card's plan: 0.33 s/step (1.10×)")  # against g's full card; no verdict
     sd3 = family_row(rows, "sd3", "guess")
     assert sd3["full"].startswith("0.19 (0.95× bare 0.2, family_sweep_x/e.json); 2 s warm")
+    # Several engines per budget (family_sweep.py --engines): the median over the engines that finished, with its
+    # range; the one that failed does not count.
+    from testing.bench.family_sweep import engine_figures
+
+    engines = [_run(0.06, 0.8, gpu), _run(0.11, 1.3, gpu), _run(0.065, 0.9, gpu), _run(None, None, gpu, error="x")]
+    first = engines[0] | {"engines": [engine_figures(r) for r in engines]}
+    _sweep(tmp_path, "h.json", "2026-12-01 08:00", {"sdxl": {"bare": {"step_s": 0.065}, "runs": {"0": first}}})
+    sdxl = family_row(runs(tmp_path), "sdxl", "guess")
+    assert sdxl["full"].startswith("0.065 [median of 4 engines, 0.06–0.11] (1.00× bare); 0.9 s warm")
     assert sd3["24"].startswith("**did not finish**") and "loading" in sd3["24"]
     assert sd3["16"] == "predicted: guess"
     text = table(tmp_path)

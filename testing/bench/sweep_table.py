@@ -53,8 +53,10 @@ def runs(bench: Path = BENCH) -> list:
 
 
 def _from_json(arch, key, run, bare, date, path, bench) -> dict:
+    from testing.bench.family_sweep import engines_median
+
     warm, cold = run.get("warm") or {}, run.get("cold") or {}
-    timings = warm.get("timings") or {}
+    step_s, step_range = engines_median(run, "step_s")  # several engines per budget (--engines): their median
     output = warm.get("output") or cold.get("output") or {}
     error = (warm.get("error") or cold.get("error") or {}).get("message") or run.get("error") or run.get("exception")
     peaks = (cold.get("timings") or {}).get("peak_gib") or {}
@@ -66,11 +68,13 @@ def _from_json(arch, key, run, bare, date, path, bench) -> dict:
         "ok": bool(output.get("ok")) and not error,
         "error": error,
         "plan": (run.get("plan") or {}).get("summary"),
-        "step_s": timings.get("step_s"),
+        "step_s": step_s,
+        "step_range": step_range,
+        "engines": len(run.get("engines") or []) or 1,
         # A warm request that encodes its prompt: runs since the prompt cache also time one with a new prompt,
         # where "warm" repeats the first one's (and skips encoding); older runs' "warm" encoded it again.
-        "warm_s": (run.get("new_prompt") or warm).get("total_s"),
-        "cold_s": cold.get("total_s"),
+        "warm_s": engines_median(run, "new_prompt_s" if run.get("new_prompt") else "warm_s")[0],
+        "cold_s": engines_median(run, "cold_s")[0],
         "peak_gib": max(peaks.values()) if peaks else None,
         "bare_s": (bare or {}).get("step_s"),
         "sample": run.get("sample") or {},
@@ -89,6 +93,8 @@ def _from_summary(arch, budget, summary, date, path, bench) -> dict:
         "error": summary.get("error"),
         "plan": summary.get("plan"),
         "step_s": summary.get("step_s"),
+        "step_range": None,
+        "engines": 1,
         "warm_s": summary.get("warm_s"),
         "cold_s": summary.get("cold_s"),
         "peak_gib": None,
@@ -127,6 +133,12 @@ def native(row: dict) -> str:
     return f"{out['width']}×{out['height']}" if out.get("width") else "native"
 
 
+def _spread(row: dict) -> str:
+    """A median over several engines says so, with its range."""
+    low_high = row["step_range"]
+    return f" [median of {row['engines']} engines, {low_high[0]:.4g}–{low_high[1]:.4g}]" if low_high else ""
+
+
 def _ratio(value, reference) -> float | None:
     return round(value / reference, 2) if value and reference else None
 
@@ -152,7 +164,8 @@ def family_row(rows: list, arch: str, predicted16: str) -> dict:
         by_bare = f" ({_ratio(full['step_s'], bare):.2f}× bare" if bare else " (bare: not measured"
         by_bare += f" {bare:.4g}, {bare_row['source']})" if bare and bare_row["source"] != full["source"] else ")"
         peak = f", peak {full['peak_gib']:.1f} GiB" if full["peak_gib"] else ""
-        cells["full"] = f"{full['step_s']:.4g}{by_bare}; {full['warm_s']:.3g} s warm, {full['cold_s']:.3g} s cold{peak}"
+        times = f"{full['warm_s']:.3g} s warm, {full['cold_s']:.3g} s cold{peak}"
+        cells["full"] = f"{full['step_s']:.4g}{_spread(full)}{by_bare}; {times}"
     else:
         cells["full"] = f"**not finished**: {full['error']}" if full else "not run"
     cells["full_source"] = full["source"] if full else ""
@@ -172,7 +185,7 @@ def family_row(rows: list, arch: str, predicted16: str) -> dict:
         same = reference is not None and run["plan"] == reference["plan"]
         targets = (step_target, E2E_TARGET) if name == "24" and not same else (None, None)
         ratios = (
-            f"{run['step_s']:.4g} s/step ({step:.2f}×{_mark(step, targets[0])}), "
+            f"{run['step_s']:.4g} s/step{_spread(run)} ({step:.2f}×{_mark(step, targets[0])}), "
             f"{run['warm_s']:.3g} s warm ({e2e:.2f}×{_mark(e2e, targets[1])})"
             if step and e2e
             else f"{run['step_s']:.4g} s/step, {run['warm_s']:.3g} s warm"
