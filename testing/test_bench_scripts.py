@@ -261,13 +261,22 @@ def test_compile_bench_tuning_times_each_lossless_variant(tmp_path, tiny_cache):
     the transformer as one graph) compiles from eager and is timed, none fails, the JSON names them all."""
     out = tmp_path / "out"
     cmd = [sys.executable, "testing/bench/compile_bench.py", "--out", str(out), "--tiny", "--models", str(tmp_path)]
-    cmd += ["--work", str(tmp_path / "w"), "--families", "flux", "--stages", "tuning", "--variants", "fused_qkv,whole"]
+    cmd += [
+        "--work",
+        str(tmp_path / "w"),
+        "--families",
+        "flux",
+        "--stages",
+        "tuning",
+        "--variants",
+        "fused_qkv,whole,whole_graphs",
+    ]
     cmd += ["--steps", "2", "--repeats", "1"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads((out / "compile_bench.json").read_text())
     rows = result["tuning"]["flux"]
-    assert set(rows) == {"fused_qkv", "whole"} and result["errors"] == []
+    assert set(rows) == {"fused_qkv", "whole", "whole_graphs"} and result["errors"] == []
     assert all(row["step_s"] > 0 and row["first_s"] > 0 for row in rows.values()), rows
 
 
@@ -451,6 +460,38 @@ def test_sdpa_probe_tiny_run_names_the_kernel_each_order_ran_eager_and_compiled(
             assert any("scaled_dot_product" in op for op in result["sdpa"][key]["ops"]), result["sdpa"][key]
     assert set(result["flux"]) == {"flash", "cudnn", "flash_compiled", "cudnn_compiled"}
     assert all(row["ms"] > 0 and row["ops"] for row in result["flux"].values()), result["flux"]
+
+
+def test_step_profile_splits_the_denoising_loop_into_kernel_kinds_and_gpu_idle(tmp_path):
+    """testing/bench/step_profile.py: kernels are sorted by kind (cuDNN's attention kernel is a wgmma kernel too,
+    and counts as attention), overlapping kernels count once, what lies outside the denoising loop does not
+    count, and the gaps are the GPU's idle. The CPU run checks the plumbing: the loop's window is found from
+    the profiler's ranges around each denoiser call."""
+    from testing.bench.step_profile import breakdown, kind_of
+
+    cudnn = "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0"
+    assert kind_of(cudnn) == "attention" and kind_of("nvjet_tst_128x256_64x4_2x1_v_bz_coopB_TNT") == "gemm"
+    assert kind_of("triton_poi_fused_add_mul_6") == "triton" and kind_of("Memcpy DtoH (Device -> Pinned)") == "copy"
+    assert kind_of("void at::native::elementwise_kernel<128, 2>") == "other"
+    kernels = [
+        ("encoder_gemm", 0, 50),  # before the loop: the text encoder's
+        ("nvjet_a", 100, 140),
+        ("triton_poi_x", 130, 150),  # overlaps the GEMM by 10
+        (cudnn, 170, 230),
+        ("nvjet_a", 260, 300),
+        ("vae_conv", 420, 500),  # after it
+    ]
+    got = breakdown(kernels, steps=2, window=(100, 400))
+    assert got["window_ms_per_step"] == 0.15 and got["busy_ms_per_step"] == 0.075 and got["idle_ms_per_step"] == 0.075
+    assert got["kernel_ms_per_step"] == {"gemm": 0.04, "attention": 0.03, "triton": 0.01}
+    assert got["top_kernels_ms_per_step"][0] == ["nvjet_a", 0.04]
+
+    cmd = [sys.executable, "testing/bench/step_profile.py", "--out", str(tmp_path), "--tiny", "--repeats", "1"]
+    cmd += ["--models", str(tmp_path / "m")]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    flux = json.loads((tmp_path / "step_profile.json").read_text())["families"]["flux"]
+    assert flux["step_s"] > 0 and flux["window_ms_per_step"] > 0 and flux["kernels"] == 0, flux  # no GPU here
 
 
 def test_a_wheel_carried_in_parts_is_joined_whole(tmp_path):

@@ -2,7 +2,7 @@
 
     python testing/bench/compile_bench.py --out RESULTS_DIR --wheels .whl_engine [--families flux,zimage,wan21,sdxl]
                                           [--stages attention,regional,tuning,restart,fast,engine_fast]
-                                          [--variants auto,fused_qkv,cdt,fused_qkv_cdt,max_autotune,whole]
+                                          [--variants auto,fused_qkv,cdt,fused_qkv_cdt,max_autotune,whole,whole_graphs]
                                           [--fast-steps 28] [--speed fp8]
     python testing/bench/compile_bench.py --out /tmp/smoke --tiny      # the same run on CPU with small models
 
@@ -16,7 +16,8 @@
   instead of three), ``cdt`` (inductor's coordinate-descent tuning of its Triton kernels, as diffusers' flux-fast
   recipe sets it), both, ``max_autotune`` (``mode="max-autotune-no-cudagraphs"``: GEMM autotuning; the
   longest compile) and ``whole`` (the transformer as one graph: the code between blocks, RoPE included, compiled
-  too; a step cache's hooks could not sit inside it). Step time and first-call (compile) time per variant.
+  too; a step cache's hooks could not sit inside it), ``whole_graphs`` (the same with CUDA graphs: no launch
+  gaps, if ``step_profile.py`` finds the GPU idle between kernels). Step time and first-call (compile) time.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
   one (graphs added: zero), then the engine is stopped, started again on the same cache folder, and the first
@@ -178,6 +179,8 @@ class CompileBench:
                         _compile_blocks(transformer, mode="max-autotune-no-cudagraphs")
                     elif variant == "whole":
                         transformer.compile(fullgraph=True)
+                    elif variant == "whole_graphs":
+                        transformer.compile(fullgraph=True, mode="reduce-overhead")
                     else:
                         bare.compile(self.mode)
                     row[variant] = self._timed_steps(bare)
