@@ -120,6 +120,7 @@ class WorkingSet:
     frames_at_once: int = 1  # video: frames an untiled decode holds at once (causal VAEs: a few; 0: the whole clip)
     encode: int = GIB // 2  # while the encoders run: the prompt, and for editing families their control images
     patch: int = 2  # latent positions per token side: 1 where the denoiser does not pack 2x2 (LTX, LTX-2, HyV 1.5)
+    tile: int = 0  # a tiled decode's tile side in output pixels; 0: 512 for images, 256 for video (vae_tiling.py)
 
 
 @dataclass(frozen=True)

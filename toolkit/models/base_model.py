@@ -23,6 +23,7 @@ from toolkit.models.prompt_cache import prompt_cache
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.v2.loading import end_group_offload_call, import_class, load_component, weight_bytes
+from toolkit.models.vae_tiling import set_vae_tiling, tile_px
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
 Hook = Callable[..., None]
@@ -266,15 +267,15 @@ class BaseModel:
 
     def workload(self, gen: GenerateImageConfig) -> Workload:
         """Working sets beside the weights for this request: the family's ``working_set`` rates times its latent
-        positions (sampling) and output pixels (decoding). A tiled decode holds one tile (diffusers' image VAEs tile
-        at 512 px, video VAEs at 256 px) of the frames the VAE holds at once. Estimates: the engine re-plans
+        positions (sampling) and output pixels (decoding). A tiled decode holds one tile (``tile_px``,
+        toolkit/models/vae_tiling.py) of the frames the VAE holds at once. Estimates: the engine re-plans
         with a larger reserve if one proves short."""
         ws = self.working_set
         pixels = gen.width * gen.height
         frames = gen.num_frames if self.modality == "video" else 1
         positions = pixels * frames / (self.latent.spatial_factor**2 * max(1, self.latent.temporal_factor))
         held = frames if ws.frames_at_once == 0 else min(frames, ws.frames_at_once)
-        tile = (256 if self.modality == "video" else 512) ** 2
+        tile = tile_px(self) ** 2
         denoise = GIB // 4 + int(positions * ws.per_position)
         decode = int(0.4 * GIB + pixels * held * ws.per_pixel)
         tiled = int(0.4 * GIB + min(pixels, tile) * held * ws.per_pixel) if self._vae_tiles() else decode
@@ -456,10 +457,7 @@ class BaseModel:
 
     def _set_vae_tiling(self, on: bool) -> None:
         """Per generation: a VAE shared through the pool with a holder of another plan keeps no stale setting."""
-        vae = self.parts.get("vae")
-        method = getattr(vae, "enable_tiling" if on else "disable_tiling", None)
-        if callable(method):
-            method()
+        set_vae_tiling(self.parts.get("vae"), on, tile_px(self))
 
     def _step_callback(self, gen: GenerateImageConfig):
         def on_step(raw: SchedulerStep) -> None:

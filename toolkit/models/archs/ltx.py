@@ -174,7 +174,8 @@ class LTXModel(BaseModel):
     tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
     # Measured (H200, 704x480x161): sampling 0.9 GiB over the weights (6,643 latent positions of 32x32x8 pixels:
     # 103 KB each); decoding the whole clip at once, 5.15 GiB (91 B per pixel and frame).
-    working_set = WorkingSet(per_position=120 * 1024, per_pixel=112, frames_at_once=0, patch=1)
+    # Its VAE tiles at 512 px (diffusers' AutoencoderKLLTX*Video), not the 256 of the other video VAEs.
+    working_set = WorkingSet(per_position=120 * 1024, per_pixel=112, frames_at_once=0, patch=1, tile=512)
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
 
     def pipeline_kwargs(self, gen):

@@ -191,7 +191,10 @@ class LTX2Model(BaseModel):
     # (2026-12-03; the 3 GiB estimate before it was hidden behind the sampling one, which covers both). On
     # the H200 at 24 GiB, the 22.7 GiB encoder visiting beside the default 0.5 GiB reserve ran out of memory
     # (23.9 GiB allocated), and so did a float8 denoiser beside the streamed encoder (2026-12-01).
-    working_set = WorkingSet(per_position=800 * 1024, per_pixel=224, frames_at_once=0, encode=6 * GIB, patch=1)
+    # Its VAE tiles at 512 px (diffusers' AutoencoderKLLTX*Video), not the 256 of the other video VAEs.
+    working_set = WorkingSet(
+        per_position=800 * 1024, per_pixel=224, frames_at_once=0, encode=6 * GIB, patch=1, tile=512
+    )
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
     # LTX-2.0's own guidance: plain CFG on both modalities. The pipeline's call defaults (STG on block 28,
     # modality isolation, rescale 0.7, cross timesteps) track LTX-2.3; extra_kwargs can still set them.

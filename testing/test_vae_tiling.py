@@ -1,0 +1,84 @@
+"""A plan that tiles the VAE decode gets the tile it counted on (toolkit/models/vae_tiling.py).
+
+On the H200 (2026-12-03) CogView4 on a 16 GiB budget peaked at 15.66 GiB against a planned 14.68: its plan said
+"VAE tiled", but diffusers' AutoencoderKL tiles at its ``config.sample_size`` (1024 px for SDXL, Flux, SD3,
+CogView4) and only above it, so a 1024² decode ran whole. These tests run diffusers' real VAE code on a small
+AutoencoderKL with the published VAEs' ``sample_size``."""
+
+import pytest
+import torch
+
+from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models.registry import get_model_class
+from toolkit.models.vae_tiling import set_vae_tiling, tile_px
+
+
+@pytest.fixture()
+def vae():
+    """The published VAEs' shape of tiling (four levels, 8x down, sample_size 1024) with few channels."""
+    from diffusers import AutoencoderKL
+
+    torch.manual_seed(0)
+    return AutoencoderKL(
+        block_out_channels=[8, 8, 8, 8],
+        layers_per_block=1,
+        latent_channels=4,
+        norm_num_groups=4,
+        down_block_types=["DownEncoderBlock2D"] * 4,
+        up_block_types=["UpDecoderBlock2D"] * 4,
+        sample_size=1024,
+    ).eval()
+
+
+def decode_tiles(vae, side: int) -> int:
+    """How many tiles diffusers' decode ran for a ``side`` px output (0: it decoded whole)."""
+    tiles = []
+    decoder = vae.decoder.forward
+
+    def counted(z, *args, **kwargs):
+        tiles.append(tuple(z.shape[-2:]))
+        return decoder(z, *args, **kwargs)
+
+    vae.decoder.forward = counted
+    with torch.no_grad():
+        out = vae.decode(torch.randn(1, 4, side // 8, side // 8)).sample
+    assert out.shape[-2:] == (side, side)
+    return 0 if tiles == [(side // 8, side // 8)] else len(tiles)
+
+
+def test_diffusers_own_tiling_leaves_a_1024_decode_whole(vae):
+    """The premise: ``enable_tiling()`` alone changes nothing at the families' native 1024²."""
+    vae.enable_tiling()
+    assert decode_tiles(vae, 1024) == 0
+
+
+def test_a_planned_tiled_decode_runs_in_tiles_of_the_planned_size_and_untiled_after(vae):
+    set_vae_tiling(vae, True, 512)
+    assert (vae.tile_sample_min_size, vae.tile_latent_min_size) == (512, 64)
+    assert decode_tiles(vae, 1024) == 9  # 64-latent tiles every 48 (a quarter overlapping): 3 x 3
+    set_vae_tiling(vae, False, 512)  # the next plan does not tile: the VAE's own sizes again
+    assert (vae.tile_sample_min_size, vae.tile_latent_min_size, vae.use_tiling) == (1024, 128, False)
+    assert decode_tiles(vae, 1024) == 0
+
+
+@pytest.mark.parametrize("arch, tile", [("flux", 512), ("cogview4", 512), ("wan21", 256), ("ltx", 512)])
+def test_the_plan_counts_the_tile_the_family_decodes_with(arch, tile):
+    """LTX's VAE tiles at 512 px where the other video VAEs tile at 256: its plans count a 512 px tile."""
+    model = get_model_class(arch)("cuda", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
+    assert tile_px(model) == tile
+    gen = GenerateImageConfig(prompt="p", width=1024, height=1024, num_frames=9)
+    work = model.workload(gen)
+    frames = 9 if model.modality == "video" else 1
+    held = frames if model.working_set.frames_at_once == 0 else min(frames, model.working_set.frames_at_once)
+    assert work.decode_tiled - int(0.4 * 2**30) == tile * tile * held * model.working_set.per_pixel
+
+
+def test_a_loaded_family_sets_its_vae_to_the_planned_tile_and_back(tiny_cache):
+    model = get_model_class("flux")("cpu", ModelConfig(name_or_path="tiny:flux", arch="flux"))
+    model.load_model()
+    vae = model.parts["vae"]
+    trained = vae.tile_sample_min_size
+    model._set_vae_tiling(True)
+    assert vae.use_tiling and vae.tile_sample_min_size == 512
+    model._set_vae_tiling(False)
+    assert not vae.use_tiling and vae.tile_sample_min_size == trained
