@@ -172,6 +172,7 @@ def test_the_start_frame_prediction_imports_neither_torch_nor_diffusers(tiny_cac
     from toolkit.models.tiny import tiny_checkpoint
 
     tiny_checkpoint("sd1")
+    tiny_checkpoint("stable_audio")
     code = """
 import sys
 from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
@@ -183,6 +184,10 @@ planner.active, planner.snapshot = True, (64 * 1024**3, 64 * 1024**3)
 out = planner.predict(get_model_class("sd1"), ModelConfig(name_or_path="tiny:sd1", arch="sd1"),
                       GenerateImageConfig(prompt="p", width=64, height=64))
 assert out["predicted"]["components"]["unet"]["placement"] == "gpu", out
+# An audio family's decode counts its seconds; Stable Audio's window is read without diffusers here.
+audio = ModelConfig(name_or_path="tiny:stable_audio", arch="stable_audio")
+out = planner.predict(get_model_class("stable_audio"), audio, GenerateImageConfig(prompt="p", duration_s=2.0))
+assert out["predicted"]["components"]["vae"]["placement"] == "gpu", out
 print(sorted(m for m in ("torch", "diffusers", "transformers") if m in sys.modules))
 """
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

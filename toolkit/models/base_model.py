@@ -23,7 +23,7 @@ from toolkit.models.prompt_cache import prompt_cache
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.v2.loading import end_group_offload_call, import_class, load_component, weight_bytes
-from toolkit.models.vae_tiling import set_vae_tiling, tile_px
+from toolkit.models.vae_tiling import set_vae_tiling, tile_px, vae_tiles
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
 Hook = Callable[..., None]
@@ -267,7 +267,7 @@ class BaseModel:
 
     def workload(self, gen: GenerateImageConfig) -> Workload:
         """Working sets beside the weights for this request: the family's ``working_set`` rates times its latent
-        positions (sampling) and output pixels (decoding). A tiled decode holds one tile (``tile_px``,
+        positions (sampling) and output pixels or audio seconds (decoding). A tiled decode holds one tile (``tile_px``,
         toolkit/models/vae_tiling.py) of the frames the VAE holds at once. Estimates: the engine re-plans
         with a larger reserve if one proves short."""
         ws = self.working_set
@@ -278,14 +278,14 @@ class BaseModel:
         tile = tile_px(self) ** 2
         denoise = GIB // 4 + int(positions * ws.per_position)
         decode = int(0.4 * GIB + pixels * held * ws.per_pixel)
-        tiled = int(0.4 * GIB + min(pixels, tile) * held * ws.per_pixel) if self._vae_tiles() else decode
+        if self.modality == "audio":  # the VAE decodes a waveform: its seconds, not pixels
+            decode = int(0.4 * GIB + self.decoded_seconds(gen) * ws.per_second)
+        tiled = int(0.4 * GIB + min(pixels, tile) * held * ws.per_pixel) if vae_tiles(self) else decode
         return Workload(denoise, decode, tiled, ws.encode, int(positions) // ws.patch**2)
 
-    def _vae_tiles(self) -> bool:
-        """Every image and video VAE the families use has diffusers' tiled decode. Decided without importing
-        diffusers: the start frame's prediction runs on the server thread, where an import racing the main
-        thread's left transformers half-initialised on the H200 ("cannot import name 'AutoModel'")."""
-        return self.modality in ("image", "video") and "vae" in self.components
+    def decoded_seconds(self, gen: GenerateImageConfig) -> float:
+        """Audio the VAE decodes for this request (Stable Audio's whole window, whatever the duration asked)."""
+        return float(gen.duration_s or self.defaults.get("duration_s") or 0)
 
     def options_plan(self) -> Plan:
         """The user's explicit options as placements: ``low_vram`` visits, ``layer_offloading`` streams,

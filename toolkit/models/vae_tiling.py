@@ -15,6 +15,13 @@ from __future__ import annotations
 IMAGE_TILE, VIDEO_TILE = 512, 256  # what a tiled decode holds per side, in output pixels, unless a family says
 
 
+def vae_tiles(family) -> bool:
+    """Every image and video VAE the families use has diffusers' tiled decode. Decided without importing
+    diffusers: the start frame's prediction runs on the server thread, where an import racing the main thread's
+    left transformers half-initialised on the H200 ("cannot import name 'AutoModel'")."""
+    return family.modality in ("image", "video") and "vae" in family.components
+
+
 def tile_px(family) -> int:
     """A family's tile: its working set's (``WorkingSet.tile``), else the default for its modality."""
     return family.working_set.tile or (VIDEO_TILE if family.modality == "video" else IMAGE_TILE)

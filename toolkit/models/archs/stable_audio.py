@@ -76,6 +76,13 @@ class StableAudioModel(BaseModel):
     def max_duration_s(self) -> float:
         return self.window() * HOP / self.sample_rate()
 
+    def decoded_seconds(self, gen) -> float:
+        """The whole window, whatever the duration asked. Read without importing diffusers (the start frame's
+        prediction runs on the server thread): the loaded config, else a window read before, else Open 1.0's."""
+        cfg = self.model_config
+        window = _WINDOWS.get((cfg.name_or_path, cfg.extras_name_or_path), WINDOW)
+        return (self.window() if self.pipeline is not None else window) * HOP / self.sample_rate()
+
     def prepare_gen_config(self, gen):
         duration = float(gen.duration_s or self.defaults["duration_s"])
         # Longer than the window is impossible (the pipeline raises); clamp and report the clamped value.
