@@ -82,19 +82,46 @@ def test_a_model_that_cannot_fit_is_refused_before_loading_and_the_next_request_
 
 
 def test_a_request_too_large_for_the_memory_left_is_told_what_size_fits_and_that_size_runs(planned):
-    """Tiny SD1's weights are nothing beside a large image's working set: the ``too_large`` error names the
-    largest size of the same shape that fits now, and a request at that size runs."""
-    planned.free["bytes"], _ = sd1_peak_on_gpu(384)
+    """Tiny SD1's weights are nothing beside a large image's working set, here its sampling's (smaller VAE tiles
+    cannot help): the ``too_large`` error names the largest size of the same shape that fits now, and a request
+    at that size runs."""
+    planned.free["bytes"], _ = sd1_peak_on_gpu(256)
     body = sd1()
-    body["sample"].update(width=640, height=512)
+    body["sample"].update(width=1536, height=1280)
     out = planned.client.generate_wait(body)
     assert out["http_status"] == 507 and out["error"]["code"] == "too_large"
     match = re.search(r"for this request's size: (\d+)×(\d+) fits\)", out["error"]["message"])
     assert match, out["error"]["message"]
     width, height = int(match.group(1)), int(match.group(2))
-    assert width * height <= 384 * 384 < 640 * 512 and abs(width / height - 640 / 512) < 0.1
+    assert 256 * 256 < width * height < 1536 * 1280 and abs(width / height - 1536 / 1280) < 0.1
     body["sample"].update(width=width, height=height, num_inference_steps=1)
     run(planned, body)
+
+
+def test_a_decode_too_large_for_the_family_s_tile_runs_in_smaller_tiles(planned, monkeypatch):
+    """What HunyuanVideo 1.5 needs on 16 GiB, on tiny SD1: at 640x512 its decode does not fit in 512 px tiles
+    beside the weights; instead of refusing, the plan tiles smaller, says so, the VAE decodes in those tiles
+    (also right after the same request planned in the family's own tiles: the resident holder, which keeps the
+    plan it was built with, is not reused), and the image comes out whole."""
+    from toolkit.models import base_model
+
+    tiles = []
+    real = base_model.set_vae_tiling
+    monkeypatch.setattr(
+        base_model, "set_vae_tiling", lambda vae, on, tile: tiles.append((on, tile)) or real(vae, on, tile)
+    )
+    planned.free["bytes"], _ = sd1_peak_on_gpu(512)
+    body = sd1()
+    body["sample"].update(width=640, height=512, num_inference_steps=1)
+    run(planned, body)  # fits in the family's own 512 px tiles
+    assert planned.client.health()["memory"]["plan"]["vae_tile"] is None
+    planned.free["bytes"], _ = sd1_peak_on_gpu(384)  # something else took memory: the same request, smaller tiles
+    headers = frames_of(planned, body)
+    [result] = [h for h in headers if h["type"] == "result"]
+    plan = planned.client.health()["memory"]["plan"]
+    assert plan["vae_tiling"] and plan["vae_tile"] in (384, 256) and plan["summary"].endswith(" px tiles")
+    assert tiles[0] == (True, 512) and tiles[-1] == (True, plan["vae_tile"])
+    assert (result["width"], result["height"]) == (640, 512)
 
 
 def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, monkeypatch):

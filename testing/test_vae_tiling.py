@@ -1,16 +1,18 @@
-"""A plan that tiles the VAE decode gets the tile it counted on (toolkit/models/vae_tiling.py).
+"""A plan that tiles the VAE decode gets the tile it counted on, and a smaller one where only that fits
+(toolkit/models/vae_tiling.py).
 
 On the H200 (2026-12-03) CogView4 on a 16 GiB budget peaked at 15.66 GiB against a planned 14.68: its plan said
 "VAE tiled", but diffusers' AutoencoderKL tiles at its ``config.sample_size`` (1024 px for SDXL, Flux, SD3,
-CogView4) and only above it, so a 1024² decode ran whole. These tests run diffusers' real VAE code on a small
-AutoencoderKL with the published VAEs' ``sample_size``."""
+CogView4) and only above it, so a 1024² decode ran whole. These tests run diffusers' real VAE code: a small
+AutoencoderKL with the published VAEs' ``sample_size``, and Wan 2.1's tiny video VAE."""
 
 import pytest
 import torch
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.memory_plan import Plan, Workload
 from toolkit.models.registry import get_model_class
-from toolkit.models.vae_tiling import set_vae_tiling, tile_px
+from toolkit.models.vae_tiling import resized, set_vae_tiling, tile_px
 
 
 @pytest.fixture()
@@ -82,3 +84,50 @@ def test_a_loaded_family_sets_its_vae_to_the_planned_tile_and_back(tiny_cache):
     assert vae.use_tiling and vae.tile_sample_min_size == 512
     model._set_vae_tiling(False)
     assert not vae.use_tiling and vae.tile_sample_min_size == trained
+
+
+def test_a_smaller_tile_keeps_each_vae_s_proportions():
+    """Latent tiles and strides scale with the tile: Wan's 192 px stride left beside a 128 px tile would skip
+    pixels; HunyuanVideo 1.5's latent tile is a sixteenth of its pixel tile."""
+    wan = {"tile_sample_min_height": 256, "tile_sample_min_width": 256, "tile_sample_stride_height": 192}
+    assert resized(wan, 128) == {
+        "tile_sample_min_height": 128,
+        "tile_sample_min_width": 128,
+        "tile_sample_stride_height": 96,
+    }
+    hunyuan15 = {"tile_sample_min_height": 256, "tile_latent_min_height": 16}
+    assert resized(hunyuan15, 192) == {"tile_sample_min_height": 192, "tile_latent_min_height": 12}
+
+
+def test_a_video_vae_decodes_in_the_smaller_tiles_its_plan_counted_and_its_own_after(tiny_cache):
+    """Wan 2.1's tiny checkpoint, diffusers' own tiled decode: the plan's 128 px tiles while it tiles, 256 after."""
+    model = get_model_class("wan21")("cpu", ModelConfig(name_or_path="tiny:wan21", arch="wan21"))
+    model.load_model()
+    vae = model.parts["vae"]
+    model.plan = Plan({}, True, 0, 0, work=Workload(0, 0, 0, tile=128))
+    seen = []
+    tiled = vae.tiled_decode
+
+    def spy(z, *args, **kwargs):
+        seen.append((vae.tile_sample_min_height, vae.tile_sample_stride_height))
+        return tiled(z, *args, **kwargs)
+
+    vae.tiled_decode = spy
+    model._set_vae_tiling(True)
+    with torch.no_grad():
+        video = vae.decode(torch.randn(1, vae.config.z_dim, 1, 32, 32)).sample
+    assert seen == [(128, 96)] and video.shape[-2:] == (256, 256) and torch.isfinite(video).all()
+    model._set_vae_tiling(False)
+    assert (vae.use_tiling, vae.tile_sample_min_height, vae.tile_sample_stride_height) == (False, 256, 192)
+
+
+def test_a_plan_tiles_smaller_rather_than_refuse_and_says_so():
+    """HunyuanVideo 1.5 at its native 848x480x121 on 16 GiB: its decode in the VAE's own 256 px tiles needs 15.5 GiB
+    beside the weights, and the request was refused; in 192 px tiles it fits. On 24 GiB its own tiles fit; on 12
+    GiB nothing does, and the error names the smallest plan, the smallest tile's."""
+    from testing.bench.plan_table import predicted
+
+    on16, on24, on12 = (predicted("hunyuan_video15", card, 64) for card in (16, 24, 12))
+    assert on16["fits"] and on16["summary"].endswith("VAE tiled in 192 px tiles") and on16["peak_gib"] <= 15.4
+    assert on24["fits"] and on24["summary"].endswith("VAE tiled")
+    assert not on12["fits"] and "VAE tiled in 128 px tiles) needs" in on12["summary"]

@@ -135,6 +135,7 @@ class Workload:
     decode_tiled: int
     encode: int = GIB // 2
     tokens: int = 0  # the denoiser's tokens per step; 0: unknown, planned as REF_TOKENS
+    tile: int = 0  # decode_tiled's tile side where smaller than the family's own (vae_tiling.smaller_tiles); 0: own
 
 
 @dataclass
@@ -171,6 +172,11 @@ class Plan:
         resident = sum(resident_bytes(p, self.placements[p.role]) for p in self.parts) + sum(self.kept.values())
         return resident + max(running, default=0)
 
+    @property
+    def vae_tile(self) -> Optional[int]:
+        """The tile side a tiled decode must use, where the plan counted one smaller than the family's own."""
+        return self.workload.tile or None if self.vae_tiling else None
+
     def qtype_for(self, role: str) -> Optional[str]:
         """The 8-bit type of a quantized role: the plan's own for the denoiser, its weight-only kind for the rest."""
         kind = next((p.kind for p in self.parts if p.role == role), "denoiser")
@@ -187,7 +193,8 @@ class Plan:
         text = "; ".join(f"{', '.join(roles)} {word}" for word, roles in groups.items())
         text += "".join(f"; {_gib(kept)} GiB of {role} kept on the GPU" for role, kept in self.kept.items())
         text += "".join(f"; {role}'s step ~{x:.2f}x resident" for role, x in self.stream_slowdowns().items())
-        return text + ("; VAE tiled" if self.vae_tiling else "")
+        tiles = f" in {self.vae_tile} px tiles" if self.vae_tile else ""
+        return text + (f"; VAE tiled{tiles}" if self.vae_tiling else "")
 
     def stream_slowdowns(self) -> dict:
         """Role -> predicted step over the resident step, for the streamed denoisers (``stream_slowdown``)."""
@@ -205,6 +212,7 @@ class Plan:
             "source": self.source,
             "summary": self.summary(),
             "vae_tiling": self.vae_tiling,
+            "vae_tile": self.vae_tile,
             "qtype": self.qtype,
             "peak_gib": _gib(self.peak),
             "available_gib": _gib(self.available),

@@ -22,6 +22,7 @@ from toolkit.memory_plan import GIB, SMALLER_REQUEST, Plan, PlanDoesNotFit, Work
 from toolkit.models.speed import fp8_options, wants_fp8
 from toolkit.models.streaming import kept_bytes
 from toolkit.models.v2.pool import ComponentPool, host_available_bytes, plannable_bytes
+from toolkit.models.vae_tiling import smaller_tiles
 
 MODES = ("auto", "off")
 # engine.memory_qtype: what the plan may quantize with. "auto" picks the GPU's best (toolkit/models/v2/loading.py
@@ -130,19 +131,19 @@ class MemoryPlanner:
             self._sizes[key] = holder.memory_parts()
         fp8 = wants_fp8(gen.speed)
 
-        def plan_for(request) -> Plan:
+        def plan_at(request, tile=None) -> Plan:
             return plan_memory(
                 model_class.arch,
                 self._sizes[key],
                 available,
-                _scaled(holder.workload(request), scale),
+                _scaled(holder.workload(request, tile), scale),
                 host,
                 budget=self.budget,
                 qtype="float8dq" if fp8 else self.qtype_for(model_class),
                 quantize_denoiser=fp8,
             )
 
-        return plan_naming_what_fits(holder, gen, plan_for)
+        return plan_naming_what_fits(holder, gen, lambda request: tiled_to_fit(holder, request, plan_at))
 
     def config_for(self, model_config, gen):
         """The ``fp8`` speed tier where no plan decides (``engine.memory: off``, or the user's memory options): as
@@ -197,6 +198,17 @@ class MemoryPlanner:
             "reserve_scale": dict(self.reserve_scale),
             "plan": plan.describe() if plan is not None else None,
         }
+
+
+def tiled_to_fit(holder, gen, plan_at) -> Plan:
+    """``plan_at(gen, tile)`` with the family's own VAE tile, else with a smaller one (``smaller_tiles``) before
+    giving up; a request that fits no way is told the smallest plan, the smallest tile's."""
+    for tile in (None, *smaller_tiles(holder)):
+        try:
+            return plan_at(gen, tile)
+        except PlanDoesNotFit as e:
+            error = e
+    raise error
 
 
 def plan_naming_what_fits(holder, gen, plan_for) -> Plan:

@@ -223,5 +223,10 @@ def holder_identity(model_config: ModelConfig, plan) -> dict:
     return model_config.identity() | {
         "memory_plan": None
         if plan is None
-        else {"placements": plan.placements, "vae_tiling": plan.vae_tiling, "qtype": plan.qtype}
+        else {
+            "placements": plan.placements,
+            "vae_tiling": plan.vae_tiling,
+            "vae_tile": plan.vae_tile,
+            "qtype": plan.qtype,
+        }
     }

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> dict:
-    from extensions_built_in.inference_engine.memory_planner import plan_naming_what_fits
+    from extensions_built_in.inference_engine.memory_planner import plan_naming_what_fits, tiled_to_fit
     from testing.bench.real_build import largest_parameters
     from testing.bench.real_configs import PARAMS
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
@@ -42,12 +42,12 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
     if qtype == "float8dq" and not model_class.float8_activations:  # as MemoryPlanner.qtype_for decides
         qtype = "float8"
 
-    def plan_for(request):
-        work = model.workload(request)
+    def plan_at(request, tile=None):
+        work = model.workload(request, tile)
         return plan_memory(arch, parts, available, work, int(host_gib * GIB), budget=int(card_gib * GIB), qtype=qtype)
 
-    try:
-        plan = plan_naming_what_fits(model, gen, plan_for)  # as the engine's message says it
+    try:  # as the engine plans it, and as its message says what fits
+        plan = plan_naming_what_fits(model, gen, lambda request: tiled_to_fit(model, request, plan_at))
         return {"fits": True, "summary": plan.summary(), "peak_gib": round(plan.peak / GIB, 1)}
     except PlanDoesNotFit as e:
         return {"fits": False, "summary": str(e), "peak_gib": round(e.smallest.peak / GIB, 1)}

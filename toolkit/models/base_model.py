@@ -265,23 +265,23 @@ class BaseModel:
                 parts.append(Part(role, component_kind(role, comp), size, largest))
         return parts
 
-    def workload(self, gen: GenerateImageConfig) -> Workload:
+    def workload(self, gen: GenerateImageConfig, tile: Optional[int] = None) -> Workload:
         """Working sets beside the weights for this request: the family's ``working_set`` rates times its latent
-        positions (sampling) and output pixels or audio seconds (decoding). A tiled decode holds one tile (``tile_px``,
-        toolkit/models/vae_tiling.py) of the frames the VAE holds at once. Estimates: the engine re-plans
-        with a larger reserve if one proves short."""
+        positions (sampling) and output pixels or audio seconds (decoding). A tiled decode holds one ``tile``
+        (``tile_px``, toolkit/models/vae_tiling.py) of the frames the VAE holds at once. Estimates: the engine
+        re-plans with a larger reserve if one proves short."""
         ws = self.working_set
         pixels = gen.width * gen.height
         frames = gen.num_frames if self.modality == "video" else 1
         positions = pixels * frames / (self.latent.spatial_factor**2 * max(1, self.latent.temporal_factor))
         held = frames if ws.frames_at_once == 0 else min(frames, ws.frames_at_once)
-        tile = tile_px(self) ** 2
+        area = (tile or tile_px(self)) ** 2
         denoise = GIB // 4 + int(positions * ws.per_position)
         decode = int(0.4 * GIB + pixels * held * ws.per_pixel)
         if self.modality == "audio":  # the VAE decodes a waveform: its seconds, not pixels
             decode = int(0.4 * GIB + self.decoded_seconds(gen) * ws.per_second)
-        tiled = int(0.4 * GIB + min(pixels, tile) * held * ws.per_pixel) if vae_tiles(self) else decode
-        return Workload(denoise, decode, tiled, ws.encode, int(positions) // ws.patch**2)
+        tiled = int(0.4 * GIB + min(pixels, area) * held * ws.per_pixel) if vae_tiles(self) else decode
+        return Workload(denoise, decode, tiled, ws.encode, int(positions) // ws.patch**2, tile or 0)
 
     def decoded_seconds(self, gen: GenerateImageConfig) -> float:
         """Audio the VAE decodes for this request (Stable Audio's whole window, whatever the duration asked)."""
@@ -457,7 +457,7 @@ class BaseModel:
 
     def _set_vae_tiling(self, on: bool) -> None:
         """Per generation: a VAE shared through the pool with a holder of another plan keeps no stale setting."""
-        set_vae_tiling(self.parts.get("vae"), on, tile_px(self))
+        set_vae_tiling(self.parts.get("vae"), on, (self.plan and self.plan.vae_tile) or tile_px(self))
 
     def _step_callback(self, gen: GenerateImageConfig):
         def on_step(raw: SchedulerStep) -> None:

@@ -4,10 +4,10 @@ diffusers' ``AutoencoderKL`` (and ``AutoencoderKLFlux2``) tile at ``config.sampl
 trained at: 1024 px for SDXL, Flux, SD3, CogView4 and the families that ship their VAEs, and they tile only an
 output larger than one tile. So ``enable_tiling()`` did nothing at 1024², while the plan had counted a 512 px
 tile's working set: CogView4 on a 16 GiB budget peaked at 15.66 GiB against a planned 14.68 (H200, 2026-12-03,
-docs/BENCHMARKS.md, thirteenth run), 3.0 GiB of it the untiled decode. These VAEs now tile at the plan's size
-while a plan asks for tiling, and at their own again when a plan does not (the VAE is pooled, shared with other
-plans). The video VAEs' ``enable_tiling`` tiles at their own sizes (Wan, HunyuanVideo and Qwen-Image's 256 px,
-LTX's 512 px), which the families' working sets count as they are.
+docs/BENCHMARKS.md, thirteenth run), 3.0 GiB of it the untiled decode. Every VAE now tiles at the plan's
+size while a plan asks for tiling, and at its own again when a plan does not (the VAE is pooled, shared with
+other plans). A family's plan counts its VAE's own tile (Wan, HunyuanVideo and Qwen-Image's 256 px, LTX's
+512 px), or 512 px for the image VAEs, and a smaller one where only that fits (``smaller_tiles``).
 """
 
 from __future__ import annotations
@@ -27,23 +27,48 @@ def tile_px(family) -> int:
     return family.working_set.tile or (VIDEO_TILE if family.modality == "video" else IMAGE_TILE)
 
 
+def smaller_tiles(family) -> tuple:
+    """Tiles a plan may fall back to before a request is refused: a tiled decode's working set falls with the
+    tile's area (HunyuanVideo 1.5 at 848x480x121: 15.5 GiB in 256 px tiles, whole clip per tile), as a ComfyUI
+    user on a small card picks a smaller tile for its tiled decode."""
+    tile = tile_px(family)
+    return (tile * 3 // 4, tile // 2) if vae_tiles(family) else ()
+
+
+# Every tile size diffusers' VAEs keep, in pixels or latents: AutoencoderKL's square ones, the video VAEs' sides and
+# strides (Wan, Qwen-Image, HunyuanVideo, LTX), HunyuanVideo 1.5's latent sides.
+SIZES = (
+    "tile_sample_min_size",
+    "tile_latent_min_size",
+    "tile_sample_min_height",
+    "tile_sample_min_width",
+    "tile_latent_min_height",
+    "tile_latent_min_width",
+    "tile_sample_stride_height",
+    "tile_sample_stride_width",
+)
+
+
 def set_vae_tiling(vae, on: bool, tile: int) -> None:
+    """Tiling on at ``tile`` px, or off; the VAE's own sizes between, so a pooled VAE another plan shares keeps
+    no stale setting."""
     if vae is None:
         return
-    if hasattr(vae, "tile_sample_min_size") and hasattr(vae, "tile_latent_min_size"):
-        _sample_sized(vae, tile if on else _trained_size(vae))
+    own = vae.__dict__.setdefault(
+        "_aitk_tile_sizes", {name: getattr(vae, name) for name in SIZES if hasattr(vae, name)}
+    )
+    for name, value in (resized(own, tile) if on else own).items():
+        setattr(vae, name, value)
     method = getattr(vae, "enable_tiling" if on else "disable_tiling", None)
     if callable(method):
         method()
 
 
-def _trained_size(vae) -> int:
-    size = vae.config.sample_size
-    return size[0] if isinstance(size, (list, tuple)) else size
-
-
-def _sample_sized(vae, tile: int) -> None:
-    """diffusers' own arithmetic (``AutoencoderKL.__init__``): the latent tile is the pixel tile over the VAE's
-    downsampling, 2 per block after the first."""
-    vae.tile_sample_min_size = tile
-    vae.tile_latent_min_size = int(tile / (2 ** (len(vae.config.block_out_channels) - 1)))
+def resized(own: dict, tile: int) -> dict:
+    """Every size scaled by ``tile`` over the VAE's own tile, so latent tiles and strides keep their proportion to
+    the tile (a stride left at 192 beside a 128 px tile would skip pixels)."""
+    if not own:
+        return {}
+    first = own.get("tile_sample_min_size", own.get("tile_sample_min_height"))
+    first = first[0] if isinstance(first, (list, tuple)) else first
+    return {name: int((v[0] if isinstance(v, (list, tuple)) else v) * tile / first) for name, v in own.items()}
