@@ -91,8 +91,8 @@ class Outputs:
         except Exception as e:  # a full disk, a codec refusing the frames: the request fails, the engine serves on
             if result is not None:  # the file made it, its sidecar did not: no half result stays behind
                 self.remove(result["path"])
-            req.stream.finish(False, "internal", f"Saving the result failed: {type(e).__name__}: {e}"[:2000])
             print(req.log_line(f"saving failed: {type(e).__name__}: {e}"[:300]), flush=True)
+            req.stream.finish(False, "internal", f"Saving the result failed: {type(e).__name__}: {e}"[:2000])
             return
         batch = {"image": image.index + 1, "images": image.count} if image.count > 1 else {}
         req.stream.emit(
@@ -112,9 +112,9 @@ class Outputs:
             seed=sample.seed,
             **batch,
         )
-        if image.last:
-            req.stream.finish(True)
+        if image.last:  # the log's line first: a client (or test) that saw the end finds it written
             print(req.log_line(f"done in {timings['total_s']:.1f} s"), flush=True)
+            req.stream.finish(True)
 
     def _write_result_sidecar(self, req, result: dict, sample, timings: dict) -> None:
         self.write_sidecar(
