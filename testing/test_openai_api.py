@@ -189,8 +189,9 @@ def test_a_client_that_leaves_a_stream_cancels_its_generation(engine):
 
 
 def test_a_client_that_leaves_a_json_request_cancels_its_generations(engine):
-    """No stream: the client gives up (its read timeout) while n=2 generations run; both are cancelled."""
-    body = {"model": ALIAS, "prompt": "x", "n": 2, "num_inference_steps": 500}
+    """No stream: the client gives up (its read timeout) while n=2 generations run; both are cancelled. At 256x256
+    each takes well over the 3 s the client waits (64x64's 500 steps once finished in 2.7 s, and its file stayed)."""
+    body = {"model": ALIAS, "prompt": "x", "n": 2, "num_inference_steps": 500, "size": "256x256"}
     headers = {"Authorization": f"Bearer {engine.TOKEN}"}
     before = {e["name"] for e in engine.engine.list_outputs(10000)}
     with pytest.raises(httpx.ReadTimeout):
