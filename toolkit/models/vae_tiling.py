@@ -69,6 +69,10 @@ def resized(own: dict, tile: int) -> dict:
     the tile (a stride left at 192 beside a 128 px tile would skip pixels)."""
     if not own:
         return {}
-    first = own.get("tile_sample_min_size", own.get("tile_sample_min_height"))
-    first = first[0] if isinstance(first, (list, tuple)) else first
-    return {name: int((v[0] if isinstance(v, (list, tuple)) else v) * tile / first) for name, v in own.items()}
+    first = _side(own.get("tile_sample_min_size", own.get("tile_sample_min_height")))
+    return {name: int(_side(value) * tile / first) for name, value in own.items()}
+
+
+def _side(size) -> int:
+    """AutoencoderKL keeps ``config.sample_size`` as it came, which may be a (height, width) pair."""
+    return size[0] if isinstance(size, (list, tuple)) else size
