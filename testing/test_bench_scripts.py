@@ -120,25 +120,11 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
     """testing/bench/family_sweep.py on CPU at real widths, one layer per stack (the GPU run is docs/BENCHMARKS.md's
     per-family table)."""
     out = tmp_path / "out"
-    cmd = [
-        sys.executable,
-        "testing/bench/family_sweep.py",
-        "--out",
-        str(out),
-        "--tiny",
-        "--families",
-        "flux",
-        "--budgets",
-        "0,24",
-        "--steps",
-        "2",
-        "--bare",
-        "--engines",
-        "2",
-        "--models",
-        str(tmp_path / "m"),
+    cmd = [sys.executable, "testing/bench/family_sweep.py", "--out", str(out), "--models", str(tmp_path / "m")]
+    cmd += [
         "--work",
         str(tmp_path / "w"),
+        *"--tiny --families flux --budgets 0,24 --steps 2 --bare --engines 2".split(),
     ]
     done = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"}
@@ -539,3 +525,16 @@ def test_the_carried_fa4_parts_are_checked_unpacked_and_put_on_the_path(tmp_path
     (parts / "fa4.tar.xz.aa").write_bytes(b"cut short")
     with pytest.raises(SystemExit, match="do not add up"):
         install_fa4(str(parts), str(tmp_path / "again"))
+
+
+def test_family_sweep_refuses_before_building_a_family_whose_file_it_cannot_write(monkeypatch):
+    """LTX-2's mp4 needs PyAV; without it the GPU run sampled twice and failed at saving (2026-12-03)."""
+    import importlib.util
+
+    from testing.bench.family_sweep import missing_writer
+    from toolkit.models.registry import get_model_class
+
+    assert missing_writer(get_model_class("ltx2"), False) is None  # installed here
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, package=None: None)
+    assert "--wheels .whl_engine,.whl_av" in missing_writer(get_model_class("ltx2"), False)
+    assert missing_writer(get_model_class("hunyuan_video15"), False) is None  # webp: Pillow

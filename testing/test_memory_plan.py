@@ -478,3 +478,36 @@ def test_an_audio_decode_counts_the_seconds_its_vae_decodes(tiny_cache):
         predicted("stable_audio", 141, 256)["peak_gib"] >= 5.44
         and predicted("ace_step_15", 141, 256)["peak_gib"] >= 7.97
     )
+
+
+def test_a_decode_that_ran_out_widens_the_decode_s_reserve_alone():
+    """HunyuanVideo 1.5 at 848x480x121 on 24 GiB (H200, 2026-12-03, docs/BENCHMARKS.md fourteenth run): its
+    decode ran out in 256 px tiles, and the re-plan doubled every working set: sampling's 12.5 GiB became 25 and
+    the request was refused, though the same decode in 192 px tiles had run on 16 GiB. Only the decode's reserve
+    widens now; the re-plan decodes in smaller tiles and samples as before."""
+    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from testing.bench.plan_table import real_parts
+    from toolkit.models.v2.pool import ComponentPool, plannable_share
+
+    model_class, cfg = get_model_class("hunyuan_video15"), ModelConfig(name_or_path="unused", arch="hunyuan_video15")
+    gen = GenerateImageConfig(prompt="p", width=848, height=480, num_frames=121)
+    planner = MemoryPlanner("cpu", "auto", ComponentPool(), 24 * GIB)
+    planner.qtype = "float8"
+    planner._sizes[("hunyuan_video15", "unused", cfg.extras_name_or_path, model_class("cpu", cfg).dtype)] = real_parts(
+        "hunyuan_video15"
+    )
+
+    def plan():
+        return planner._plan(model_class, cfg, gen, plannable_share(24 * GIB), 64 * GIB)
+
+    first = plan()
+    assert first.vae_tiling and first.vae_tile is None  # the family's own 256 px tile
+    # What the H200 run saw: the decode asked for 2.27 GiB with the stage's peak at the plan's prediction.
+    assert planner.widen_after_oom(
+        "hunyuan_video15", first, {"stage": "decoding", "needed_bytes": first.peak_of("decoding") + gib(2.27)}
+    )
+    assert planner.reserve_scale == {"hunyuan_video15": {"decoder": 2.0}}
+    second = plan()
+    assert second.vae_tile is not None and second.vae_tile < 256
+    assert second.work_of("sampling") == first.work_of("sampling")
+    assert second.peak_of("decoding") <= plannable_share(24 * GIB)

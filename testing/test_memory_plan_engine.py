@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from extensions_built_in.inference_engine.memory_planner import KINDS
 from testing.engine_harness import EngineHarness
 from testing.test_memory_plan import PLENTY_OF_RAM, QWEN_IMAGE, flux_work, gib
 from testing.test_pool import run, sd1
@@ -148,7 +149,8 @@ def test_out_of_memory_under_a_plan_widens_the_reserve_and_runs_again(planned, m
     # and the code that asked for the memory, innermost first (which module or offload hook the plan missed)
     assert retry["oom"]["at"].startswith("test_memory_plan_engine.py:") and " oom_once" in retry["oom"]["at"]
     assert f"at {retry['oom']['at']}" in retry["message"]
-    assert planned.client.health()["memory"]["reserve_scale"] == {"sd1": 2.0}
+    # The stage that ran out has its reserves widened: encoding's phases (the encoders, and the first step's).
+    assert planned.client.health()["memory"]["reserve_scale"] == {"sd1": {"encoder": 2.0, "denoiser": 2.0}}
 
 
 def test_the_re_plan_covers_what_the_failed_attempt_needed_beyond_the_plan(planned, monkeypatch):
@@ -170,11 +172,13 @@ def test_the_re_plan_covers_what_the_failed_attempt_needed_beyond_the_plan(plann
 
     monkeypatch.setattr(BaseModel, "sample_media", oom_once)
 
-    # The failed attempt peaked at exactly the plan's prediction for the stage, then asked for 1 GiB more.
-    def vram_stats():
-        return {"allocated": GIB, "peak_allocated": plans[0].peak_of("encoding") if plans else 0}
+    # The failed stage peaked at exactly the plan's prediction for it, then asked for 1 GiB more. The request's
+    # peak (an earlier stage's, say) is larger and is not what this stage needed.
+    def stage_peak():
+        return plans[0].peak_of("encoding") if plans else 0
 
-    monkeypatch.setattr(toolkit.device, "vram_stats", vram_stats)
+    monkeypatch.setattr(toolkit.device, "stage_peak", stage_peak)
+    monkeypatch.setattr(toolkit.device, "vram_stats", lambda: {"allocated": GIB, "peak_allocated": 40 * GIB})
     headers = frames_of(planned, sd1())
     assert headers[-1]["ok"] is True and len(plans) == 2
     retry = next(h for h in headers if h["type"] == "status" and "planning again" in h.get("message", ""))
@@ -183,7 +187,7 @@ def test_the_re_plan_covers_what_the_failed_attempt_needed_beyond_the_plan(plann
     # Encoding (the phase that ran out: no step was done) had 0.5 GiB planned; it gets that plus 1.25 x 1 GiB.
     assert first.work_of("encoding") == GIB // 2
     scale = planned.client.health()["memory"]["reserve_scale"]["sd1"]
-    assert scale == 3.5 and "3.5x the working-set reserve" in retry["message"]
+    assert scale == {"encoder": 3.5, "denoiser": 3.5} and "reserve (encoder 3.5x, denoiser 3.5x)" in retry["message"]
     assert second.work_of("encoding") == int(first.work_of("encoding") * 3.5)
     # The stage's new prediction covers what it needed, with room to spare.
     assert second.peak_of("encoding") >= first.peak_of("encoding") + 1.25 * GIB
@@ -431,7 +435,7 @@ def test_what_a_request_that_ran_out_of_memory_allocated_is_freed_at_once(planne
         raise torch.cuda.OutOfMemoryError("CUDA out of memory (injected)")
 
     monkeypatch.setattr(BaseModel, "sample_media", oom_holding_a_cycle)
-    planned.engine.memory.reserve_scale["sd1"] = 8.0  # no re-plan: the request fails with `oom`
+    planned.engine.memory.reserve_scale["sd1"] = dict.fromkeys(KINDS, 8.0)  # no re-plan: the request fails with `oom`
     gc.disable()
     try:
         headers = frames_of(planned, sd1())
@@ -513,7 +517,7 @@ def test_an_out_of_memory_error_says_where_it_struck_and_what_sat_on_the_gpu(pla
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.96 GiB (injected)")
 
     monkeypatch.setattr(BaseModel, "sample_media", oom)
-    planned.engine.memory.reserve_scale["sd1"] = 8.0  # no re-plan: the request fails with `oom`
+    planned.engine.memory.reserve_scale["sd1"] = dict.fromkeys(KINDS, 8.0)  # no re-plan: the request fails with `oom`
     [error] = [h for h in frames_of(planned, sd1()) if h["type"] == "error"]
     assert error["code"] == "oom" and error["message"].startswith("Out of memory while encoding (")
     assert "unet" in error["message"] and error["message"].endswith("Tried to allocate 1.96 GiB (injected)")

@@ -131,3 +131,43 @@ def test_a_plan_tiles_smaller_rather_than_refuse_and_says_so():
     assert on16["fits"] and on16["summary"].endswith("VAE tiled in 192 px tiles") and on16["peak_gib"] <= 15.4
     assert on24["fits"] and on24["summary"].endswith("VAE tiled")
     assert not on12["fits"] and "VAE tiled in 128 px tiles) needs" in on12["summary"]
+
+
+@pytest.mark.parametrize("fails_below", [256, 0])
+def test_a_decode_out_of_memory_decodes_again_in_smaller_tiles_keeping_the_latents(
+    tiny_cache, monkeypatch, fails_below
+):
+    """HunyuanVideo 1.5 at 24 GiB (H200, 2026-12-03): its decode ran out in 256 px tiles after sampling, and the
+    engine sampled the whole request again under a wider plan. Now the decode alone runs again, in the family's
+    smaller tiles (SD 1.5's 512 px: 384, then 256), and the user is told; once the smallest fails too, the
+    out-of-memory goes to the engine (its re-plan). Sampling runs once either way."""
+    from diffusers import AutoencoderKL
+
+    model = get_model_class("sd1")("cpu", ModelConfig(name_or_path="tiny:sd1", arch="sd1"))
+    model.load_model()
+    model.plan = Plan({}, True, 0, 0, work=Workload(0, 0, 0))
+    tiles, steps, statuses = [], [], []
+    decode = AutoencoderKL._decode
+
+    def runs_out_above(vae, z, *args, **kwargs):
+        tiles.append(vae.tile_sample_min_size)
+        if vae.tile_sample_min_size > fails_below:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.27 GiB (injected)")
+        return decode(vae, z, *args, **kwargs)
+
+    monkeypatch.setattr(AutoencoderKL, "_decode", runs_out_above)
+    model.sample_step_hook = steps.append
+    model.add_status_update_hook(lambda message, stage: statuses.append((stage, message)))
+    gen = GenerateImageConfig(prompt="p", width=64, height=64, num_inference_steps=2)
+    if fails_below:
+        media = model.generate_media(gen)
+        assert media.kind == "image" and media.image.shape == (64, 64, 3)
+    else:
+        with pytest.raises(torch.cuda.OutOfMemoryError):
+            model.generate_media(gen)
+    assert tiles == [512, 384, 256] and len(steps) == 2
+    assert [m for stage, m in statuses if m.startswith("Out of memory")] == [
+        "Out of memory decoding in 512 px tiles: decoding in 384 px tiles",
+        "Out of memory decoding in 384 px tiles: decoding in 256 px tiles",
+    ]
+    assert "decode" not in model.parts["vae"].__dict__  # the pooled VAE is left as it was

@@ -28,6 +28,7 @@ def vram_stats() -> dict | None:
         "used": total - free,
         "total": total,
         "allocated": torch.cuda.memory_allocated(),
+        "reserved": torch.cuda.memory_reserved(),  # above allocated by what the caching allocator holds unused
         "peak_allocated": max(_request_peak, torch.cuda.max_memory_allocated()),
         "budget": vram_budget("cuda"),
     }
@@ -43,6 +44,14 @@ def reset_vram_peak() -> None:
     _request_peak = 0
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
+
+
+def stage_peak() -> int:
+    """The peak allocation of the stage running now (since ``take_stage_peak`` last reset it): what an
+    out-of-memory in this stage had allocated at most, not an earlier stage's peak. 0 off CUDA."""
+    import torch
+
+    return torch.cuda.max_memory_allocated() if torch.cuda.is_available() else 0
 
 
 def take_stage_peak() -> int | None:

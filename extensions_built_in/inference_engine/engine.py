@@ -390,7 +390,7 @@ class Engine:
                     oom=where,
                     message=f"Out of memory while {where['stage']} with this plan ({plan.summary()}; "
                     f"{where['allocated_gib']} GiB allocated, {where['needed_gib']} GiB needed; at {where['at']}): "
-                    f"planning again with {self.memory.reserve_scale[req.model_class.arch]}x the working-set reserve",
+                    f"planning again with a wider working-set reserve ({self.memory.widened(req.model_class.arch)})",
                 )
 
     def _holder_for(self, req: Request, plan, started: float):

@@ -4,8 +4,9 @@ Each request is planned on the main thread just before its model is loaded, from
 within ``engine.vram_budget_gb`` plus what the engine's own pool holds (a plan may reuse or free it), so a
 training job that took memory since the last request gets a smaller plan instead of an ``oom``. A model config
 with explicit memory options (``low_vram``, ``layer_offloading``, ``quantize``) is not planned: the user chose.
-A generation that runs out of memory anyway has its working-set reserve widened (remembered per family: at least
-doubled, and by what the failed attempt needed beyond the plan) and is planned and run once more.
+A generation that runs out of memory anyway has the working-set reserve of the stage that ran out widened
+(remembered per family and kind of component: at least doubled, and by what the failed attempt needed beyond the
+plan) and is planned and run once more.
 
 The ``start`` frame carries a prediction made on the server thread from the last snapshot of free memory (only
 for local checkpoints: reading a hub id's sizes could mean downloading it there).
@@ -18,7 +19,7 @@ import re
 from dataclasses import replace
 from typing import Optional
 
-from toolkit.memory_plan import GIB, SMALLER_REQUEST, Plan, PlanDoesNotFit, Workload, plan_memory
+from toolkit.memory_plan import GIB, SMALLER_REQUEST, STAGE_KINDS, Plan, PlanDoesNotFit, Workload, plan_memory
 from toolkit.models.speed import fp8_options, wants_fp8
 from toolkit.models.streaming import kept_bytes
 from toolkit.models.v2.pool import ComponentPool, host_available_bytes, plannable_bytes
@@ -30,6 +31,7 @@ MODES = ("auto", "off")
 PLAN_QTYPES = ("auto", "none", "float8dq", "float8", "int8")
 MAX_RESERVE_SCALE = 8.0
 SHORTFALL_MARGIN = 1.25  # a failed allocation shows only a lower bound of what the phase needed
+KINDS = ("encoder", "denoiser", "decoder")  # whose working set a reserve scale widens (toolkit/memory_plan.py Part)
 TRIED = re.compile(r"Tried to allocate ([0-9.]+) (GiB|MiB|KiB|B)")
 UNITS = {"GiB": GIB, "MiB": 1024**2, "KiB": 1024, "B": 1}
 
@@ -44,7 +46,7 @@ class MemoryPlanner:
         self.mode = mode
         self.pool = pool
         self.budget = budget
-        self.reserve_scale: dict[str, float] = {}  # arch -> multiplier on its working-set estimates
+        self.reserve_scale: dict[str, dict] = {}  # arch -> {kind: multiplier on that kind's working-set estimate}
         self.snapshot: Optional[tuple[int, int]] = None  # (GPU bytes, host bytes) last seen on the main thread
         # Component sizes per (arch, sources, dtype): read once, since every request is planned (and for a hub id
         # reading them means asking the hub for the snapshot).
@@ -93,19 +95,28 @@ class MemoryPlanner:
             return None
 
     def widen_after_oom(self, arch: str, plan: Plan, where: dict) -> bool:
-        """An estimate proved short: plan this family with a wider reserve from now on, at least twice as wide
-        and wide enough for what the failed attempt was seen to need (its peak plus the allocation that failed)
-        beyond the peak predicted for the stage that ran out. Doubling alone was not: on the H200 at 24 GiB,
-        LTX-2's sampling needed over 23.5 GiB beside a 1.6 GiB reserve, and the doubled plan ran out the same
-        way. False once the reserve is as wide as it gets (a retry would fail the same way)."""
-        scale = self.reserve_scale.get(arch, 1.0)
-        if scale >= MAX_RESERVE_SCALE:
+        """An estimate proved short: plan this family with a wider reserve for the stage that ran out from now on,
+        at least twice as wide and wide enough for what the failed attempt was seen to need (its peak plus the
+        allocation that failed) beyond the peak predicted for that stage. Doubling alone was not: on the H200 at
+        24 GiB, LTX-2's sampling needed over 23.5 GiB beside a 1.6 GiB reserve, and the doubled plan ran out the
+        same way. Only that stage's: HunyuanVideo 1.5's decode ran out at 24 GiB, and a plan with every reserve
+        doubled had its sampling's 12.5 GiB grow to 25 and refused a request its 192 px tiles decode in 8 GiB.
+        False once the reserve is as wide as it gets (a retry would fail the same way)."""
+        scales = self.reserve_scale.setdefault(arch, {})
+        kinds = STAGE_KINDS.get(where["stage"], KINDS)
+        if all(scales.get(kind, 1.0) >= MAX_RESERVE_SCALE for kind in kinds):
             return False
         work = max(plan.work_of(where["stage"]), 1)
         shortfall = max(0, where.get("needed_bytes", 0) - plan.peak_of(where["stage"]))
-        wanted = scale * (work + SHORTFALL_MARGIN * shortfall) / work
-        self.reserve_scale[arch] = round(min(MAX_RESERVE_SCALE, max(scale * 2, wanted)), 2)
+        for kind in kinds:
+            scale = scales.get(kind, 1.0)
+            wanted = scale * (work + SHORTFALL_MARGIN * shortfall) / work
+            scales[kind] = round(min(MAX_RESERVE_SCALE, max(scale * 2, wanted)), 2)
         return True
+
+    def widened(self, arch: str) -> str:
+        """The reserve scales now in force for a family, for the re-plan's status message."""
+        return ", ".join(f"{kind} {scale}x" for kind, scale in self.reserve_scale.get(arch, {}).items())
 
     # ------------------------------------------------------------------ server thread
     def predict(self, model_class, model_config, gen) -> dict:
@@ -125,7 +136,7 @@ class MemoryPlanner:
     # ------------------------------------------------------------------ both
     def _plan(self, model_class, model_config, gen, available: int, host: int) -> Plan:
         holder = model_class(self.device, model_config)
-        scale = self.reserve_scale.get(model_class.arch, 1.0)
+        scales = self.reserve_scale.get(model_class.arch, {})
         key = (model_class.arch, model_config.name_or_path, model_config.extras_name_or_path, holder.dtype)
         if key not in self._sizes:
             self._sizes[key] = holder.memory_parts()
@@ -136,7 +147,7 @@ class MemoryPlanner:
                 model_class.arch,
                 self._sizes[key],
                 available,
-                _scaled(holder.workload(request, tile), scale),
+                _scaled(holder.workload(request, tile), scales),
                 host,
                 budget=self.budget,
                 qtype="float8dq" if fp8 else self.qtype_for(model_class),
@@ -161,13 +172,15 @@ class MemoryPlanner:
     def oom_snapshot(self, stage: str, error: Optional[BaseException] = None) -> dict:
         """Where an out-of-memory struck, for the status frame and the log: the stage, what this process had
         allocated, which of the pool's components sat on the GPU (a plan's estimate, or a component that
-        should have left, shows here), and what the attempt needed at least: its peak plus the allocation that
-        failed (the re-plan's input)."""
-        from toolkit.device import vram_stats
+        should have left, shows here), and what the attempt needed at least: the stage's peak plus the allocation
+        that failed (the re-plan's input). The stage's, not the request's: HunyuanVideo 1.5's decode at 24 GiB was
+        said to need 24.25 GiB, its encoding's 21.98 GiB peak plus the 2.27 GiB the decode asked for. What the
+        allocator held unused (``reserved``) shows fragmentation."""
+        from toolkit.device import stage_peak, vram_stats
 
         stats = vram_stats() or {}
         tried = TRIED.search(str(error or ""))
-        needed = stats.get("peak_allocated", 0) + (int(float(tried.group(1)) * UNITS[tried.group(2)]) if tried else 0)
+        needed = stage_peak() + (int(float(tried.group(1)) * UNITS[tried.group(2)]) if tried else 0)
         on_gpu = {
             e.key.subfolder or e.key.cls.rsplit(".", 1)[-1]: round(e.bytes / GIB, 2)
             for e in self.pool.entries.values()
@@ -176,6 +189,7 @@ class MemoryPlanner:
         return {
             "stage": stage,
             "allocated_gib": round(stats.get("allocated", 0) / GIB, 2),
+            "reserved_gib": round(stats.get("reserved", 0) / GIB, 2),
             "needed_gib": round(needed / GIB, 2),
             "needed_bytes": needed,
             "pool_gib": on_gpu,
@@ -271,15 +285,16 @@ def innermost_frames(error: Optional[BaseException], count: int = 4) -> str:
     return " < ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in reversed(frames))
 
 
-def _scaled(work: Workload, scale: float) -> Workload:
-    if scale == 1.0:
+def _scaled(work: Workload, scales: dict) -> Workload:
+    if not scales:
         return work
+    decoder = scales.get("decoder", 1.0)
     return replace(
         work,
-        denoise=int(work.denoise * scale),
-        decode=int(work.decode * scale),
-        decode_tiled=int(work.decode_tiled * scale),
-        encode=int(work.encode * scale),
+        denoise=int(work.denoise * scales.get("denoiser", 1.0)),
+        decode=int(work.decode * decoder),
+        decode_tiled=int(work.decode_tiled * decoder),
+        encode=int(work.encode * scales.get("encoder", 1.0)),
     )
 
 

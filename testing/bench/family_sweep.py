@@ -42,6 +42,17 @@ def native_sample(model_class, steps: int, tiny: bool) -> dict:
     return sample
 
 
+def missing_writer(model_class, tiny: bool):
+    """Why the family's output cannot be written on this machine, or None. LTX-2 writes mp4 (its audio needs a
+    container that carries it) through PyAV; on 2026-12-03 the GPU machine sampled and decoded it twice at 24 and
+    16 GiB without PyAV carried, and both requests failed while saving."""
+    import importlib.util
+
+    if native_sample(model_class, 1, tiny).get("output_ext") == "mp4" and importlib.util.find_spec("av") is None:
+        return "PyAV is not installed (mp4): carry its wheel, --wheels .whl_engine,.whl_av (fetch_gpu_wheels.sh --av)"
+    return None
+
+
 def control_images(model_class, sample: dict, folder: Path, client=None) -> dict:
     """Edit and image-to-video families need control images: noise at the output size, as files (uploaded
     when a client is given)."""
@@ -178,6 +189,7 @@ def sweep(args) -> dict:
     import torch
 
     from testing.bench.real_build import build_real, remove_real
+    from toolkit.models.registry import get_model_class
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -198,6 +210,8 @@ def sweep(args) -> dict:
         folder = Path(args.models) / arch
         t0 = time.monotonic()
         try:
+            if problem := missing_writer(get_model_class(arch), args.tiny):
+                raise RuntimeError(problem)
             device, dtype = ("cpu", torch.float32) if args.tiny else ("cuda", torch.bfloat16)
             depth = 1 if args.tiny else None
             spill = dict(item.split("=", 1) for item in args.spill.split(",")) if args.spill else None

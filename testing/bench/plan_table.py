@@ -19,23 +19,33 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> dict:
-    from extensions_built_in.inference_engine.memory_planner import plan_naming_what_fits, tiled_to_fit
+def real_parts(arch: str) -> list:
+    """The family's components as the planner sees them (``BaseModel.memory_parts``), at their published bf16
+    sizes instead of read from a checkpoint's headers."""
     from testing.bench.real_build import largest_parameters
     from testing.bench.real_configs import PARAMS
-    from toolkit.config_modules import GenerateImageConfig, ModelConfig
-    from toolkit.memory_plan import GIB, Part, PlanDoesNotFit, plan_memory
+    from toolkit.memory_plan import Part
     from toolkit.models.base_model import component_kind
+    from toolkit.models.registry import get_model_class
+
+    components = get_model_class(arch).components
+    largest = largest_parameters(arch)
+    return [
+        Part(role, component_kind(role, components[role]), int(billions * 1e9 * 2), 2 * largest[role])
+        for role, billions in PARAMS[arch].items()
+    ]
+
+
+def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> dict:
+    from extensions_built_in.inference_engine.memory_planner import plan_naming_what_fits, tiled_to_fit
+    from toolkit.config_modules import GenerateImageConfig, ModelConfig
+    from toolkit.memory_plan import GIB, PlanDoesNotFit, plan_memory
     from toolkit.models.registry import get_model_class
     from toolkit.models.v2.pool import plannable_share
 
     model_class = get_model_class(arch)
     model = model_class("cuda", ModelConfig(name_or_path="unused", arch=arch))
-    largest = largest_parameters(arch)
-    parts = [
-        Part(role, component_kind(role, model_class.components[role]), int(billions * 1e9 * 2), 2 * largest[role])
-        for role, billions in PARAMS[arch].items()
-    ]
+    parts = real_parts(arch)
     native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
     gen = GenerateImageConfig(prompt="", **native)
     available = plannable_share(int(card_gib * GIB))  # what the engine counts on of a free card

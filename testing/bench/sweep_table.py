@@ -27,6 +27,10 @@ SUMMARY_LINE = re.compile(r"^(\w+) (\d+(?:\.\d+)?) (\{.*\})$")
 # request's end to end for every family.
 STEP_TARGET = {"image": 1.3, "wan22_14b": 1.6, "wan22_14b_i2v": 1.6}
 E2E_TARGET = 1.5
+# LTX-2's mp4 on a GPU machine without PyAV carried (2026-12-03): the request ran to its save
+# (testing/bench/family_sweep.py now refuses such a family before building it).
+NO_PYAV = "No module named 'av'"
+NO_PYAV_NOTE = "the GPU machine had no PyAV to write its mp4 (not carried)"
 
 
 def runs(bench: Path = BENCH) -> list:
@@ -113,6 +117,16 @@ def latest(rows: list, arch: str, budget: str) -> dict | None:
     return (finished or mine or [None])[-1]
 
 
+def _failed_since(rows: list, shown: dict) -> str:
+    """A newer run at the same budget that failed (a later plan), so a finished older run does not hide it."""
+    mine = [r for r in rows if r["arch"] == shown["arch"] and r["budget"] == shown["budget"]]
+    newest = mine[-1]
+    if newest is shown or newest["ok"] or NO_PYAV in (newest["error"] or ""):
+        return ""
+    plan = f"{newest['plan']}: " if newest["plan"] else ""
+    return f"; **a newer run did not finish** ({newest['source']}): {plan}{(newest['error'] or '')[:160]}…"
+
+
 def full_card(rows: list, arch: str) -> dict | None:
     """The full card's newest finished run that timed the bare pipeline beside it, else its newest run: a ratio
     to bare from one run, since the launch-bound families' step swings up to 2x between two engine processes
@@ -173,6 +187,9 @@ def family_row(rows: list, arch: str, predicted16: str) -> dict:
         if run is None:
             cells[name] = f"predicted: {predicted16}" if name == "16" else "not run"
             continue
+        if not run["ok"] and NO_PYAV in (run["error"] or ""):  # the benchmark's own fault, not the plan's
+            cells[name] = f"{run['plan']}: sampled and decoded, not saved: {NO_PYAV_NOTE} ({run['source']})"
+            continue
         if not run["ok"]:
             cells[name] = f"**did not finish** ({run['source']}): {run['error'] or 'no output'}"
             continue
@@ -191,7 +208,7 @@ def family_row(rows: list, arch: str, predicted16: str) -> dict:
             else f"{run['step_s']:.4g} s/step, {run['warm_s']:.3g} s warm"
         )
         plan = "the full card's plan" if same else run["plan"]
-        cells[name] = f"{plan}: {ratios} ({run['source']})"
+        cells[name] = f"{plan}: {ratios} ({run['source']})" + _failed_since(rows, run)
     return cells
 
 

@@ -23,7 +23,7 @@ from toolkit.models.prompt_cache import prompt_cache
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.v2.loading import end_group_offload_call, import_class, load_component, weight_bytes
-from toolkit.models.vae_tiling import set_vae_tiling, tile_px, vae_tiles
+from toolkit.models.vae_tiling import set_vae_tiling, smaller_tiles_on_oom, tile_px, vae_tiles
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
 Hook = Callable[..., None]
@@ -422,8 +422,8 @@ class BaseModel:
         generator = torch.Generator(device="cpu").manual_seed(gen.seed)
         self._status_update("Encoding prompt", "encoding")
         hook = self._step_callback(gen) if self.sample_step_hook else None
-        self._set_vae_tiling(bool(self.plan and self.plan.vae_tiling))
         with (
+            self._set_vae_tiling(bool(self.plan and self.plan.vae_tiling)),
             torch.inference_mode(),
             attention_kernels(self.attention),
             step_cache(self, gen),
@@ -455,9 +455,11 @@ class BaseModel:
             while handles:
                 handles.pop().remove()
 
-    def _set_vae_tiling(self, on: bool) -> None:
-        """Per generation: a VAE shared through the pool with a holder of another plan keeps no stale setting."""
-        set_vae_tiling(self.parts.get("vae"), on, (self.plan and self.plan.vae_tile) or tile_px(self))
+    def _set_vae_tiling(self, on: bool):
+        """Per generation (a pooled VAE keeps no other plan's setting); a decode out of memory retries smaller."""
+        vae, tile = self.parts.get("vae"), (self.plan and self.plan.vae_tile) or tile_px(self)
+        set_vae_tiling(vae, on, tile)
+        return smaller_tiles_on_oom(self, vae, tile if on else None, lambda m: self._status_update(m, "decoding"))
 
     def _step_callback(self, gen: GenerateImageConfig):
         def on_step(raw: SchedulerStep) -> None:

@@ -7,10 +7,14 @@ tile's working set: CogView4 on a 16 GiB budget peaked at 15.66 GiB against a pl
 docs/BENCHMARKS.md, thirteenth run), 3.0 GiB of it the untiled decode. Every VAE now tiles at the plan's
 size while a plan asks for tiling, and at its own again when a plan does not (the VAE is pooled, shared with
 other plans). A family's plan counts its VAE's own tile (Wan, HunyuanVideo and Qwen-Image's 256 px, LTX's
-512 px), or 512 px for the image VAEs, and a smaller one where only that fits (``smaller_tiles``).
+512 px), or 512 px for the image VAEs, and a smaller one where only that fits (``smaller_tiles``). A decode
+that runs out of memory anyway decodes again in smaller tiles (``smaller_tiles_on_oom``), as ComfyUI falls back
+to a tiled decode, instead of the engine sampling the whole request again under a wider plan.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 IMAGE_TILE, VIDEO_TILE = 512, 256  # what a tiled decode holds per side, in output pixels, unless a family says
 
@@ -76,3 +80,51 @@ def resized(own: dict, tile: int) -> dict:
 def _side(size) -> int:
     """AutoencoderKL keeps ``config.sample_size`` as it came, which may be a (height, width) pair."""
     return size[0] if isinstance(size, (list, tuple)) else size
+
+
+@contextlib.contextmanager
+def smaller_tiles_on_oom(family, vae, tile, notify):
+    """While a generation runs, a decode of ``vae`` (tiled at ``tile`` px, or untiled: None) that runs out of
+    memory is run again in the family's smaller tiles, down to the smallest, and ``notify`` says so. The latents
+    stay: HunyuanVideo 1.5's decode ran out in 256 px tiles at 24 GiB (H200, 2026-12-03) after its sampling, which
+    the engine's re-plan would have run again (at its 50 default steps, minutes); 192 px tiles decode it in 8 GiB."""
+    from toolkit.models.v2.pool import is_oom
+
+    tiles = [t for t in (tile_px(family), *smaller_tiles(family)) if tile is None or t < tile]
+    if vae is None or not vae_tiles(family) or not tiles or "decode" in vae.__dict__:
+        yield
+        return
+    decode = vae.decode
+
+    def decode_in_smaller_tiles(*args, **kwargs):
+        left, now = iter(tiles), tile
+        while True:
+            try:
+                return decode(*args, **kwargs)
+            except Exception as e:
+                smaller = next(left, None)
+                if smaller is None or not is_oom(e):
+                    raise
+            # Out of the except clause: the failed attempt's tensors went with its traceback.
+            _free_after_oom(vae)
+            notify(
+                f"Out of memory decoding {f'in {now} px tiles' if now else 'untiled'}: decoding in {smaller} px tiles"
+            )
+            set_vae_tiling(vae, True, smaller)
+            now = smaller
+
+    vae.decode = decode_in_smaller_tiles
+    try:
+        yield
+    finally:
+        del vae.decode
+
+
+def _free_after_oom(vae) -> None:
+    """diffusers' causal video VAEs (Wan, Qwen-Image) keep each chunk's features until a decode finishes."""
+    import torch
+
+    if callable(getattr(type(vae), "clear_cache", None)):
+        vae.clear_cache()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
