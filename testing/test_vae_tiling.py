@@ -152,7 +152,7 @@ def test_a_decode_out_of_memory_decodes_again_in_smaller_tiles_keeping_the_laten
     def runs_out_above(vae, z, *args, **kwargs):
         tiles.append(vae.tile_sample_min_size)
         if vae.tile_sample_min_size > fails_below:
-            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.27 GiB (injected)")
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 3.78 GiB (injected)")
         return decode(vae, z, *args, **kwargs)
 
     monkeypatch.setattr(AutoencoderKL, "_decode", runs_out_above)

@@ -174,7 +174,7 @@ class MemoryPlanner:
         allocated, which of the pool's components sat on the GPU (a plan's estimate, or a component that
         should have left, shows here), and what the attempt needed at least: the stage's peak plus the allocation
         that failed (the re-plan's input). The stage's, not the request's: HunyuanVideo 1.5's decode at 24 GiB was
-        said to need 24.25 GiB, its encoding's 21.98 GiB peak plus the 2.27 GiB the decode asked for. What the
+        said to need 24.25 GiB, its encoding's 20.47 GiB peak plus the 3.78 GiB the decode asked for. What the
         allocator held unused (``reserved``) shows fragmentation."""
         from toolkit.device import stage_peak, vram_stats
 
