@@ -140,7 +140,8 @@ def test_a_decode_out_of_memory_decodes_again_in_smaller_tiles_keeping_the_laten
     """HunyuanVideo 1.5 at 24 GiB (H200, 2026-12-03): its decode ran out in 256 px tiles after sampling, and the
     engine sampled the whole request again under a wider plan. Now the decode alone runs again, in the family's
     smaller tiles (SD 1.5's 512 px: 384, then 256), and the user is told; once the smallest fails too, the
-    out-of-memory goes to the engine (its re-plan). Sampling runs once either way."""
+    out-of-memory goes to the engine (its re-plan). Sampling runs once either way. The next request of that
+    size decodes in the tile that fitted, without failing first."""
     from diffusers import AutoencoderKL
 
     model = get_model_class("sd1")("cpu", ModelConfig(name_or_path="tiny:sd1", arch="sd1"))
@@ -171,3 +172,7 @@ def test_a_decode_out_of_memory_decodes_again_in_smaller_tiles_keeping_the_laten
         "Out of memory decoding in 384 px tiles: decoding in 256 px tiles",
     ]
     assert "decode" not in model.parts["vae"].__dict__  # the pooled VAE is left as it was
+    if fails_below:  # the holder's next decode of latents that shape starts in the tile that fitted
+        statuses.clear()
+        model.generate_media(gen)
+        assert tiles[3:] == [256] and not [m for stage, m in statuses if m.startswith("Out of memory")]

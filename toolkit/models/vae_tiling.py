@@ -87,20 +87,27 @@ def smaller_tiles_on_oom(family, vae, tile, notify):
     """While a generation runs, a decode of ``vae`` (tiled at ``tile`` px, or untiled: None) that runs out of
     memory is run again in the family's smaller tiles, down to the smallest, and ``notify`` says so. The latents
     stay: HunyuanVideo 1.5's decode ran out in 256 px tiles at 24 GiB (H200, 2026-12-03) after its sampling, which
-    the engine's re-plan would have run again (at its 50 default steps, minutes); 192 px tiles decode it in 8 GiB."""
+    the engine's re-plan would have run again (at its 50 default steps, minutes); 192 px tiles decode it in 8 GiB.
+    The holder remembers the tile that fitted latents of that shape, so its next such decode starts there."""
     from toolkit.models.v2.pool import is_oom
 
     tiles = [t for t in (tile_px(family), *smaller_tiles(family)) if tile is None or t < tile]
     if vae is None or not vae_tiles(family) or not tiles or "decode" in vae.__dict__:
         yield
         return
-    decode = vae.decode
+    decode, fitted = vae.decode, family.__dict__.setdefault("_decode_tiles_that_fit", {})
 
     def decode_in_smaller_tiles(*args, **kwargs):
-        left, now = iter(tiles), tile
+        shape = tuple(getattr(args[0] if args else kwargs.get("z"), "shape", ()))
+        now = fitted.get(shape, tile)
+        if now != tile:
+            set_vae_tiling(vae, True, now)
+        left = iter([t for t in tiles if now is None or t < now])
         while True:
             try:
-                return decode(*args, **kwargs)
+                decoded = decode(*args, **kwargs)
+                fitted[shape] = now
+                return decoded
             except Exception as e:
                 smaller = next(left, None)
                 if smaller is None or not is_oom(e):
