@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One GPU session's benchmarks, one after another, in the background of the GPU machine (background.sh starts it):
+# each session wrote this loop anew, and one lost two LTX-2 runs to a wheel it forgot to carry. QUEUE is a file
+# of lines "NAME SCRIPT ARGS..." (blank lines and # comments skipped); each runs as
+#   python3 testing/bench/SCRIPT --out RESULTS/NAME ARGS...
+# after the carried wheels are installed once (WHEELS, comma-separated folders: .whl_engine,.whl_av), with the
+# checkpoints of the one before deleted (the disk holds one family), and its exit code appended to
+# RESULTS/rc.txt, so a cut session keeps every stage that finished. TINY=1 runs the queue on CPU with --tiny.
+#
+#   bash testing/bench/background.sh start q /tmp/R -- bash testing/bench/gpu_queue.sh QUEUE /tmp/R .whl_engine,.whl_av
+#   TINY=1 bash testing/bench/gpu_queue.sh QUEUE /tmp/R                                     # here: a smoke run
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+queue=$1 results=$2 wheels=${3:-.whl_engine}
+mkdir -p "$results"
+if [ "${TINY:-0}" = 1 ]; then
+  python=${PYTHON:-.venv/bin/python} extra=(--tiny)
+else
+  python3 -c "import sys; sys.path.insert(0, '.'); from testing.bench.gpu_machine import install_wheels; install_wheels('$wheels')" || exit 1
+  export PYTHONPATH=/tmp/aitk_site:$PWD
+  python=python3 extra=()
+fi
+models=${MODELS:-/tmp/aitk_models}
+while read -r name script args; do
+  case "$name" in "" | "#"*) continue ;; esac
+  echo "=== $name $(date +%T)"
+  # shellcheck disable=SC2086  # ARGS is a list of words on purpose
+  "$python" "testing/bench/$script" --out "$results/$name" --models "$models" "${extra[@]}" $args
+  echo "$name rc=$? $(date +%T)" >>"$results/rc.txt"
+  rm -rf "${models:?}"/* /tmp/aitk_sweep
+done <"$queue"
+echo "queue done"

@@ -1,0 +1,36 @@
+"""testing/bench/gpu_queue.sh, the GPU session's queue of benchmarks, run on CPU (``TINY=1``) with a real script:
+each stage writes under its own name, its exit code is kept, a failing stage does not stop the queue, and the
+checkpoints of one stage are gone before the next (the GPU machine's disk holds one family)."""
+
+import json
+import os
+import subprocess
+
+from testing.test_bench_scripts import ROOT
+
+
+def test_the_queue_runs_every_stage_keeps_each_exit_code_and_clears_the_checkpoints(tmp_path):
+    queue = tmp_path / "queue"
+    queue.write_text(
+        "# a comment, then a blank line\n\n"
+        "profile step_profile.py --families flux --steps 2 --repeats 1\n"
+        "broken step_profile.py --no-such-option\n"
+    )
+    models, results = tmp_path / "models", tmp_path / "results"
+    models.mkdir()
+    (models / "left_by_an_earlier_stage").write_text("x")
+    env = {**os.environ, "TINY": "1", "MODELS": str(models), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        ["bash", "testing/bench/gpu_queue.sh", str(queue), str(results)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0 and "queue done" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    rcs = [line.split()[:2] for line in (results / "rc.txt").read_text().splitlines()]
+    assert rcs == [["profile", "rc=0"], ["broken", "rc=2"]]
+    profile = json.loads((results / "profile" / "step_profile.json").read_text())
+    assert profile["meta"]["tiny"] and profile["families"]["flux"]["step_s"] > 0
+    assert list(models.iterdir()) == []
