@@ -244,25 +244,17 @@ def test_compile_bench_restart_reuses_the_engines_compile_cache(tmp_path, tiny_c
 
 def test_compile_bench_tuning_times_each_lossless_variant(tmp_path, tiny_cache):
     """testing/bench/compile_bench.py's tuning stage on CPU with real inductor: each variant (fused projections,
-    the transformer as one graph) compiles from eager and is timed, none fails, the JSON names them all."""
+    the transformer as one graph, all the lossless gains at once) compiles from eager and is timed, none fails,
+    the JSON names them all."""
     out = tmp_path / "out"
     cmd = [sys.executable, "testing/bench/compile_bench.py", "--out", str(out), "--tiny", "--models", str(tmp_path)]
-    cmd += [
-        "--work",
-        str(tmp_path / "w"),
-        "--families",
-        "flux",
-        "--stages",
-        "tuning",
-        "--variants",
-        "fused_qkv,whole,whole_graphs",
-    ]
-    cmd += ["--steps", "2", "--repeats", "1"]
+    cmd += ["--work", str(tmp_path / "w"), "--families", "flux", "--stages", "tuning", "--steps", "2", "--repeats", "1"]
+    cmd += ["--variants", "fused_qkv,whole,whole_graphs,whole_graphs_fused_qkv_cdt"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads((out / "compile_bench.json").read_text())
     rows = result["tuning"]["flux"]
-    assert set(rows) == {"fused_qkv", "whole", "whole_graphs"} and result["errors"] == []
+    assert set(rows) == {"fused_qkv", "whole", "whole_graphs", "whole_graphs_fused_qkv_cdt"} and result["errors"] == []
     assert all(row["step_s"] > 0 and row["first_s"] > 0 for row in rows.values()), rows
 
 
