@@ -178,11 +178,13 @@ def test_the_re_plan_covers_what_the_failed_attempt_needed_beyond_the_plan(plann
         return plans[0].peak_of("encoding") if plans else 0
 
     monkeypatch.setattr(toolkit.device, "stage_peak", stage_peak)
-    monkeypatch.setattr(toolkit.device, "vram_stats", lambda: {"allocated": GIB, "peak_allocated": 40 * GIB})
+    stats = {"allocated": GIB, "reserved": 3 * GIB, "peak_allocated": 40 * GIB}
+    monkeypatch.setattr(toolkit.device, "vram_stats", lambda: stats)
     headers = frames_of(planned, sd1())
     assert headers[-1]["ok"] is True and len(plans) == 2
     retry = next(h for h in headers if h["type"] == "status" and "planning again" in h.get("message", ""))
     assert retry["oom"]["needed_gib"] == round((plans[0].peak_of("encoding") + GIB) / GIB, 2)
+    assert "1.0 GiB allocated of 3.0 reserved" in retry["message"]  # the gap: what fragmentation held
     first, second = plans
     # Encoding (the phase that ran out: no step was done) had 0.5 GiB planned; it gets that plus 1.25 x 1 GiB.
     assert first.work_of("encoding") == GIB // 2

@@ -388,9 +388,7 @@ class Engine:
                     "status",
                     stage="loading",
                     oom=where,
-                    message=f"Out of memory while {where['stage']} with this plan ({plan.summary()}; "
-                    f"{where['allocated_gib']} GiB allocated, {where['needed_gib']} GiB needed; at {where['at']}): "
-                    f"planning again with a wider working-set reserve ({self.memory.widened(req.model_class.arch)})",
+                    message=self.memory.replan_message(req.model_class.arch, plan, where),
                 )
 
     def _holder_for(self, req: Request, plan, started: float):

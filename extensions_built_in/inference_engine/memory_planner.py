@@ -114,9 +114,15 @@ class MemoryPlanner:
             scales[kind] = round(min(MAX_RESERVE_SCALE, max(scale * 2, wanted)), 2)
         return True
 
-    def widened(self, arch: str) -> str:
-        """The reserve scales now in force for a family, for the re-plan's status message."""
-        return ", ".join(f"{kind} {scale}x" for kind, scale in self.reserve_scale.get(arch, {}).items())
+    def replan_message(self, arch: str, plan: Plan, where: dict) -> str:
+        """The re-plan's status frame: where it ran out, what it needed, and the reserves the next plan counts.
+        Allocated beside reserved: the gap is memory the allocator held that no tensor could use (fragmentation)."""
+        widened = ", ".join(f"{kind} {scale}x" for kind, scale in self.reserve_scale.get(arch, {}).items())
+        return (
+            f"Out of memory while {where['stage']} with this plan ({plan.summary()}; {where['allocated_gib']} GiB "
+            f"allocated of {where['reserved_gib']} reserved, {where['needed_gib']} GiB needed; at {where['at']}): "
+            f"planning again with a wider working-set reserve ({widened})"
+        )
 
     # ------------------------------------------------------------------ server thread
     def predict(self, model_class, model_config, gen) -> dict:
@@ -201,7 +207,8 @@ class MemoryPlanner:
         """The ``oom`` error frame's message: where it struck and what sat on the GPU, then torch's own line."""
         on_gpu = ", ".join(f"{name} {gib} GiB" for name, gib in where["pool_gib"].items()) or "none of the pool's"
         return (
-            f"Out of memory while {where['stage']} ({where['allocated_gib']} GiB allocated; components on the "
+            f"Out of memory while {where['stage']} ({where['allocated_gib']} GiB allocated of "
+            f"{where['reserved_gib']} reserved; components on the "
             f"GPU: {on_gpu}): {str(error).splitlines()[0] if str(error) else type(error).__name__}"
         )[:600]
 
