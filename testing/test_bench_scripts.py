@@ -352,6 +352,10 @@ def test_the_sweep_table_takes_each_budgets_latest_finished_eager_run(tmp_path):
     flux = family_row(rows, "flux", "guess")
     assert flux["full"].startswith("0.17 (1.00× bare); 2 s warm") and flux["full_source"].endswith("a.json")
     assert flux["24"].startswith("transformer visits: 0.17 s/step (1.00× ✅), 2.6 s warm (1.30× ✅)")
+    # A newer run that failed is not hidden behind the older one that finished (HunyuanVideo 1.5 at 24 GiB, 12-03).
+    assert flux["24"].endswith(
+        "**a newer run did not finish** (family_sweep_x/b.json): transformer float8: Out of memory while sampling…"
+    )
     assert flux["16"].startswith("the full card's plan: 0.33 s/step (1.10×)")  # against g's full card; no verdict
     sd3 = family_row(rows, "sd3", "guess")
     assert sd3["full"].startswith("0.19 (0.95× bare 0.2, family_sweep_x/e.json); 2 s warm")
@@ -366,6 +370,9 @@ def test_the_sweep_table_takes_each_budgets_latest_finished_eager_run(tmp_path):
     assert sdxl["full"].startswith("0.065 [median of 4 engines, 0.06–0.11] (1.00× bare); 0.9 s warm")
     assert sd3["24"].startswith("**did not finish**") and "loading" in sd3["24"]
     assert sd3["16"] == "predicted: guess"
+    no_pyav = _run(None, None, "streams", error="Saving the result failed: ModuleNotFoundError: No module named 'av'")
+    _sweep(tmp_path, "i.json", "2026-12-01 09:00", {"sd3": {"runs": {"16": no_pyav}}})  # the harness's fault
+    assert family_row(runs(tmp_path), "sd3", "guess")["16"].startswith("streams: sampled and decoded, not saved")
     text = table(tmp_path)
     assert all(f"| {arch} |" in text for arch in ARCHS)
 
