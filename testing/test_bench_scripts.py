@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -414,6 +415,9 @@ def test_a_background_run_is_waited_for_in_pieces_and_its_results_come_back(tmp_
     assert last.returncode == 0 and "exit code 4" in last.stdout
     assert (out / name / "b.json").read_text().strip() == "2" and (out / f"{name}.rc").read_text().strip() == "4"
     assert len([f for f in out.rglob("*") if f.is_file()]) == 8  # the JSON first, the call's limit kept
+    started = time.monotonic()  # a fresh machine, which never started the run: the wait says so at once
+    never = subprocess.run(["bash", script, "wait", f"{name}never", "30"], env=env, capture_output=True, text=True)
+    assert never.returncode == 4 and "no run named" in never.stdout and time.monotonic() - started < 10
 
 
 def test_attention_kernels_tiny_run_times_each_kernel_against_the_math_kernel(tmp_path):

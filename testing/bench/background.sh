@@ -7,9 +7,10 @@
 #   bash testing/bench/background.sh wait NAME SECONDS      # returns early when the run ends; copies RESULTS to $OUT
 #
 # The run's output goes to /tmp/NAME.log (its last lines are printed by each wait); `wait` exits 0 once the run
-# has ended (its exit code is in $OUT/NAME.rc) and 3 while it still runs. Carry the wheels in every `wait` call
-# too: each call lays the working tree down again, and a carried folder the call does not name was gone when a
-# chained command started later (2026-12-02: its pip install found no wheels).
+# has ended (its exit code is in $OUT/NAME.rc), 3 while it still runs, and 4 at once when this machine never
+# started it. Carry the wheels in every `wait` call too: each call lays the working tree down again, and a carried
+# folder the call does not name was gone when a chained command started later (2026-12-02: its pip install found
+# no wheels).
 set -euo pipefail
 
 state() { echo "/tmp/aitk_bg_$1"; }
@@ -42,6 +43,12 @@ start)
     ;;
 wait)
     name=$2 seconds=$3 dir=$(state "$2")
+    # No such run here: the held machine was taken back and this call got a fresh one (2026-12-04: a wait sat out
+    # its 560 s on a bare machine, a third of the session's device time). Say so at once.
+    if [ ! -f "$dir/results" ]; then
+        echo "no run named $name on this machine (a fresh machine: the one that ran it was given back)"
+        exit 4
+    fi
     end=$((SECONDS + seconds))
     while [ ! -f "$dir/rc" ] && [ $SECONDS -lt $end ]; do sleep 2; done
     tail -n 5 "/tmp/$name.log" || true
