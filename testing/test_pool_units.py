@@ -54,6 +54,15 @@ def test_module_bytes_counts_parameters_and_buffers_and_nothing_for_weightless_p
     assert module_bytes(object()) == 0
 
 
+def test_module_bytes_on_a_device_counts_what_is_there_now():
+    """A visitor loaded on the host and now on the GPU counts as on the GPU (the out-of-memory report's
+    components and the stage records): half of this one has moved, to ``meta`` standing in for the GPU."""
+    blob = Blob(100, 28)
+    blob.params.append(torch.zeros(60, dtype=torch.uint8, device="meta"))
+    assert (module_bytes(blob, on="cpu"), module_bytes(blob, on="meta"), module_bytes(blob)) == (128, 60, 188)
+    assert module_bytes(blob, on="cuda") == module_bytes(blob, on="cpu:1") == 0
+
+
 def test_a_miss_records_how_long_the_load_took():
     import time
 

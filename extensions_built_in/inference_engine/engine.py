@@ -33,7 +33,7 @@ from extensions_built_in.inference_engine.request_queue import RequestQueue
 from extensions_built_in.inference_engine.resident import LoadFailed, ResidentModel
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
-from toolkit.device import reset_vram_peak, set_vram_budget, take_stage_peak, vram_stats
+from toolkit.device import reset_vram_peak, set_vram_budget, vram_stats
 from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models import prompt_cache as prompts
 from toolkit.models.lora import LoraMismatch
@@ -429,18 +429,18 @@ class Engine:
         if req.cancelled.is_set():
             raise GenerationCancelled()  # between components while loading, or before sampling
         if stage and stage != req.stage:
-            self._record_stage_peak(req)
+            self._record_stage(req)
         req.stage, req.message = stage or req.stage, message
         req.stream.emit("status", stage=req.stage, message=message)
         if stage == "loading":
             self._set_info(message, force=True)
 
-    @staticmethod
-    def _record_stage_peak(req: Request) -> None:
-        """GPU only: the peak allocation of the stage that ends now, in the result's timings (``peak_gib``)."""
-        peak = take_stage_peak()
-        if peak is not None and req.stage not in ("queued", "saving"):
-            req.timings.setdefault("peak_gib", {})[req.stage] = round(peak / 1024**3, 3)
+    def _record_stage(self, req: Request) -> None:
+        """GPU only: the stage that ends now, in the result's timings: its peak allocation (``peak_gib``) and the
+        weights each component had on the GPU at its end (``gpu_gib``)."""
+        for key, value in self.memory.end_stage().items():
+            if req.stage not in ("queued", "saving"):
+                req.timings.setdefault(key, {})[req.stage] = value
 
     def _on_step(self, req: Request, step, state: dict) -> None:
         started = time.perf_counter()
