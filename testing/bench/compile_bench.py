@@ -2,7 +2,7 @@
 
     python testing/bench/compile_bench.py --out RESULTS_DIR --wheels .whl_engine [--families flux,zimage,wan21,sdxl]
                                           [--stages attention,regional,tuning,restart,fast,engine_fast]
-                                          [--variants auto,fused_qkv,cdt,fused_qkv_cdt,max_autotune,whole,whole_graphs]
+                                          [--variants auto,fused_qkv,cdt,max_autotune,max_autotune_tma,whole,...]
                                           [--fast-steps 28] [--speed fp8]
     python testing/bench/compile_bench.py --out /tmp/smoke --tiny      # the same run on CPU with small models
 
@@ -19,7 +19,8 @@
   too; a step cache's hooks could not sit inside it), ``whole_graphs`` (the same with CUDA graphs: no launch
   gaps, if ``step_profile.py`` finds the GPU idle between kernels; 2.3 % of Flux's step on the H200) and
   ``whole_graphs_fused_qkv_cdt`` (all of them at once: each gained 1-2 % alone, inside the ±1 % between runs, so
-  only together could they pass 0.125 s/step). Step time and first-call (compile) time.
+  only together could they pass 0.125 s/step), and ``max_autotune_tma`` (GEMM autotuning that also tries
+  Triton's persistent TMA matmul on Hopper). Step time and first-call (compile) time.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
   one (graphs added: zero), then the engine is stopped, started again on the same cache folder, and the first
@@ -165,7 +166,7 @@ class CompileBench:
 
     # ------------------------------------------------------------------ tuning
     def tuning(self, arch):
-        import torch
+        import torch._inductor.config
 
         bare = self.bare(arch)
         row = self.results.setdefault("tuning", {}).setdefault(arch, {})
@@ -174,10 +175,10 @@ class CompileBench:
             torch._dynamo.reset()
             _uncompile(bare)
             try:
-                with _inductor_tuning("cdt" in variant):
+                with torch._inductor.config.patch(_inductor_settings(variant)):
                     if "fused_qkv" in variant:
                         transformer.fuse_qkv_projections()
-                    if variant == "max_autotune":
+                    if variant.startswith("max_autotune"):
                         _compile_blocks(transformer, mode="max-autotune-no-cudagraphs")
                     elif variant.startswith("whole_graphs"):  # _fused_qkv, _cdt: the lossless gains together
                         transformer.compile(fullgraph=True, mode="reduce-overhead")
@@ -419,26 +420,16 @@ def _denoiser_only(bare, kernel) -> None:
     transformer.forward = only
 
 
-class _inductor_tuning:
-    """Inductor's coordinate-descent tuning on inside the block (diffusers' flux-fast settings), off after."""
-
-    KEYS = ("coordinate_descent_tuning", "coordinate_descent_check_all_directions")
-
-    def __init__(self, on: bool):
-        self.on = on
-
-    def __enter__(self):
-        import torch._inductor.config as config
-
-        self.saved = {k: getattr(config, k) for k in self.KEYS}
-        for k in self.KEYS:
-            setattr(config, k, self.on or self.saved[k])
-
-    def __exit__(self, *exc):
-        import torch._inductor.config as config
-
-        for k, v in self.saved.items():
-            setattr(config, k, v)
+def _inductor_settings(variant: str) -> dict:
+    """Inductor's settings for a tuning variant, on only while it compiles: ``cdt`` is coordinate-descent tuning
+    (diffusers' flux-fast settings); ``_tma`` lets max-autotune also try Triton's persistent matmul with Hopper's
+    TMA loads against cuBLAS (the GEMMs are 83 of Flux's 130 ms a step, at 72 % of the H200's peak)."""
+    settings = {}
+    if "cdt" in variant:
+        settings.update(coordinate_descent_tuning=True, coordinate_descent_check_all_directions=True)
+    if variant.endswith("_tma"):
+        settings["triton.enable_persistent_tma_matmul"] = True
+    return settings
 
 
 def _uncompile(bare) -> None:
