@@ -259,6 +259,24 @@ def test_compile_bench_tuning_times_each_lossless_variant(tmp_path, tiny_cache):
     assert all(row["step_s"] > 0 and row["first_s"] > 0 for row in rows.values()), rows
 
 
+def test_compile_bench_tuning_settings_are_inductor_s_own_and_undone_after_the_variant():
+    """A renamed inductor setting fails here, not as a lost variant on the GPU machine."""
+    import torch._inductor.config as config
+
+    from testing.bench.compile_bench import _inductor_settings
+
+    settings = _inductor_settings("max_autotune_cdt_tma")
+    assert set(settings) == {
+        "coordinate_descent_tuning",
+        "coordinate_descent_check_all_directions",
+        "triton.enable_persistent_tma_matmul",
+    }
+    with config.patch(settings):
+        assert config.coordinate_descent_tuning and config.triton.enable_persistent_tma_matmul
+    assert not config.coordinate_descent_tuning and not config.triton.enable_persistent_tma_matmul
+    assert _inductor_settings("whole_graphs") == {}
+
+
 def test_compile_bench_attention_times_each_kernel_alone_eager_and_compiled(tmp_path, tiny_cache):
     """The attention stage on CPU: the flash kernel (the one a CPU has) timed eager and compiled; a kernel that
     cannot take the call, FA4 without its package included, is a row saying why, not a failed run."""

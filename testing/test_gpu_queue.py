@@ -34,3 +34,14 @@ def test_the_queue_runs_every_stage_keeps_each_exit_code_and_clears_the_checkpoi
     profile = json.loads((results / "profile" / "step_profile.json").read_text())
     assert profile["meta"]["tiny"] and profile["families"]["flux"]["step_s"] > 0
     assert list(models.iterdir()) == []
+
+
+def test_stages_named_in_skip_are_left_out(tmp_path):
+    """A machine taken back mid-queue: the queue starts again on the fresh one without the stages that finished."""
+    queue = tmp_path / "queue"
+    queue.write_text("done step_profile.py --no-such-option\nleft step_profile.py --no-such-option\n")
+    env = {**os.environ, "TINY": "1", "MODELS": str(tmp_path / "models"), "SKIP": "done other"}
+    cmd = ["bash", "testing/bench/gpu_queue.sh", str(queue), str(tmp_path / "results")]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert "=== done skipped" in done.stdout
+    assert [line.split()[0] for line in (tmp_path / "results/rc.txt").read_text().splitlines()] == ["left"]

@@ -6,6 +6,8 @@
 # after the carried wheels are installed once (WHEELS, comma-separated folders: .whl_engine,.whl_av), with the
 # checkpoints of the one before deleted (the disk holds one family), and its exit code appended to
 # RESULTS/rc.txt, so a cut session keeps every stage that finished. TINY=1 runs the queue on CPU with --tiny.
+# SKIP="NAME ..." leaves out stages whose results already came back (a machine taken back mid-queue: start the
+# queue again on the fresh one without running what finished).
 #
 #   bash testing/bench/background.sh start q /tmp/R -- bash testing/bench/gpu_queue.sh QUEUE /tmp/R .whl_engine,.whl_av
 #   TINY=1 bash testing/bench/gpu_queue.sh QUEUE /tmp/R                                     # here: a smoke run
@@ -23,6 +25,7 @@ fi
 models=${MODELS:-/tmp/aitk_models}
 while read -r name script args; do
   case "$name" in "" | "#"*) continue ;; esac
+  case " ${SKIP:-} " in *" $name "*) echo "=== $name skipped (SKIP)" && continue ;; esac
   echo "=== $name $(date +%T)"
   # shellcheck disable=SC2086  # ARGS is a list of words on purpose
   "$python" "testing/bench/$script" --out "$results/$name" --models "$models" "${extra[@]}" $args
