@@ -1,0 +1,88 @@
+"""testing/bench/compile_bench.py on CPU with real inductor and tiny models: each stage runs the code the GPU
+machine runs, so a session's device minutes are not spent finding a broken variant."""
+
+import json
+import subprocess
+import sys
+
+from testing.test_bench_scripts import ROOT
+
+
+def test_compile_bench_restart_reuses_the_engines_compile_cache(tmp_path, tiny_cache):
+    """testing/bench/compile_bench.py's restart stage on CPU with real inductor: an engine started again on the same
+    ``engine.compile_cache_dir`` compiles in a fraction of the first start's time, and the cache is in that folder
+    (importing diffusers had pointed inductor at /tmp, and the folder stayed empty)."""
+    out, work = tmp_path / "out", tmp_path / "w"
+    cmd = [
+        sys.executable,
+        "testing/bench/compile_bench.py",
+        "--out",
+        str(out),
+        "--tiny",
+        "--models",
+        str(tmp_path / "m"),
+    ]
+    cmd += ["--work", str(work), "--families", "flux", "--stages", "restart"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    restart = json.loads((out / "compile_bench.json").read_text())["restart"]
+    row, warm_up = restart["flux"], restart["engine_warm_up_s"]
+    assert warm_up["first_start"] > 0 and warm_up["after_restart"] > 0  # waited for, so not in the first request
+    first, again = row["first_start"], row["after_restart"]
+    assert first["compile_s"] > 0 and first["graphs_added_by_second_request"] == 0
+    assert again["graphs_added_by_second_request"] == 0
+    assert row["after_restart_over_first"] < 0.5, row
+    assert (work / "compile_cache" / "fxgraph").is_dir()
+    # Split by dynamo's timers: the caches took the backend's share; tracing is paid at every start.
+    phases = first["compile_phases_s"], again["compile_phases_s"]
+    assert phases[1]["backend"] < phases[0]["backend"] / 2 and min(p["tracing"] for p in phases) > 0, phases
+
+
+def test_compile_bench_tuning_times_each_lossless_variant(tmp_path, tiny_cache):
+    """testing/bench/compile_bench.py's tuning stage on CPU with real inductor: each variant (fused projections,
+    the transformer as one graph, all the lossless gains at once) compiles from eager and is timed, none fails,
+    the JSON names them all."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "testing/bench/compile_bench.py", "--out", str(out), "--tiny", "--models", str(tmp_path)]
+    cmd += ["--work", str(tmp_path / "w"), "--families", "flux", "--stages", "tuning", "--steps", "2", "--repeats", "1"]
+    cmd += ["--variants", "fused_qkv,whole,whole_graphs,whole_graphs_fused_qkv_cdt"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads((out / "compile_bench.json").read_text())
+    rows = result["tuning"]["flux"]
+    assert set(rows) == {"fused_qkv", "whole", "whole_graphs", "whole_graphs_fused_qkv_cdt"} and result["errors"] == []
+    assert all(row["step_s"] > 0 and row["first_s"] > 0 for row in rows.values()), rows
+
+
+def test_compile_bench_tuning_settings_are_inductor_s_own_and_undone_after_the_variant():
+    """A renamed inductor setting fails here, not as a lost variant on the GPU machine."""
+    import torch._inductor.config as config
+
+    from testing.bench.compile_bench import _inductor_settings
+
+    settings = _inductor_settings("max_autotune_cdt_tma")
+    assert set(settings) == {
+        "coordinate_descent_tuning",
+        "coordinate_descent_check_all_directions",
+        "triton.enable_persistent_tma_matmul",
+    }
+    with config.patch(settings):
+        assert config.coordinate_descent_tuning and config.triton.enable_persistent_tma_matmul
+    assert not config.coordinate_descent_tuning and not config.triton.enable_persistent_tma_matmul
+    assert _inductor_settings("whole_graphs") == {}
+
+
+def test_compile_bench_attention_times_each_kernel_alone_eager_and_compiled(tmp_path, tiny_cache):
+    """The attention stage on CPU: the flash kernel (the one a CPU has) timed eager and compiled; a kernel that
+    cannot take the call, FA4 without its package included, is a row saying why, not a failed run."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "testing/bench/compile_bench.py", "--out", str(out), "--tiny", "--models", str(tmp_path)]
+    cmd += ["--work", str(tmp_path / "w"), "--families", "flux", "--stages", "attention", "--steps", "2"]
+    cmd += ["--repeats", "1"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads((out / "compile_bench.json").read_text())
+    rows = result["attention"]["flux"]
+    assert rows["flash"]["step_s"] > 0 and rows["flash_compiled"]["step_s"] > 0 and result["errors"] == []
+    assert "flash_attn" in rows["fa4"]["unsupported"] and "flash_attn" in rows["fa4_compiled"]["unsupported"]
+    assert "No viable backend" in rows["cudnn"]["unsupported"]
