@@ -29,9 +29,10 @@ class ClusterJob:
         job_id: Optional[str] = None,
         cluster: Optional[dict] = None,
         device: Optional[str] = None,
+        engine: Optional[dict] = None,
     ):
-        """``cluster``: keys that replace the example's (``replicas``, ``gpus_per_replica``…); ``device``: the
-        replicas' engines' (the benchmark's GPU run)."""
+        """``cluster``: keys that replace the example's (``replicas``, ``gpus_per_replica``…); ``device`` and
+        ``engine`` (settings added to its ``engine:`` block): the replicas' engines' (the benchmark's GPU run)."""
         import yaml
 
         self.tmp, self.db, self.job_id = Path(tmp), db, job_id
@@ -43,6 +44,7 @@ class ClusterJob:
         if routing:
             process["cluster"]["routing"] = routing
         process["cluster"].update(cluster or {})
+        process["engine"].update(engine or {})
         if device:
             process["device"] = device
         self.config = config

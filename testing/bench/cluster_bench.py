@@ -21,6 +21,11 @@ Tiny models load in ~0.1 s, so the routing numbers count swaps; their cost on re
 
     python3 testing/bench/cluster_bench.py --real /tmp/aitk_models --clients 4 --requests 40 --replicas 2 \
         --gpus-per-replica 1 --steps 8 --out $OUT/cluster_gpu.json
+
+   Where only one GPU is lent, two replicas can share it (``--gpus-per-replica 0.5``), each engine capped by
+   ``--vram-budget-gb`` below Flux and SDXL together, so that a replica holds one of them and a swap is a swap:
+   that measures the routing (b against c) and the ingress's time to first byte on real requests, not (b against
+   a), which needs a GPU per replica.
 """
 
 from __future__ import annotations
@@ -182,6 +187,7 @@ def throughput(args) -> dict:
     else:
         bodies = {arch: body_for(arch, steps=args.steps) for arch in (A, B)}
     gpus = {"gpus_per_replica": args.gpus_per_replica}
+    engine = {"vram_budget_gb": args.vram_budget_gb} if args.vram_budget_gb else {}
     runs = {
         "one_replica": ("residency", 1),
         "residency": ("residency", args.replicas),
@@ -191,7 +197,9 @@ def throughput(args) -> dict:
     for name, (routing, replicas) in runs.items():
         with tempfile.TemporaryDirectory() as tmp:
             device = "cuda" if args.gpus_per_replica else None
-            cluster = ClusterJob(Path(tmp), routing=routing, cluster=gpus | {"replicas": replicas}, device=device)
+            cluster = ClusterJob(
+                Path(tmp), routing=routing, cluster=gpus | {"replicas": replicas}, device=device, engine=engine
+            )
             cluster.start(timeout=900)
             try:
                 results[name] = measure_throughput(cluster, bodies, args.requests, args.clients, args.seed)
@@ -224,7 +232,10 @@ def main() -> int:
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--clients", type=int, default=0, help="> 0: the throughput run (see the docstring)")
     parser.add_argument("--replicas", type=int, default=2)
-    parser.add_argument("--gpus-per-replica", type=int, default=0)
+    parser.add_argument("--gpus-per-replica", type=float, default=0, help="0.5: two replicas share one GPU")
+    parser.add_argument(
+        "--vram-budget-gb", type=float, default=0, help="each engine's engine.vram_budget_gb (replicas sharing a GPU)"
+    )
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--real", help="a folder for real-size Flux.1-dev and SDXL (built there if missing)")
     args = parser.parse_args()
