@@ -237,8 +237,20 @@ def main() -> int:
         "--vram-budget-gb", type=float, default=0, help="each engine's engine.vram_budget_gb (replicas sharing a GPU)"
     )
     parser.add_argument("--steps", type=int, default=4)
-    parser.add_argument("--real", help="a folder for real-size Flux.1-dev and SDXL (built there if missing)")
+    parser.add_argument(
+        "--real",
+        nargs="?",
+        const="",
+        help="a folder for real-size Flux.1-dev and SDXL (built there if missing; alone: --models)",
+    )
+    parser.add_argument("--models", default="/tmp/aitk_models", help="--real's folder when it names none")
+    parser.add_argument("--tiny", action="store_true", help="tiny models whatever --real says (a queue's smoke run)")
     args = parser.parse_args()
+    args.real = None if args.tiny or args.real is None else (args.real or args.models)
+    args.gpus_per_replica = 0 if args.tiny else args.gpus_per_replica  # the smoke run's replicas are CPU ones
+    if args.out and not args.out.endswith(".json"):  # a folder, as testing/bench/gpu_queue.sh passes
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        args.out = str(Path(args.out) / "cluster_bench.json")
     if args.clients:
         results = {"date": time.strftime("%Y-%m-%d"), "args": vars(args), "throughput": throughput(args)}
         print(json.dumps(results, indent=2))
