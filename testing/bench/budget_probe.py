@@ -41,6 +41,12 @@ OPTIONS = {
 STAGE_ORDER = ("loading", "encoding", "sampling", "decoding", "saving")
 
 
+def is_note(status: dict) -> bool:
+    """The status frames a run keeps: the plan, a re-plan, a decode retried in smaller tiles (not kept before
+    2026-12-04, so HunyuanVideo 1.5's 24 GiB run could not say whether its decode had retried) and NaN warnings."""
+    return "oom" in status or "memory" in status or status["message"].startswith(("Warning", "Out of memory"))
+
+
 def timed_request(client, body: dict, keep_path: bool = False) -> dict:
     """One generation, with the client-side time of every stage change (and the result's path if asked)."""
     from extensions_built_in.inference_engine.protocol import FrameDecoder
@@ -58,7 +64,7 @@ def timed_request(client, body: dict, keep_path: bool = False) -> dict:
                 h = frame.header
                 if frame.type == "status":
                     marks.setdefault(h["stage"], now)
-                    if "oom" in h or "memory" in h or h["message"].startswith("Warning"):  # the plan, an oom, NaN
+                    if is_note(h):
                         out.setdefault("notes", []).append(h["message"][:400])
                 elif frame.type == "progress":
                     marks.setdefault("first_step", now)
