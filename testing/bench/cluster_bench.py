@@ -24,8 +24,8 @@ Tiny models load in ~0.1 s, so the routing numbers count swaps; their cost on re
 
    Where only one GPU is lent, two replicas can share it (``--gpus-per-replica 0.5``), each engine capped by
    ``--vram-budget-gb`` below Flux and SDXL together, so that a replica holds one of them and a swap is a swap:
-   that measures the routing (b against c) and the ingress's time to first byte on real requests, not (b against
-   a), which needs a GPU per replica.
+   that measures the routing (b against c) on real models, not (b against a), which needs a GPU per replica. The
+   ingress's added time to first byte is the first run's (CPU replicas), there on the GPU machine's 16 cores.
 """
 
 from __future__ import annotations
