@@ -66,9 +66,11 @@ def test_compile_bench_tuning_settings_are_inductor_s_own_and_undone_after_the_v
         "coordinate_descent_check_all_directions",
         "triton.enable_persistent_tma_matmul",
     }
-    with config.patch(settings):
-        assert config.coordinate_descent_tuning and config.triton.enable_persistent_tma_matmul
-    assert not config.coordinate_descent_tuning and not config.triton.enable_persistent_tma_matmul
+    # Off first: torchao, imported by an earlier test in the same process, switches coordinate descent on for it.
+    with config.patch({"coordinate_descent_tuning": False, "triton.enable_persistent_tma_matmul": False}):
+        with config.patch(settings):
+            assert config.coordinate_descent_tuning and config.triton.enable_persistent_tma_matmul
+        assert not config.coordinate_descent_tuning and not config.triton.enable_persistent_tma_matmul
     assert _inductor_settings("whole_graphs") == {}
 
 

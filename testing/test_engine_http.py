@@ -417,12 +417,21 @@ def queued_positions(frames, until, count=2):
     raise AssertionError(f"stream ended while waiting: {positions}")
 
 
+def long_request(seed: int = 7) -> dict:
+    return body_for("sd1", steps=500, seed=seed, width=256, height=256)
+
+
 def test_positions_are_announced_and_heartbeaten_correctly_as_the_queue_advances(engine_server):
     """A, B, C wait behind a blocker. A leaves the line, then the blocker ends: each move is announced at
     once with the new place in line, and the heartbeats that follow repeat it (the UI shows these)."""
-    c0, r0, f0 = open_stream(engine_server, body_for("sd1", steps=500))
+    # The blocker and B must outlast a few heartbeats: 500 steps (the most a request may ask) at 64² finished in
+    # 3.0 s on an idle build box and raced them (2026-12-04: C started before its heartbeats), at 256² they do not.
+    c0, r0, f0 = open_stream(engine_server, long_request())
     blocker_id = next(f for f in f0 if f.type == "progress").request_id
-    streams = [open_stream(engine_server, body_for("sd1", seed=i, steps=500 if i == 1 else 2)) for i in range(3)]
+    streams = [
+        open_stream(engine_server, long_request(seed=1) if i == 1 else body_for("sd1", seed=i, steps=2))
+        for i in range(3)
+    ]
     ids = []
     for expected, (_, _, frames) in enumerate(streams, start=1):
         first = next(f for f in frames if f.type == "status")
