@@ -438,9 +438,8 @@ class Engine:
     def _record_stage(self, req: Request) -> None:
         """GPU only: the stage that ends now, in the result's timings: its peak allocation (``peak_gib``) and the
         weights each component had on the GPU at its end (``gpu_gib``)."""
-        for key, value in self.memory.end_stage().items():
-            if req.stage not in ("queued", "saving"):
-                req.timings.setdefault(key, {})[req.stage] = value
+        for key, value in self.memory.end_stage(record=req.stage not in ("queued", "saving")).items():
+            req.timings.setdefault(key, {})[req.stage] = value
 
     def _on_step(self, req: Request, step, state: dict) -> None:
         started = time.perf_counter()

@@ -208,12 +208,15 @@ class MemoryPlanner:
                 found[e.key.subfolder or e.key.cls.rsplit(".", 1)[-1]] = round(size / GIB, 2)
         return found
 
-    def end_stage(self) -> dict:
-        """GPU only: the stage that just ended, for the result's timings: its peak, and each component's weights on
-        the GPU at its end. A visitor still there says why a stage went over its plan (SD3's first request on
-        16 GiB peaked 1.7 GiB above its later ones through sampling and decoding: docs/BENCHMARKS.md)."""
+    def end_stage(self, record: bool = True) -> dict:
+        """GPU only: the stage that just ended (its peak is reset either way), for the result's timings when
+        ``record``: its peak, and each component's weights on the GPU at its end. A visitor still there says why a
+        stage went over its plan (SD3's first request on 16 GiB peaked 1.7 GiB above its later ones through
+        sampling and decoding: docs/BENCHMARKS.md)."""
         peak = take_stage_peak()
-        return {} if peak is None else {"peak_gib": round(peak / GIB, 3), "gpu_gib": self.on_device_gib()}
+        if peak is None or not record:
+            return {}
+        return {"peak_gib": round(peak / GIB, 3), "gpu_gib": self.on_device_gib()}
 
     @staticmethod
     def oom_message(where: dict, error: BaseException) -> str:

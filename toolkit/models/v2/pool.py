@@ -78,18 +78,14 @@ def module_bytes(module, on: Optional[str] = None) -> int:
     """Parameter + buffer bytes; 0 for tokenizers and other weightless components. ``on`` counts only what is
     on that device now: a pool entry's key says where a component was loaded, and a visitor loaded on the host
     may be on the GPU (the memory plan's stage records and out-of-memory reports)."""
+    from toolkit.models.offload import on_device  # not at the top: offload imports this module
+
     total = 0
     for getter in ("parameters", "buffers"):
         fn = getattr(module, getter, None)
         if fn is not None:
-            total += sum(tensor_bytes(t) for t in fn() if on is None or _is_on(t.device, on))
+            total += sum(tensor_bytes(t) for t in fn() if on is None or on_device(t.device, on))
     return total
-
-
-def _is_on(device, name: str) -> bool:
-    """``cuda:0`` is on ``cuda``; ``cuda`` alone names the current GPU, as the engine's device does."""
-    want = str(name).split(":")
-    return device.type == want[0] and (len(want) == 1 or device.index == int(want[1]))
 
 
 def tensor_bytes(t) -> int:
