@@ -495,3 +495,55 @@ def test_a_holder_streams_keep_their_planned_blocks_and_give_them_back_when_drop
     resident._place_kept_blocks(SimpleNamespace(kept={"transformer": 4 * block}))
     resident.drop()
     assert all(_on_host(b) for b in denoiser.blocks) and stream.kept_bytes == 0
+
+
+def test_before_a_host_waiting_load_idle_host_copies_go_oldest_first_and_none_is_parked(parks, monkeypatch):
+    """FLUX.2-dev on a 16 GiB budget (H200 machine): a re-plan's new host copies loaded beside the old ones and the
+    OS killed the engine. Only what waits in host RAM goes (loaded there, or parked), never a GPU resident or what
+    this request uses, and it is dropped: parking would keep it in the same RAM."""
+    pool = ComponentPool()
+    load(pool, "host_a"), load(pool, "gpu_b", device="cuda:0"), load(pool, "parked_c", device="cuda:0")
+    load(pool, "host_d"), load(pool, "host_e")
+    pool.entries[key("parked_c", "cuda:0")].tier = "ram"
+    pool.begin_request()
+    load(pool, "host_d")  # this request's
+    free = {"bytes": 50}
+    monkeypatch.setattr(pool_module, "host_available_bytes", lambda: free["bytes"])
+    assert pool.evict_host_for(50, protect=set()) == []  # it fits
+    assert pool.evict_host_for(250, protect={key("host_a")}) == [key("parked_c", "cuda:0"), key("host_e")]
+    assert [k.content for k in pool.entries] == ["host_a", "gpu_b", "host_d"] and not parks
+
+
+def test_evict_for_does_not_count_a_parked_entry_as_gpu_memory_it_frees(parks, monkeypatch):
+    pool = ComponentPool()
+    load(pool, "parked", device="cuda:0"), load(pool, "resident", device="cuda:0")
+    pool.entries[key("parked", "cuda:0")].tier = "ram"
+    pool.begin_request()
+    monkeypatch.setattr(pool_module, "free_device_bytes", lambda device: 0)
+    assert pool.evict_for(100, "cuda:0", protect=set()) == [key("resident", "cuda:0")]
+
+
+@pytest.mark.parametrize("onload", ["cuda:0", None], ids=["gpu_engine", "cpu_engine"])
+def test_the_load_funnel_makes_host_room_only_for_what_waits_there(onload, tiny_cache, monkeypatch):
+    """A GPU engine's host-waiting load (``device="cpu"``, run on the GPU) evicts idle host copies first; a CPU
+    engine's loads are its residents and leave them alone."""
+    from toolkit.models.v2.loading import load_component
+
+    pool = ComponentPool()
+    load(pool, "stale")
+    pool.begin_request()
+    monkeypatch.setattr(pool_module, "host_available_bytes", lambda: 0)
+    monkeypatch.setattr(pool_module, "free_device_bytes", lambda device: 10**12)  # room on the GPU
+    with pool_module.active_pool(pool):
+        load_component("transformers.CLIPTextModel", "tiny:sd1", "text_encoder", device="cpu", onload_device=onload)
+    assert (key("stale") in pool.entries) == (onload is None)
+
+
+def test_host_ram_for_offloaded_weights_leaves_a_reserve(monkeypatch):
+    import psutil
+
+    memory = {"total": 64 * GB, "available": 20 * GB}
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: type("VM", (), memory)())
+    assert pool_module.host_available_bytes(5 * GB) == 20 * GB - int(6.4 * GB) + 5 * GB  # a tenth of 64 GiB
+    memory.update(total=16 * GB, available=3 * GB)
+    assert pool_module.host_available_bytes(5 * GB) == 5 * GB  # under the 4 GiB floor: only its own copies

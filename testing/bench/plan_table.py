@@ -6,7 +6,8 @@ card at all.
     .venv/bin/python testing/bench/plan_table.py --cards 24,16 --host-gb 64 --out docs/bench/plan_table.md
 
 No weights are built or read: this runs anywhere in seconds. ``--host-gb`` is the machine's free RAM (offloaded
-weights wait there in pinned memory); 64 GiB is a common size beside a 24 GB card.
+weights wait there in pinned memory), of which the engine leaves a reserve (``host_reserve_bytes``, counted as if
+it were the machine's whole RAM); 64 GiB is a common size beside a 24 GB card.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
     from toolkit.memory_plan import GIB, PlanDoesNotFit, plan_memory
     from toolkit.models.registry import get_model_class
-    from toolkit.models.v2.pool import plannable_share
+    from toolkit.models.v2.pool import host_reserve_bytes, plannable_share
 
     model_class = get_model_class(arch)
     model = model_class("cuda", ModelConfig(name_or_path="unused", arch=arch))
@@ -49,12 +50,13 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
     native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
     gen = GenerateImageConfig(prompt="", **native)
     available = plannable_share(int(card_gib * GIB))  # what the engine counts on of a free card
+    host = int(host_gib * GIB) - host_reserve_bytes(int(host_gib * GIB))  # as host_available_bytes counts it
     if qtype == "float8dq" and not model_class.float8_activations:  # as MemoryPlanner.qtype_for decides
         qtype = "float8"
 
     def plan_at(request, tile=None):
         work = model.workload(request, tile)
-        return plan_memory(arch, parts, available, work, int(host_gib * GIB), budget=int(card_gib * GIB), qtype=qtype)
+        return plan_memory(arch, parts, available, work, host, budget=int(card_gib * GIB), qtype=qtype)
 
     try:  # as the engine plans it, and as its message says what fits
         plan = plan_naming_what_fits(model, gen, lambda request: tiled_to_fit(model, request, plan_at))

@@ -263,7 +263,10 @@ def load_component(
         subfolder=src.subfolder,
     )
     if device:
-        pool.evict_for(estimate_bytes(src), onload_device or device, protect=set())
+        needed = estimate_bytes(src)
+        if device == "cpu" and str(onload_device).startswith("cuda") and key not in pool.entries:
+            pool.evict_host_for(needed, protect=set())  # it waits in host RAM between uses
+        pool.evict_for(needed, onload_device or device, protect=set())
     return pool.get_or_load(key, load)
 
 

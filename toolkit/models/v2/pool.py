@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator, Optional
 from toolkit.models.pinned import empty_like_all
 
 GB = 1024**3
+HOST_RESERVE_SHARE, HOST_RESERVE_MIN = 0.10, 4 * GB  # host_reserve_bytes
 
 
 @dataclass(frozen=True)
@@ -216,16 +217,31 @@ class ComponentPool:
         free = free_device_bytes(device)
         if free is None or free >= needed_bytes:
             return []
+        on_device = lambda key, entry: key.device == device and entry.tier == "device"  # noqa: E731
+        return self.evict(self._oldest_unused(free, needed_bytes, protect, on_device))
+
+    def evict_host_for(self, needed_bytes: int, protect: set) -> list[ComponentKey]:
+        """Before a component that waits in host RAM loads (a GPU engine's visitor or streamed model): drop idle
+        entries held there, oldest first, until it fits. A re-plan that moves a model's components to other
+        placements loads new copies; beside the old ones they outgrew the host (FLUX.2-dev on a 16 GiB budget,
+        H200 machine, 2026-12-04: 75 GiB of pinned copies, and the OS killed the engine as the next ones loaded)."""
+        free = host_available_bytes()
+        if free >= needed_bytes:
+            return []
+        on_host = lambda key, entry: entry.tier == "ram" or key.device == "cpu"  # noqa: E731
+        return self.evict(self._oldest_unused(free, needed_bytes, protect, on_host), allow_park=False)
+
+    def _oldest_unused(self, free: int, needed_bytes: int, protect: set, where: Callable) -> list[ComponentKey]:
         victims = []
         with self._lock:
             for key, entry in self.entries.items():  # oldest first
                 if free >= needed_bytes:
                     break
-                if key in protect or key in self._used or key.device != device:
+                if key in protect or key in self._used or not where(key, entry):
                     continue
                 victims.append(key)
                 free += entry.bytes
-        return self.evict(victims)
+        return victims
 
     def _can_park(self, entry: PoolEntry) -> bool:
         if not self.keep_in_ram_bytes or not str(entry.key.device).startswith("cuda") or not entry.bytes:
@@ -401,10 +417,20 @@ def plannable_share(total: int) -> int:
 
 
 def host_available_bytes(own_pinned: int = 0) -> int:
-    """Host RAM for offloaded weights: what the OS has available, plus pinned copies this process already holds."""
+    """Host RAM for offloaded weights: what the OS has available less ``host_reserve_bytes``, plus pinned copies
+    this process already holds."""
     import psutil
 
-    return psutil.virtual_memory().available + own_pinned
+    memory = psutil.virtual_memory()
+    return max(0, memory.available - host_reserve_bytes(memory.total)) + own_pinned
+
+
+def host_reserve_bytes(total: int) -> int:
+    """Host RAM no plan and no load counts on. Pinned copies cannot be swapped out, and loading one stages it in
+    ordinary memory first; FLUX.2-dev's 16 GiB plan on the H200 machine filled all but ~3 GiB of what was free
+    (2026-12-04), and its next request's load was killed by the OS. A tenth of the RAM, at least 4 GiB: the OS,
+    this process's own heap, the UI and whatever else the machine runs."""
+    return max(HOST_RESERVE_MIN, int(total * HOST_RESERVE_SHARE))
 
 
 def _oom_error(message: str) -> Exception:
