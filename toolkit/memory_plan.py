@@ -119,11 +119,22 @@ class WorkingSet:
     per_pixel: int = 2560  # decoding without tiles: bytes per output pixel of each frame held, beside 0.4 GiB
     frames_at_once: int = 1  # video: frames an untiled decode holds at once (causal VAEs: a few; 0: the whole clip)
     encode: int = GIB // 2  # while the encoders run: the prompt, and for editing families their control images
+    # Image-to-video: the VAE encodes the conditioning clip (the image, then blank frames) while an encoder that
+    # visited may still be on the GPU: bytes per pixel of a frame, beside 0.4 GiB, tiled like the decode. Wan 2.2
+    # 14B I2V at 1280x720 ran out of memory there on a 16 GiB budget (H200, 2026-12-04) with 0.5 GiB counted.
+    per_pixel_encode: int = 0
     patch: int = 2  # latent positions per token side: 1 where the denoiser does not pack 2x2 (LTX, LTX-2, HyV 1.5)
     tile: int = 0  # a tiled decode's tile side in output pixels; 0: 512 for images, 256 for video (vae_tiling.py)
     # Audio: bytes per second of waveform decoded, beside 0.4 GiB. The Oobleck VAEs of Stable Audio and ACE-Step
     # measured 2.98 GiB for a 47.5 s window and 2.09 GiB for 30 s over their weights (H200): ~60 MiB/s, +15 %.
     per_second: int = 70 * 1024**2
+
+    def encoding(self, pixels: int, tile_area: int) -> tuple:
+        """``Workload.encode`` and ``encode_tiled`` for frames of ``pixels`` (None: tiling changes nothing)."""
+        if not self.per_pixel_encode:
+            return self.encode, None
+        sizes = (pixels, min(pixels, tile_area))
+        return tuple(max(self.encode, int(0.4 * GIB + px * self.per_pixel_encode)) for px in sizes)
 
 
 @dataclass(frozen=True)
@@ -136,6 +147,7 @@ class Workload:
     encode: int = GIB // 2
     tokens: int = 0  # the denoiser's tokens per step; 0: unknown, planned as REF_TOKENS
     tile: int = 0  # decode_tiled's tile side where smaller than the family's own (vae_tiling.smaller_tiles); 0: own
+    encode_tiled: Optional[int] = None  # ``encode`` under a tiling VAE, where its encode is part of it; None: same
 
 
 @dataclass
@@ -302,7 +314,7 @@ def _work(kind: str, work: Workload, vae_tiling: bool) -> int:
         return work.denoise
     if kind == "decoder":
         return work.decode_tiled if vae_tiling else work.decode
-    return work.encode
+    return work.encode_tiled if vae_tiling and work.encode_tiled is not None else work.encode
 
 
 def host_bytes(parts: tuple, placements: dict) -> int:

@@ -311,13 +311,14 @@ def innermost_frames(error: Optional[BaseException], count: int = 4) -> str:
 def _scaled(work: Workload, scales: dict) -> Workload:
     if not scales:
         return work
-    decoder = scales.get("decoder", 1.0)
+    decoder, encoder = scales.get("decoder", 1.0), scales.get("encoder", 1.0)
     return replace(
         work,
         denoise=int(work.denoise * scales.get("denoiser", 1.0)),
         decode=int(work.decode * decoder),
         decode_tiled=int(work.decode_tiled * decoder),
-        encode=int(work.encode * scales.get("encoder", 1.0)),
+        encode=int(work.encode * encoder),
+        encode_tiled=None if work.encode_tiled is None else int(work.encode_tiled * encoder),
     )
 
 

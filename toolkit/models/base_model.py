@@ -267,9 +267,8 @@ class BaseModel:
 
     def workload(self, gen: GenerateImageConfig, tile: Optional[int] = None) -> Workload:
         """Working sets beside the weights for this request: the family's ``working_set`` rates times its latent
-        positions (sampling) and output pixels or audio seconds (decoding). A tiled decode holds one ``tile``
-        (``tile_px``, toolkit/models/vae_tiling.py) of the frames the VAE holds at once. Estimates: the engine
-        re-plans with a larger reserve if one proves short."""
+        positions (sampling), output pixels or audio seconds (decoding); a tiled VAE holds one ``tile`` (``tile_px``,
+        toolkit/models/vae_tiling.py). Estimates: the engine re-plans with a larger reserve if one proves short."""
         ws = self.working_set
         pixels = gen.width * gen.height
         frames = gen.num_frames if self.modality == "video" else 1
@@ -281,7 +280,8 @@ class BaseModel:
         if self.modality == "audio":  # the VAE decodes a waveform: its seconds, not pixels
             decode = int(0.4 * GIB + self.decoded_seconds(gen) * ws.per_second)
         tiled = int(0.4 * GIB + min(pixels, area) * held * ws.per_pixel) if vae_tiles(self) else decode
-        return Workload(denoise, decode, tiled, ws.encode, int(positions) // ws.patch**2, tile or 0)
+        encode, encode_tiled = ws.encoding(pixels, area if vae_tiles(self) else pixels)
+        return Workload(denoise, decode, tiled, encode, int(positions) // ws.patch**2, tile or 0, encode_tiled)
 
     def decoded_seconds(self, gen: GenerateImageConfig) -> float:
         """Audio the VAE decodes for this request (Stable Audio's whole window, whatever the duration asked)."""
