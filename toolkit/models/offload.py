@@ -29,6 +29,7 @@ from toolkit.models.v2.pool import host_buffers
 
 PINNED_ATTR = "_aitk_host_copies"
 RECIPE_ATTR = "_aitk_rebuild"
+SENDS_BACK_ATTR = "_aitk_sends_back"  # a model that stays: its forward pre-hook that sends the previous one back
 
 
 def _tensors(module) -> dict:
@@ -194,7 +195,6 @@ def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
     hook only sends the previous model in the chain back to the host before it runs, so a text encoder that
     visited is gone before the resident denoiser's first step."""
     from accelerate.utils import send_to_device
-    from accelerate.utils.memory import clear_device_cache
 
     def init_hook(self, module):
         if not stays:
@@ -202,12 +202,7 @@ def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
         return module
 
     def pre_forward(self, module, *args, **kwargs):
-        previous = getattr(self.prev_module_hook, "model", None)
-        if previous is not None and not _on_host(previous):
-            self.prev_module_hook.offload()  # the previous model's hook: also patched
-            # As accelerate does: hand the freed blocks back, or the next model's differently sized tensors
-            # fragment a tight budget (an `oom` at 24 GiB with 1.9 GiB reserved but unusable, on the H200).
-            clear_device_cache()
+        send_previous_back(self)
         if not stays and (
             _on_host(module) or not on_device(next(iter(_tensors(module).values())).device, self.execution_device)
         ):
@@ -216,6 +211,18 @@ def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
 
     cpu_offload.init_hook = types.MethodType(init_hook, cpu_offload)
     cpu_offload.pre_forward = types.MethodType(pre_forward, cpu_offload)
+
+
+def send_previous_back(cpu_offload) -> None:
+    """The model before this one in the offload chain goes back to the host, if it is not there already."""
+    from accelerate.utils.memory import clear_device_cache
+
+    previous = getattr(cpu_offload.prev_module_hook, "model", None)
+    if previous is not None and not _on_host(previous):
+        cpu_offload.prev_module_hook.offload()  # the previous model's hook: also patched
+        # As accelerate does: hand the freed blocks back, or the next model's differently sized tensors
+        # fragment a tight budget (an `oom` at 24 GiB with 1.9 GiB reserved but unusable, on the H200).
+        clear_device_cache()
 
 
 def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: Callable = empty_like_all) -> None:
@@ -232,8 +239,12 @@ def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: 
 
     execution_device = torch.device(device)
 
+    handles: list = []
+
     def enable(*args: Any, **kwargs: Any) -> None:
         pipeline.remove_all_hooks()
+        while handles:
+            handles.pop().remove()
         models = {name: m for name, m in pipeline.components.items() if _is_module(m)}
         visiting = {name for name, m in models.items() if (_plain(m) if visitors is None else name in visitors)}
         for name in visiting:
@@ -245,6 +256,16 @@ def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: 
             hook = CpuOffload(execution_device=execution_device, prev_module_hook=previous if name in chain else None)
             _patch_hook(hook, allocate, stays=name not in visiting)
             add_hook_to_module(models[name], hook, append=True)
+            if name not in visiting:
+                # Through ``Module.__call__`` as well: group offloading's lazy prefetch hook (on CUDA streams) puts
+                # ``forward`` back as it was when it removes itself after the first call, dropping accelerate's
+                # wrapper; on the first request the visitor before a streamed T5 stayed on the GPU through
+                # sampling (SD3 on 16 GiB, H200: CLIP-G's 1.29 GiB, its peak 1.7 GiB over later requests').
+                sends_back = models[name].register_forward_pre_hook(
+                    lambda module, args, hook=hook: send_previous_back(hook)
+                )
+                handles.append(sends_back)
+                models[name].__dict__[SENDS_BACK_ATTR] = sends_back
             user_hook = UserCpuOffloadHook(models[name], hook)
             hooks.append(user_hook)
             previous = user_hook if name in chain else previous
@@ -263,5 +284,11 @@ def _is_module(value) -> bool:
 
 
 def drop_host_copies(module) -> Optional[dict]:
-    """Eviction: the pinned copies go with the module (pinned memory is scarce and slow to allocate)."""
-    return module.__dict__.pop(PINNED_ATTR, None) if hasattr(module, "__dict__") else None
+    """Eviction: the pinned copies go with the module (pinned memory is scarce and slow to allocate), and its
+    pre-hook that would keep the previous model in the chain alive."""
+    if not hasattr(module, "__dict__"):
+        return None
+    sends_back = module.__dict__.pop(SENDS_BACK_ATTR, None)
+    if sends_back is not None:
+        sends_back.remove()
+    return module.__dict__.pop(PINNED_ATTR, None)
