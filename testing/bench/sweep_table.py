@@ -74,6 +74,7 @@ def _from_json(arch, key, run, bare, date, path, bench) -> dict:
         "plan": (run.get("plan") or {}).get("summary"),
         "step_s": step_s,
         "step_range": step_range,
+        "first_step_s": (cold.get("timings") or {}).get("step_s") if (cold.get("output") or {}).get("ok") else None,
         "engines": len(run.get("engines") or []) or 1,
         # A warm request that encodes its prompt: runs since the prompt cache also time one with a new prompt,
         # where "warm" repeats the first one's (and skips encoding); older runs' "warm" encoded it again.
@@ -192,6 +193,11 @@ def family_row(rows: list, arch: str, predicted16: str) -> dict:
             continue
         if not run["ok"]:
             cells[name] = f"**did not finish** ({run['source']}): {run['error'] or 'no output'}"
+            if run.get("first_step_s") and full:  # the cold request saved its output; a later one failed
+                first = run["first_step_s"]
+                cells[name] += (
+                    f"; its first request finished: {first:.4g} s/step ({_ratio(first, full['step_s']):.2f}×)"
+                )
             continue
         reference = latest([r for r in rows if r["source"] == run["source"]], arch, "full") or full
         reference = reference if reference and reference["ok"] else None
