@@ -3,8 +3,13 @@
 import torch
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.memory_plan import GIB
 from toolkit.models.registry import get_model_class
 from toolkit.models.v2.pool import host_buffers
+
+
+def gib(x: float) -> int:
+    return int(x * GIB)
 
 
 def test_parking_after_a_lora_wrapped_the_module_reuses_and_renews_buffers(tiny_cache, tmp_path):
@@ -168,3 +173,64 @@ def test_nan_latents_are_reported_before_a_blank_file_is_saved(engine_server):
     [warning] = [h for h in headers if h.get("message") == NOT_FINITE_WARNING]
     assert warning["type"] == "status" and warning["stage"] == "sampling"
     assert headers[-1]["ok"] is True
+
+
+def test_an_image_to_video_encode_counts_the_vae_encoding_its_clip_tiled_where_it_must():
+    """Wan 2.2 14B I2V at 1280x720x81 on 16 GiB (H200, 2026-12-04): planned with 0.5 GiB for its encoding, the
+    VAE's encode of the conditioning clip ran out of memory, and the re-plan refused the request. Its encoding now
+    counts the clip's pixels, tiled with the decode (a tiling VAE tiles its encode too): the 16 GiB plan tiles and
+    fits, and the 24 GiB plan covers the 18.69 GiB its encoding peaked at there (2026-12-01)."""
+    from testing.bench.plan_table import predicted
+
+    def work(arch):
+        model = get_model_class(arch)("cuda", ModelConfig(name_or_path="x", arch=arch))
+        return model.workload(GenerateImageConfig(prompt="p", width=1280, height=720, num_frames=81))
+
+    i2v, t2v = work("wan22_14b_i2v"), work("wan22_14b")
+    assert i2v.encode >= gib(7.6) and i2v.encode_tiled <= gib(1.5)
+    assert (t2v.encode, t2v.encode_tiled) == (GIB // 2, None)  # text to video: the prompt alone
+    on_16 = predicted("wan22_14b_i2v", 16, 128)
+    assert on_16["fits"] and "VAE tiled" in on_16["summary"]
+    assert predicted("wan22_14b_i2v", 24, 128)["peak_gib"] >= 18.69
+
+
+def test_the_loaded_placements_are_kept_while_they_fit_without_the_host_reserve(monkeypatch):
+    """FLUX.2-dev on 16 GiB (H200, 2026-12-04): the second request re-planned its encoder from bf16 to float8 for
+    want of the last GiB of host RAM, and reloaded it. Loaded copies are held already: no reserve for them."""
+    from extensions_built_in.inference_engine import memory_planner as mp
+    from testing.bench.plan_table import real_parts
+    from toolkit.models.v2.pool import ComponentPool, plannable_share
+
+    model_class, cfg = get_model_class("flux2"), ModelConfig(name_or_path="unused", arch="flux2")
+    planner = mp.MemoryPlanner("cpu", "auto", ComponentPool(), 16 * GIB)
+    planner.active, planner.qtype = True, "float8dq"
+    planner._sizes[("flux2", "unused", cfg.extras_name_or_path, model_class("cpu", cfg).dtype)] = real_parts("flux2")
+    monkeypatch.setattr(mp, "host_reserve_bytes", lambda: 4 * GIB)
+    gen, snapshots = GenerateImageConfig(prompt="p", width=1024, height=1024), []
+    monkeypatch.setattr(planner, "refresh", lambda: setattr(planner, "snapshot", snapshots.pop(0)) or planner.snapshot)
+    snapshots += [(plannable_share(16 * GIB), gib(host)) for host in (80, 75, 75, 60)]
+    loaded = planner.plan(model_class, cfg, gen)
+    encoders = [
+        planner.plan(model_class, cfg, gen, resident).placements["text_encoder"] for resident in (None, loaded, loaded)
+    ]
+    assert [loaded.placements["text_encoder"], *encoders] == [
+        "stream",
+        "quantized_stream",
+        "stream",
+        "quantized_stream",
+    ]
+
+
+def test_the_loaded_plan_is_offered_to_the_planner_only_for_the_model_it_holds():
+    from types import SimpleNamespace
+
+    from extensions_built_in.inference_engine.resident import ResidentModel, holder_identity
+    from toolkit.models.v2.pool import ComponentPool
+
+    resident = ResidentModel("cpu", ComponentPool(), lambda *a: None)
+    held, other = ModelConfig(name_or_path="x", arch="flux2"), ModelConfig(name_or_path="y", arch="flux2")
+    plan = SimpleNamespace(placements={"transformer": "stream"}, vae_tiling=False, vae_tile=None, qtype=None)
+    resident._keep(SimpleNamespace(plan=plan, parts={}), holder_identity(held, plan))
+    assert resident.plan_of(held) is plan and resident.plan_of(other) is None
+    resident.drop()
+    assert resident.plan_of(held) is None

@@ -412,13 +412,17 @@ def plan_memory(
     qtype: Optional[str] = "float8",
     can_stream: bool = True,
     quantize_denoiser: bool = False,
+    only: Optional[dict] = None,
 ) -> Plan:
     """The cheapest plan that fits ``available`` GPU bytes and ``host_available`` host bytes; ``qtype`` None
     when 8-bit weights are not possible here (no torchao). ``quantize_denoiser``: the request asked for an 8-bit
-    denoiser (the ``fp8`` speed tier), so only its quantized placements are candidates. Raises
+    denoiser (the ``fp8`` speed tier), so only its quantized placements are candidates. ``only``: role ->
+    placement, the candidates where still allowed (a resident plan's, kept while it fits). Raises
     :class:`PlanDoesNotFit`."""
     parts = tuple(parts)
     allowed = candidates(parts, qtype is not None, can_stream, quantize_denoiser)
+    if only:
+        allowed = [[only[p.role]] if only.get(p.role) in found else found for p, found in zip(parts, allowed)]
     options = [_options(p, placements, work) for p, placements in zip(parts, allowed)]
     best = smallest = None  # (cost, peak, combo, tiling, kept) of each
     for combo in itertools.product(*options):

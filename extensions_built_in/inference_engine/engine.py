@@ -365,7 +365,7 @@ class Engine:
         """Plan, load, sample. Out of memory under an automatic plan, loading or sampling: once more, with a plan
         that reserves a wider working set (an estimate was short, or something else took memory meanwhile)."""
         for attempt in (1, 2):
-            plan = self.memory.plan(req.model_class, req.model, req.sample)
+            plan = self.memory.plan(req.model_class, req.model, req.sample, self.resident.plan_of(req.model))
             if plan is not None:
                 req.stream.emit(
                     "status", stage="loading", message=f"Memory plan: {plan.summary()}", memory=plan.describe()

@@ -23,7 +23,13 @@ from toolkit.device import take_stage_peak
 from toolkit.memory_plan import GIB, SMALLER_REQUEST, STAGE_KINDS, Plan, PlanDoesNotFit, Workload, plan_memory
 from toolkit.models.speed import fp8_options, wants_fp8
 from toolkit.models.streaming import kept_bytes
-from toolkit.models.v2.pool import ComponentPool, host_available_bytes, module_bytes, plannable_bytes
+from toolkit.models.v2.pool import (
+    ComponentPool,
+    host_available_bytes,
+    host_reserve_bytes,
+    module_bytes,
+    plannable_bytes,
+)
 from toolkit.models.vae_tiling import smaller_tiles
 
 MODES = ("auto", "off")
@@ -83,17 +89,34 @@ class MemoryPlanner:
         )
         return self.snapshot
 
-    def plan(self, model_class, model_config, gen) -> Optional[Plan]:
-        """The plan for this request, or None when the config's own options decide. Raises PlanDoesNotFit."""
+    def plan(self, model_class, model_config, gen, resident: Optional[Plan] = None) -> Optional[Plan]:
+        """The plan for this request, or None when the config's own options decide. Raises PlanDoesNotFit.
+        ``resident``: the plan this model is loaded with now, whose placements are kept while they fit."""
         if self.source(model_config) != "auto":
             return None
         available, host = self.refresh()
         try:
-            return self._plan(model_class, model_config, gen, available, host)
+            plan = self._plan(model_class, model_config, gen, available, host)
+            if resident is not None and resident.placements != plan.placements:
+                plan = self._kept_as_loaded(model_class, model_config, gen, resident, plan)
+            return plan
         except (OSError, ValueError, KeyError):
             # Sizes unreadable (a missing or damaged file): no plan; the load reports the real problem as
             # load_failed, naming the file, instead of the planner failing first as an internal error.
             return None
+
+    def _kept_as_loaded(self, model_class, model_config, gen, resident: Plan, fresh: Plan) -> Plan:
+        """The loaded placements where they still fit, else ``fresh``. A plan that moves a component reloads it
+        (FLUX.2-dev's encoder: 46 s on the H200), and memory that hovers at a threshold (another program's VRAM,
+        the host's page cache) would switch a model between two plans on every request; its second request on
+        16 GiB re-planned its encoder from bf16 to float8 for want of the last few GiB of host RAM (2026-12-04).
+        The host reserve is not counted here: the loaded copies are held already."""
+        available, host = self.snapshot
+        host += host_reserve_bytes()
+        try:
+            return self._plan(model_class, model_config, gen, available, host, only=resident.placements)
+        except PlanDoesNotFit:
+            return fresh
 
     def widen_after_oom(self, arch: str, plan: Plan, where: dict) -> bool:
         """An estimate proved short: plan this family with a wider reserve for the stage that ran out from now on,
@@ -141,7 +164,7 @@ class MemoryPlanner:
         return out
 
     # ------------------------------------------------------------------ both
-    def _plan(self, model_class, model_config, gen, available: int, host: int) -> Plan:
+    def _plan(self, model_class, model_config, gen, available: int, host: int, only: Optional[dict] = None) -> Plan:
         holder = model_class(self.device, model_config)
         scales = self.reserve_scale.get(model_class.arch, {})
         key = (model_class.arch, model_config.name_or_path, model_config.extras_name_or_path, holder.dtype)
@@ -159,6 +182,7 @@ class MemoryPlanner:
                 budget=self.budget,
                 qtype="float8dq" if fp8 else self.qtype_for(model_class),
                 quantize_denoiser=fp8,
+                only=only,
             )
 
         return plan_naming_what_fits(holder, gen, lambda request: tiled_to_fit(holder, request, plan_at))

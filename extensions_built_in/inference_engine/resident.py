@@ -205,6 +205,12 @@ class ResidentModel:
         self.keys = set()
         self.compiled = {}
 
+    def plan_of(self, model_config: ModelConfig):
+        """The plan the resident holder was loaded with, when it holds this config's model; else None."""
+        if self.identity is None or any(self.identity.get(k) != v for k, v in model_config.identity().items()):
+            return None
+        return self.holder.plan
+
     def uses_any(self, names: set) -> bool:
         return bool(names & {str(k) for k in self.keys})
 

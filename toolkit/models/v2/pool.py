@@ -425,11 +425,15 @@ def host_available_bytes(own_pinned: int = 0) -> int:
     return max(0, memory.available - host_reserve_bytes(memory.total)) + own_pinned
 
 
-def host_reserve_bytes(total: int) -> int:
+def host_reserve_bytes(total: Optional[int] = None) -> int:
     """Host RAM no plan and no load counts on. Pinned copies cannot be swapped out, and loading one stages it in
     ordinary memory first; FLUX.2-dev's 16 GiB plan on the H200 machine filled all but ~3 GiB of what was free
     (2026-12-04), and its next request's load was killed by the OS. A tenth of the RAM, at least 4 GiB: the OS,
-    this process's own heap, the UI and whatever else the machine runs."""
+    this process's own heap, the UI and whatever else the machine runs. ``total``: the RAM's (read if None)."""
+    if total is None:
+        import psutil
+
+        total = psutil.virtual_memory().total
     return max(HOST_RESERVE_MIN, int(total * HOST_RESERVE_SHARE))
 
 
