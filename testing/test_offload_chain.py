@@ -57,6 +57,8 @@ def test_the_visitor_before_a_streamed_encoder_leaves_on_every_request_the_first
         seen.clear()
         pipe(prompt=prompt, num_inference_steps=1, height=64, width=64, guidance_scale=7.0, output_type="np")
         assert seen[:3] == [("t5", True), ("t5", True), ("dit", True)], prompt
+        # nothing wraps T5's forward: a wrapper kept the removed prefetch hook running on every later call
+        assert not hasattr(pipe.text_encoder_3, "_old_forward")
 
 
 def test_eviction_removes_the_pre_hook_that_holds_the_previous_model():

@@ -255,17 +255,10 @@ def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: 
             # Patched before it is added: adding runs init_hook, whose stock version copies the model to the CPU.
             hook = CpuOffload(execution_device=execution_device, prev_module_hook=previous if name in chain else None)
             _patch_hook(hook, allocate, stays=name not in visiting)
-            add_hook_to_module(models[name], hook, append=True)
-            if name not in visiting:
-                # Through ``Module.__call__`` as well: group offloading's lazy prefetch hook (on CUDA streams) puts
-                # ``forward`` back as it was when it removes itself after the first call, dropping accelerate's
-                # wrapper; on the first request the visitor before a streamed T5 stayed on the GPU through
-                # sampling (SD3 on 16 GiB, H200: CLIP-G's 1.29 GiB, its peak 1.7 GiB over later requests').
-                sends_back = models[name].register_forward_pre_hook(
-                    lambda module, args, hook=hook: send_previous_back(hook)
-                )
-                handles.append(sends_back)
-                models[name].__dict__[SENDS_BACK_ATTR] = sends_back
+            if name in visiting:
+                add_hook_to_module(models[name], hook, append=True)
+            else:
+                handles.append(_sends_previous_back(models[name], hook))
             user_hook = UserCpuOffloadHook(models[name], hook)
             hooks.append(user_hook)
             previous = user_hook if name in chain else previous
@@ -275,6 +268,19 @@ def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: 
 
     pipeline.enable_model_cpu_offload = enable
     enable()
+
+
+def _sends_previous_back(module, hook):
+    """A model that stays on the GPU only sends the model before it back, from a torch pre-hook, which
+    ``Module.__call__`` runs whatever becomes of ``forward``: group offloading's lazy prefetch hook (on CUDA
+    streams) puts ``forward`` back as it found it when it removes itself after its first call. An accelerate
+    wrapper added on top was dropped then, and on SD3's first request on 16 GiB (H200) CLIP-G stayed on the GPU
+    through sampling behind a streamed T5 (1.29 GiB); a wrapper added later kept the removed hook running on every
+    call. ``_hf_hook`` is set as accelerate sets it: diffusers reads the pipeline's execution device there."""
+    module._hf_hook = hook
+    handle = module.register_forward_pre_hook(lambda m, args: send_previous_back(hook))
+    module.__dict__[SENDS_BACK_ATTR] = handle
+    return handle
 
 
 def _is_module(value) -> bool:
