@@ -192,8 +192,8 @@ def on_device(tensor_device, execution_device) -> bool:
 def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
     """Replace one accelerate ``CpuOffload`` hook's moves (its ``init_hook`` offloads, ``pre_forward`` onloads).
     A model that ``stays`` (resident, quantized or streamed by group offloading) is never moved by its hook; the
-    hook only sends the previous model in the chain back to the host before it runs, so a text encoder that
-    visited is gone before the resident denoiser's first step."""
+    hook only sends the previous model in the chain back to the host before it runs (``_hook_staying_model``), so
+    a text encoder that visited is gone before the resident denoiser's first step."""
     from accelerate.utils import send_to_device
 
     def init_hook(self, module):
@@ -258,7 +258,7 @@ def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: 
             if name in visiting:
                 add_hook_to_module(models[name], hook, append=True)
             else:
-                handles.append(_sends_previous_back(models[name], hook))
+                handles.append(_hook_staying_model(models[name], hook))
             user_hook = UserCpuOffloadHook(models[name], hook)
             hooks.append(user_hook)
             previous = user_hook if name in chain else previous
@@ -270,7 +270,7 @@ def enable_low_vram(pipeline, device, visitors: Optional[set] = None, allocate: 
     enable()
 
 
-def _sends_previous_back(module, hook):
+def _hook_staying_model(module, hook):
     """A model that stays on the GPU only sends the model before it back, from a torch pre-hook, which
     ``Module.__call__`` runs whatever becomes of ``forward``: group offloading's lazy prefetch hook (on CUDA
     streams) puts ``forward`` back as it found it when it removes itself after its first call. An accelerate
