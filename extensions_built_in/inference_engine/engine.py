@@ -147,7 +147,7 @@ class Engine:
             config=req.resolved_config(),
             output={"kind": req.output_kind, "ext": gen.output_ext},
             latent=req.latent_spec(),
-            memory=self.memory.predict(model_class, model_config, gen),
+            memory=self.memory.predict(model_class, model_config, gen, self.resident.plan_of(model_config)),
         )
         position = self.queue.push(req, retry_after_s=self._retry_after_s())
         self._recent.append(req)

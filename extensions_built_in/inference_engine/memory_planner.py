@@ -94,27 +94,29 @@ class MemoryPlanner:
         ``resident``: the plan this model is loaded with now, whose placements are kept while they fit."""
         if self.source(model_config) != "auto":
             return None
-        available, host = self.refresh()
+        self.refresh()
         try:
-            plan = self._plan(model_class, model_config, gen, available, host)
-            if resident is not None and resident.placements != plan.placements:
-                plan = self._kept_as_loaded(model_class, model_config, gen, resident, plan)
-            return plan
+            return self._decide(model_class, model_config, gen, resident)
         except (OSError, ValueError, KeyError):
             # Sizes unreadable (a missing or damaged file): no plan; the load reports the real problem as
             # load_failed, naming the file, instead of the planner failing first as an internal error.
             return None
 
-    def _kept_as_loaded(self, model_class, model_config, gen, resident: Plan, fresh: Plan) -> Plan:
-        """The loaded placements where they still fit, else ``fresh``. A plan that moves a component reloads it
-        (FLUX.2-dev's encoder: 46 s on the H200), and memory that hovers at a threshold (another program's VRAM,
-        the host's page cache) would switch a model between two plans on every request; its second request on
-        16 GiB re-planned its encoder from bf16 to float8 for want of the last few GiB of host RAM (2026-12-04).
-        The host reserve is not counted here: the loaded copies are held already."""
+    def _decide(self, model_class, model_config, gen, resident: Optional[Plan] = None) -> Plan:
+        """From the last snapshot: the cheapest plan, or the loaded placements where they still fit. A plan that
+        moves a component reloads it (FLUX.2-dev's encoder: 46 s on the H200), and memory that hovers at a
+        threshold (another program's VRAM, the host's page cache) would switch a model between two plans on every
+        request; its second request on 16 GiB re-planned its encoder from bf16 to float8 for want of the last few
+        GiB of host RAM (2026-12-04). The host reserve is not counted for the loaded placements: their copies are
+        held already."""
         available, host = self.snapshot
-        host += host_reserve_bytes()
+        fresh = self._plan(model_class, model_config, gen, available, host)
+        if resident is None or resident.placements == fresh.placements:
+            return fresh
         try:
-            return self._plan(model_class, model_config, gen, available, host, only=resident.placements)
+            return self._plan(
+                model_class, model_config, gen, available, host + host_reserve_bytes(), resident.placements
+            )
         except PlanDoesNotFit:
             return fresh
 
@@ -149,14 +151,14 @@ class MemoryPlanner:
         )
 
     # ------------------------------------------------------------------ server thread
-    def predict(self, model_class, model_config, gen) -> dict:
+    def predict(self, model_class, model_config, gen, resident: Optional[Plan] = None) -> dict:
         """What the ``start`` frame says: who decides, and the plan expected from the last snapshot."""
         source = self.source(model_config)
         out: dict = {"mode": self.mode, "source": source, "predicted": None}
         if source != "auto" or self.snapshot is None or not _local(model_config):
             return out
         try:
-            out["predicted"] = self._plan(model_class, model_config, gen, *self.snapshot).describe()
+            out["predicted"] = self._decide(model_class, model_config, gen, resident).describe()
         except PlanDoesNotFit as e:
             out["predicted"] = {"does_not_fit": str(e)}
         except (OSError, ValueError) as e:  # unreadable sizes: the load will report the real problem

@@ -206,10 +206,12 @@ class ResidentModel:
         self.compiled = {}
 
     def plan_of(self, model_config: ModelConfig):
-        """The plan the resident holder was loaded with, when it holds this config's model; else None."""
-        if self.identity is None or any(self.identity.get(k) != v for k, v in model_config.identity().items()):
+        """The plan the resident holder was loaded with, when it holds this config's model; else None. Also read
+        by the server thread (the start frame's prediction): one read of each, never a half-swapped holder."""
+        holder, identity = self.holder, self.identity
+        if holder is None or identity is None or any(identity.get(k) != v for k, v in model_config.identity().items()):
             return None
-        return self.holder.plan
+        return holder.plan
 
     def uses_any(self, names: set) -> bool:
         return bool(names & {str(k) for k in self.keys})
