@@ -203,14 +203,13 @@ def _patch_hook(cpu_offload, allocate: Callable, stays: bool = False) -> None:
 
     def pre_forward(self, module, *args, **kwargs):
         send_previous_back(self)
-        if not stays and (
-            _on_host(module) or not on_device(next(iter(_tensors(module).values())).device, self.execution_device)
-        ):
+        if _on_host(module) or not on_device(next(iter(_tensors(module).values())).device, self.execution_device):
             move_to_device(module, self.execution_device)
         return send_to_device(args, self.execution_device), send_to_device(kwargs, self.execution_device)
 
     cpu_offload.init_hook = types.MethodType(init_hook, cpu_offload)
-    cpu_offload.pre_forward = types.MethodType(pre_forward, cpu_offload)
+    if not stays:  # a staying model's hook wraps no forward (``_hook_staying_model``)
+        cpu_offload.pre_forward = types.MethodType(pre_forward, cpu_offload)
 
 
 def send_previous_back(cpu_offload) -> None:
