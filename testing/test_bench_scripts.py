@@ -479,3 +479,19 @@ def test_family_sweep_refuses_before_building_a_family_whose_file_it_cannot_writ
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, package=None: None)
     assert "--wheels .whl_engine,.whl_av" in missing_writer(get_model_class("ltx2"), False)
     assert missing_writer(get_model_class("hunyuan_video15"), False) is None  # webp: Pillow
+
+
+def test_fraction_probe_times_the_step_with_and_without_the_budget_in_alternating_order(tmp_path):
+    """testing/bench/fraction_probe.py on CPU: SD 1.5's and SDXL's UNets are built at real width from the real
+    configs, stepped at batch 2 with their conditioning, and timed per setting in every round, the order flipped
+    each round, so a setting's cost and its position can be told apart; the JSON keeps each round and medians."""
+    cmd = [sys.executable, "testing/bench/fraction_probe.py", "--out", str(tmp_path), "--tiny"]
+    cmd += ["--families", "sd1,sdxl", "--rounds", "2", "--steps", "1"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads((tmp_path / "fraction_probe.json").read_text())
+    assert result["sdxl"]["median_s"]["whole"] > 0  # SDXL's pooled text and size conditioning were accepted
+    rows = result["sd1"]
+    assert [r["order"] for r in rows["rounds"]] == [["whole", "24 GiB"], ["24 GiB", "whole"]]
+    assert all(r["median_s"][name] > 0 for r in rows["rounds"] for name in ("whole", "24 GiB"))
+    assert set(rows["median_s"]) == {"whole", "24 GiB"} and rows["fraction"] is None  # no fraction on CPU
