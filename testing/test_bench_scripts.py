@@ -486,7 +486,7 @@ def test_fraction_probe_times_the_step_with_and_without_the_budget_in_alternatin
     configs, stepped at batch 2 with their conditioning, and timed per setting in every round, the order flipped
     each round, so a setting's cost and its position can be told apart; the JSON keeps each round and medians."""
     cmd = [sys.executable, "testing/bench/fraction_probe.py", "--out", str(tmp_path), "--tiny"]
-    cmd += ["--families", "sd1,sdxl", "--rounds", "2", "--steps", "1"]
+    cmd += ["--families", "sd1,sdxl", "--rounds", "2", "--repeats", "1"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads((tmp_path / "fraction_probe.json").read_text())

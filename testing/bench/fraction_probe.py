@@ -8,7 +8,7 @@ Why: under every budget SD 1.5 and SDXL run the full card's own plan, so the eng
 and the only thing a budget changes is ``torch.cuda.set_per_process_memory_fraction`` (``toolkit/device.py``).
 Yet fresh engines under a budget stepped 1.3-1.9x slower than on the full card in one sweep and 0.84x in
 another (docs/BENCHMARKS.md, seventeenth run). Between engines the process, the order and the machine all
-change; here only the fraction does. Each round times ``--steps`` UNet calls (batch 2, as under CFG, at the
+change; here only the fraction does. Each round times ``--repeats`` UNet calls (batch 2, as under CFG, at the
 family's native size) once per setting, in alternating order, and OUT/fraction_probe.json is rewritten after
 every round. On CPU the fraction is not set (there is none): the run checks the plumbing.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
+from testing.bench.gpu_machine import bench_parser, micro_bench_setup, parse_bench_args  # noqa: E402
 
 NATIVE_LATENT = {"sd1": 64, "sdxl": 128}  # 512² and 1024² through the VAE's 8x
 GIB = 1024**3
@@ -105,7 +105,7 @@ def probe(args, arch: str, device: str, dtype, result: dict, save) -> None:
         timing = {}
         for name in order:
             set_fraction(settings[name])
-            timing[name] = round(statistics.median(step_times(unet, inputs, args.steps, cuda)), 5)
+            timing[name] = round(statistics.median(step_times(unet, inputs, args.repeats, cuda)), 5)
         rows["rounds"].append({"order": order, "median_s": timing})
         rows["median_s"] = {n: round(statistics.median(r["median_s"][n] for r in rows["rounds"]), 5) for n in settings}
         save()
@@ -118,15 +118,10 @@ def main(argv=None) -> int:
     parser.add_argument("--families", default="sd1,sdxl")
     parser.add_argument("--budget-gb", type=float, default=24)
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=30, help="UNet calls per setting in each round")
     args = parse_bench_args(parser, argv)
-    import torch
-
-    device = "cuda" if torch.cuda.is_available() and not args.tiny else "cpu"
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    result = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "device": device, "torch": torch.__version__}}
+    device, dtype, out, meta = micro_bench_setup(args)
+    result = {"meta": meta}
 
     def save() -> None:
         (out / "fraction_probe.json").write_text(json.dumps(result, indent=1))
