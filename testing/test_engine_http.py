@@ -52,6 +52,14 @@ def engine_idle(engine_server):
     return q["running"] is None and not q["pending"]
 
 
+def cancelled_in_the_end(engine_server, request_id) -> bool:
+    """A request's replayed stream ended in a ``cancelled`` error. An idle queue alone proves nothing about files:
+    results are saved on the saver thread, after the queue has let the request go."""
+    frames = list(engine_server.client.frames(request_id))
+    errors = [f.header.get("code") for f in frames if f.type == "error"]
+    return errors == ["cancelled"] and frames[-1].type == "end" and frames[-1].header["ok"] is False
+
+
 # ---------------------------------------------------------------------------------------------- auth
 @pytest.mark.parametrize("method,path", ROUTES)
 @pytest.mark.parametrize(
@@ -230,6 +238,7 @@ def test_disconnect_mid_run_cancels_and_the_queue_advances(engine_server):
     response.close()
     client.close()
     assert wait_until(lambda: engine_idle(engine_server)), engine_server.client.queue()
+    assert cancelled_in_the_end(engine_server, request_id)
     out_dir = engine_server.engine.output_folder
     assert not any(name.startswith(request_id) for name in os.listdir(out_dir))
     assert engine_server.client.generate_wait(body_for("sd1"))["http_status"] == 200
@@ -264,6 +273,7 @@ def test_disconnect_while_queued_removes_the_request(engine_server):
     r1.close()
     c1.close()
     assert wait_until(lambda: engine_idle(engine_server))
+    assert cancelled_in_the_end(engine_server, queued.request_id)
     assert not any(n.startswith(queued.request_id) for n in os.listdir(engine_server.engine.output_folder))
 
 

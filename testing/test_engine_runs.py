@@ -78,9 +78,13 @@ def test_queued_detached_runs_are_listed_with_positions_and_cancel_by_id(engine_
     assert engine_server.client.cancel(queued[1])["status"] == "cancelled"
     assert [p["request_id"] for p in engine_server.client.queue()["pending"]] == [queued[0], queued[2]]
     engine_server.client.cancel(blocker)
-    assert wait_until(lambda: engine_idle(engine_server), timeout=60)
+    # Each stream ends only after its file is saved (on the saver thread, after the queue already looks idle).
+    for request_id in (queued[0], queued[2]):
+        frames = list(engine_server.client.frames(request_id))
+        assert frames[-1].type == "end" and frames[-1].header["ok"] is True
+        path = results_of(frames)[0].header["path"]
+        assert os.path.isfile(path) and os.path.basename(path).startswith(request_id)
     names = os.listdir(engine_server.engine.output_folder)
-    assert any(n.startswith(queued[0]) for n in names) and any(n.startswith(queued[2]) for n in names)
     assert not any(n.startswith(queued[1]) or n.startswith(blocker) for n in names)
 
 
