@@ -125,7 +125,7 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
     cmd += [
         "--work",
         str(tmp_path / "w"),
-        *"--tiny --families flux --budgets 0,24 --steps 2 --bare --engines 2".split(),
+        *"--tiny --families flux --budgets 0,24 --steps 2 --bare --engines 2 --repeats 2".split(),
     ]
     done = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"}
@@ -140,6 +140,9 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
         assert run["warm"]["timings"]["step_s"] > 0 and run["plan"]["source"] == "default"
         assert run["prompt_cache"]["hits"] >= 1 and run["new_prompt"]["output"]["ok"]  # warm repeats the prompt
         assert len(run["engines"]) == 2 and all(e["ok"] and e["step_s"] > 0 for e in run["engines"])
+        # --repeats 2: one more warm and one more new-prompt request per engine, a prompt of its own each
+        assert all(e["requests"] == 2 for e in run["engines"]) and len(run["repeats"]["new_prompt"]) == 1
+        assert run["prompt_cache"]["misses"] == 3 and run["repeats"]["warm"][0]["step_s"] > 0
     assert flux["bare"]["step_s"] > 0 and len(flux["bare"]["steps_s"]) == 3
     # Engines interleave across budgets, so a slow process is as likely under either.
     assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("flux ")] == ["0", "24"] * 2
