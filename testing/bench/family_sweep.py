@@ -161,12 +161,12 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             # "new_prompt" is a warm request that encodes a prompt of its own.
             for name in ("cold", "warm", "new_prompt"):
                 if name == "new_prompt":
-                    body["sample"] = body["sample"] | {"prompt": "a lighthouse on a cliff at dusk", "seed": 2}
+                    body["sample"] = new_prompt(body["sample"], 0)
                 row[name] = timed_request(client, body, keep_path=True)
                 if "error" in row[name]:
                     break
                 row[name]["output"] = checked_output(row[name].pop("path"), model_class, sample)
-            if args.repeats > 1 and "error" not in row.get("new_prompt", {"error": 1}):
+            if args.repeats > 1 and "new_prompt" in row and "error" not in row["new_prompt"]:
                 row["repeats"] = repeated_requests(client, body, args.repeats)
             health = client.health()
             row["plan"] = (health.get("memory") or {}).get("plan")
@@ -250,14 +250,18 @@ def repeated_requests(client, body: dict, repeats: int) -> dict:
     figures: dict = {"warm": [], "new_prompt": []}
     for i in range(1, repeats):
         for name in figures:
-            sample = body["sample"]
-            if name == "new_prompt":
-                sample = sample | {"prompt": f"a lighthouse on a cliff at dusk, view {i}", "seed": 2 + i}
+            sample = new_prompt(body["sample"], i) if name == "new_prompt" else body["sample"]
             timed = timed_request(client, body | {"sample": sample})
             if "error" in timed:
                 return figures | {"error": timed["error"]}
             figures[name].append({"total_s": timed["total_s"], "step_s": timed["timings"]["step_s"]})
     return figures
+
+
+def new_prompt(sample: dict, i: int) -> dict:
+    """The ``i``-th prompt the prompt cache has not seen (0: the sweep's ``new_prompt`` request)."""
+    view = f", view {i}" if i else ""
+    return sample | {"prompt": f"a lighthouse on a cliff at dusk{view}", "seed": 2 + i}
 
 
 def _entry(text: str) -> str:
@@ -273,7 +277,7 @@ def engine_figures(run: dict) -> dict:
     repeats = run.get("repeats") or {}
     return {
         "plan": (run.get("plan") or {}).get("summary"),
-        "ok": not (run.get("exception") or cold.get("error") or warm.get("error")),
+        "ok": not (run.get("exception") or cold.get("error") or warm.get("error") or repeats.get("error")),
         "step_s": _median_of(timings.get("step_s"), repeats.get("warm"), "step_s"),
         "save_s": timings.get("save_s"),
         "warm_s": _median_of(warm.get("total_s"), repeats.get("warm"), "total_s"),
