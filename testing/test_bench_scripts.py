@@ -299,6 +299,9 @@ def test_the_sweep_table_takes_each_budgets_latest_finished_eager_run(tmp_path):
         "**a newer run did not finish** (family_sweep_x/b.json): transformer float8: Out of memory while sampling…"
     )
     assert flux["16"].startswith("the full card's plan: 0.33 s/step (1.10×)")  # against g's full card; no verdict
+    # ... which the cell names, since the row's first cell shows a's
+    assert "3.3 s warm (1.10×) against its run's full card: 0.3 s/step, 3 s warm (family_sweep_x/g.json)" in flux["16"]
+    assert "against its run's full card" not in flux["24"]  # a's own full card is the first cell's
     sd3 = family_row(rows, "sd3", "guess")
     assert sd3["full"].startswith("0.19 (0.95× bare 0.2, family_sweep_x/e.json); 2 s warm")
     # Several engines per budget (family_sweep.py --engines): the median over the engines that finished, with its
