@@ -4,6 +4,7 @@ cutting, the merged answers. test_cluster.py runs them together on a real cluste
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -294,3 +295,16 @@ def test_an_outcome_is_read_from_the_last_frames_or_the_wait_answer():
     assert outcome_of_json({"request_id": "r", "results": []}, 200) == "ok"
     assert outcome_of_json({"error": {"code": "cancelled"}}, 499) == "cancelled"
     assert outcome_of_json({"detail": "queue full"}, 429) == "bad_request"
+
+
+def test_replicas_import_from_the_callers_path_after_the_repository():
+    from extensions_built_in.inference_cluster.engine_process import TOOLKIT_ROOT
+    from extensions_built_in.inference_cluster.InferenceCluster import worker_env
+
+    assert worker_env({}) == {"PYTHONPATH": TOOLKIT_ROOT}
+    site = "/tmp/aitk_site" + os.pathsep + "/opt/more"
+    assert worker_env({"PYTHONPATH": site})["PYTHONPATH"].split(os.pathsep) == [
+        TOOLKIT_ROOT,
+        "/tmp/aitk_site",
+        "/opt/more",
+    ]

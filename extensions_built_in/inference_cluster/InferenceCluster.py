@@ -84,7 +84,7 @@ class InferenceCluster(InferenceEngine):
 
         import ray
 
-        runtime_env = {"env_vars": {"PYTHONPATH": TOOLKIT_ROOT}}
+        runtime_env = {"env_vars": worker_env(os.environ)}
         if self.ray_address:
             ray.init(address=self.ray_address, runtime_env=runtime_env, logging_level=logging.WARNING)
             return False
@@ -173,3 +173,12 @@ class InferenceCluster(InferenceEngine):
             ray.shutdown()
         else:
             serve.delete(self.app_name)
+
+
+def worker_env(environ) -> dict:
+    """What Ray's workers get on top of their environment: this repository first on their import path, then the
+    caller's. Ray sets a worker's PYTHONPATH to this value rather than adding to it, so naming the repository
+    alone hid whatever the caller's path held: on the GPU machine, where Ray and the engine's packages are
+    installed into a folder on PYTHONPATH, no replica could import Ray (2026-12-05)."""
+    inherited = environ.get("PYTHONPATH")
+    return {"PYTHONPATH": os.pathsep.join([TOOLKIT_ROOT, inherited] if inherited else [TOOLKIT_ROOT])}
