@@ -204,7 +204,7 @@ async def relay(
     if media_type and media_type.startswith("application/json"):
         return await whole_json(cluster, request, stream, head, headers, metered=received is not None)
     watch = Watch(cluster.metrics, received) if received is not None and head["status"] == 200 else None
-    body_iter = relayed_body(stream, media_type or "", request_id, replica, watch)
+    body_iter = relayed_body(stream, media_type or "", request_id, replica, watch, head.get("first", b""))
     return StreamingResponse(body_iter, status_code=head["status"], headers=dict(headers), media_type=media_type)
 
 
@@ -249,15 +249,15 @@ class Watch:
 
 
 async def relayed_body(
-    stream, media_type: str, request_id: Optional[str], replica: str, watch: Optional[Watch] = None
+    stream, media_type: str, request_id: Optional[str], replica: str, watch: Optional[Watch] = None, first=b""
 ) -> AsyncIterator[bytes]:
     """The replica's chunks unchanged. If the replica dies mid-stream: a frame stream ends with ``error`` +
     ``end``, an OpenAI event stream with its ``error`` event, anything else breaks off. When the client goes,
     the call must be cancelled here: a Serve stream nobody reads any more is not cancelled by itself, and the
-    engine's run would go on."""
+    engine's run would go on. ``first``: what came with the head (replica.py)."""
     last = b""
     try:
-        async for chunk in stream:
+        async for chunk in _after(first, stream):
             if watch is not None:
                 watch.chunk()
             last = chunk
@@ -278,6 +278,13 @@ async def relayed_body(
             raise
     finally:
         stream.cancel()
+
+
+async def _after(first: bytes, stream) -> AsyncIterator[bytes]:
+    if first:
+        yield first
+    async for chunk in stream:
+        yield chunk
 
 
 def unavailable(path: str, error: BaseException) -> JSONResponse:
