@@ -249,7 +249,7 @@ class Watch:
 
 
 async def relayed_body(
-    stream, media_type: str, request_id: Optional[str], replica: str, watch: Optional[Watch] = None, first=b""
+    stream, media_type: str, request_id: Optional[str], replica: str, watch: Optional[Watch] = None, first: bytes = b""
 ) -> AsyncIterator[bytes]:
     """The replica's chunks unchanged. If the replica dies mid-stream: a frame stream ends with ``error`` +
     ``end``, an OpenAI event stream with its ``error`` event, anything else breaks off. When the client goes,
