@@ -22,3 +22,23 @@ def test_cluster_bench_throughput_runs_one_replica_residency_and_random_and_resi
         assert runs[name]["requests"] == 8 and runs[name]["images_per_s"] > 0 and runs[name]["p95_s"] > 0
     assert (runs["residency"]["holder_builds"], runs["residency"]["misses"]) == (0, 0)
     assert runs["one_replica"]["holder_builds"] > 0  # one engine holds one model at a time: the mix swaps
+
+
+def test_the_real_models_build_once_in_bfloat16_and_load_like_a_users(tmp_path):
+    """The GPU run's first stage (2026-12-05 it died here: the builders were handed the string "bfloat16")."""
+    import torch
+    from diffusers import FluxTransformer2DModel, UNet2DConditionModel
+    from safetensors import safe_open
+
+    from testing.bench.cluster_bench import build_real
+
+    build_real(tmp_path, ("flux", "sdxl"), device="cpu", small=True)
+    built = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.safetensors")}
+    assert built and (tmp_path / "flux" / ".done").exists() and (tmp_path / "sdxl" / ".done").exists()
+    build_real(tmp_path, ("flux", "sdxl"), device="cpu", small=True)
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.safetensors")} == built  # built once
+    FluxTransformer2DModel.from_pretrained(tmp_path / "flux", subfolder="transformer")
+    UNet2DConditionModel.from_pretrained(tmp_path / "sdxl", subfolder="unet")
+    for weights in built:
+        with safe_open(weights, "pt") as f:
+            assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.bfloat16}, weights

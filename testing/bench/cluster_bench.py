@@ -134,13 +134,16 @@ def real_body(folder: Path, arch: str, steps: int, seed: int) -> dict:
     }
 
 
-def build_real(folder: Path, archs: tuple) -> None:
-    """Flux.1-dev and SDXL at real size, random init, as testing/bench/gpu_suite.py builds them (once)."""
+def build_real(folder: Path, archs: tuple, device: str = "cuda", small: bool = False) -> None:
+    """Flux.1-dev and SDXL at real size, random init, as testing/bench/gpu_suite.py builds them (once); ``small``
+    builds the same layout at toy width, for the CPU test of this function."""
+    import torch
+
     from testing.bench.real_size import BUILDERS
 
     for arch in archs:
         if not (folder / arch / ".done").exists():
-            BUILDERS[arch](str(folder / arch), "cuda", "bfloat16")
+            BUILDERS[arch](str(folder / arch), device, torch.bfloat16, small=small)
             (folder / arch / ".done").write_text("ok")
 
 
