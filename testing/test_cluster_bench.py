@@ -22,6 +22,8 @@ def test_cluster_bench_throughput_runs_one_replica_residency_and_random_and_resi
         assert runs[name]["requests"] == 8 and runs[name]["images_per_s"] > 0 and runs[name]["p95_s"] > 0
     assert (runs["residency"]["holder_builds"], runs["residency"]["misses"]) == (0, 0)
     assert runs["one_replica"]["holder_builds"] > 0  # one engine holds one model at a time: the mix swaps
+    measured = runs["residency"]["replicas_measured"]
+    assert len(measured) == 2 and all(m["run_s"] > 0 for m in measured)  # what the swap rule weighed
 
 
 def test_the_real_models_build_once_in_bfloat16_and_load_like_a_users(tmp_path):

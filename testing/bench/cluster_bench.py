@@ -178,6 +178,8 @@ def measure_throughput(cluster: ClusterJob, bodies: dict, requests: int, clients
         "p50_s": round(statistics.median(latencies), 3),
         "p95_s": round(latencies[int(0.95 * (len(latencies) - 1))], 3),
         **{name: after.get(name, 0) - before.get(name, 0) for name in ("holder_builds", "misses")},
+        # what the swap rule weighed at the end (placement.py): medians of each replica's run and swap times
+        "replicas_measured": [replica.get("measured") for replica in cluster.health()["replicas"]],
     }
 
 
