@@ -308,3 +308,36 @@ def test_replicas_import_from_the_callers_path_after_the_repository():
         "/tmp/aitk_site",
         "/opt/more",
     ]
+
+
+def test_an_engine_that_breaks_off_before_its_first_frame_still_answers_with_its_head():
+    """The ingress answers 503 for a call that fails before its head, an ``error`` frame for one that fails
+    after; a run the engine accepted is the second kind, even when it dies before its ``start`` frame."""
+    import httpx
+
+    from extensions_built_in.inference_cluster.replica import EngineGone, EngineReplica
+    from extensions_built_in.inference_engine.protocol import MEDIA_TYPE
+
+    class BrokenBody(httpx.AsyncByteStream):
+        async def __aiter__(self):
+            raise httpx.ReadError("connection reset")
+            yield b""
+
+    def engine(request):
+        return httpx.Response(200, headers={"content-type": MEDIA_TYPE, "x-request-id": "r1"}, stream=BrokenBody())
+
+    replica = object.__new__(EngineReplica)
+    replica.id, replica.keys, replica.timings = "rep", RequestKeys(), RecentTimings()
+    replica.http = httpx.AsyncClient(base_url="http://engine", transport=httpx.MockTransport(engine))
+    request = {"method": "POST", "path": "/generate", "query": {}, "headers": {}, "body": b"{}"}
+
+    async def run():
+        stream = replica.stream(request, {"generate": True, "model": "m"})
+        head = await anext(stream)
+        with pytest.raises(EngineGone, match="broke off"):
+            await anext(stream)
+        return head
+
+    head = asyncio.run(run())
+    assert (head["status"], head["replica"], head.get("first", b"")) == (200, "rep", b"")
+    assert replica.keys.has_ended("r1")

@@ -96,12 +96,18 @@ class EngineReplica:
                 self._learn_from_json(request["path"], route, response)
                 yield body
                 return
-            chunks = self._relay(response)
+            chunks, gone = self._relay(response), None
             if _is_framed(response):
                 # The engine sends its ``start`` frame at once: it rides with the head, one Ray item fewer before
-                # the client's first byte (on 2 cores each item is milliseconds).
-                head["first"] = await anext(chunks, b"")
+                # the client's first byte (on 2 cores each item is milliseconds). An engine that dies before it
+                # still gets the head out first, so the client's stream ends in ``error`` like any other break.
+                try:
+                    head["first"] = await anext(chunks, b"")
+                except EngineGone as e:
+                    gone = e
             yield head
+            if gone is not None:
+                raise gone
             async for chunk in chunks:
                 yield chunk
         finally:
