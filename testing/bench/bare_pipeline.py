@@ -51,8 +51,8 @@ class BarePipeline:
                 done[role] = how
         return done
 
-    def call(self, steps: int) -> tuple[float, Optional[float]]:
-        """(wall seconds of the whole call, median step from CUDA events)."""
+    def call(self, steps: int, image: bool = False) -> tuple:
+        """(wall seconds of the whole call, median step from CUDA events), and the image as an array if asked."""
         import torch
 
         from toolkit.config_modules import GenerateImageConfig
@@ -82,13 +82,14 @@ class BarePipeline:
         t0 = time.monotonic()
         try:
             with torch.inference_mode(), attention_kernels(self.attention):
-                self.model.pipeline(
+                out = self.model.pipeline(
                     **self.model.pipeline_kwargs(gen), generator=torch.Generator("cpu").manual_seed(1), output_type="np"
                 )
         finally:
             del scheduler.step  # the class's own again
         sync()
-        return time.monotonic() - t0, clock.median()
+        timed = (time.monotonic() - t0, clock.median())
+        return (*timed, out.images[0]) if image else timed
 
 
 def sync() -> None:

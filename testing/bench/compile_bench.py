@@ -20,7 +20,9 @@
   gaps, if ``step_profile.py`` finds the GPU idle between kernels; 2.3 % of Flux's step on the H200) and
   ``whole_graphs_fused_qkv_cdt`` (all of them at once: each gained 1-2 % alone, inside the ±1 % between runs, so
   only together could they pass 0.125 s/step), and ``max_autotune_tma`` (GEMM autotuning that also tries
-  Triton's persistent TMA matmul on Hopper). Step time and first-call (compile) time.
+  Triton's persistent TMA matmul on Hopper), and ``plain``: ``auto`` without the GEMM epilogues of
+  toolkit/models/epilogues.py (every other variant has them where ``auto`` has). Step time, first-call
+  (compile) time, and PSNR/SSIM of the variant's ``--steps`` image against eager's.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
   one (graphs added: zero), then the engine is stopped, started again on the same cache folder, and the first
@@ -171,9 +173,11 @@ class CompileBench:
         bare = self.bare(arch)
         row = self.results.setdefault("tuning", {}).setdefault(arch, {})
         transformer = bare.model.pipeline.transformer
-        for variant in [v for v in self.args.variants.split(",") if v]:
+        eager = self._image(bare)  # each variant's PSNR against it shows what it costs in quality, if anything
+        for i, variant in enumerate([v for v in self.args.variants.split(",") if v]):
             torch._dynamo.reset()
             _uncompile(bare)
+            key = variant if variant not in row else f"{variant}_{i}"  # a variant named twice: both runs kept
             try:
                 with torch._inductor.config.patch(_inductor_settings(variant)):
                     if "fused_qkv" in variant:
@@ -184,11 +188,14 @@ class CompileBench:
                         transformer.compile(fullgraph=True, mode="reduce-overhead")
                     elif variant.startswith("whole"):
                         transformer.compile(fullgraph=True)
+                    elif variant == "plain":  # `auto` before toolkit/models/epilogues.py
+                        _compile_blocks(transformer, epilogues=False)
                     else:
                         bare.compile(self.mode)
-                    row[variant] = self._timed_steps(bare)
+                    row[key] = self._timed_steps(bare)
+                    row[key].update(_quality(eager, self._image(bare)))
             except Exception as e:
-                row[variant] = {"failed": first_line(e)}
+                row[key] = {"failed": first_line(e)}
             finally:
                 transformer.unfuse_qkv_projections()
             self.save()
@@ -335,6 +342,12 @@ class CompileBench:
                 out["plan"] = frame.header["memory"].get("placements")
         out["s"] = round(time.monotonic() - t0, 3)
         return out
+
+    def _image(self, bare):
+        """The tuning stage's image: ``--steps`` steps, seed 1, as the timed calls draw it."""
+        import numpy as np
+
+        return np.asarray(bare.call(self.args.steps, image=True)[2], dtype=np.float32)
 
     def _timed_image(self, bare):
         """End to end at ``--fast-steps`` (a warm-up call first: its compile is not the tier's speed)."""

@@ -115,7 +115,7 @@ def cache_autocast_regions() -> None:
             marked.setdefault(name, torch.__version__)
 
 
-def _compile_blocks(module, **options) -> int:
+def _compile_blocks(module, epilogues: bool = True, **options) -> int:
     """diffusers' regional compile (``compile_repeated_blocks``: every block class named in ``_repeated_blocks``),
     but of each block's ``forward`` rather than the module's call: the per-step caches (MagCache, FirstBlockCache,
     cache-dit) hook a block by wrapping its ``forward`` in Python that decides whether to run it. Compiling the
@@ -123,11 +123,17 @@ def _compile_blocks(module, **options) -> int:
     ``torch.compiler.disable()``d function"); compiled below the hook, the decision stays eager and the block
     math compiled. One compiled function per block class, bound to each block: ``torch.compile`` costs
     milliseconds per call, and an SDXL UNet (70 blocks) swapped in paid it 70 times. Returns how many blocks
-    were compiled. ``options``: torch.compile's others (testing/bench/compile_bench.py's ``max_autotune``)."""
+    were compiled. ``epilogues``: the GEMM epilogues of toolkit/models/epilogues.py in the compiled code of the
+    blocks it has them for (Flux.1's); off only for the bench's comparison. ``options``: torch.compile's others
+    (testing/bench/compile_bench.py's ``max_autotune``)."""
     names = set(block_names(module))
     blocks = [sub for sub in module.modules() if type(sub).__name__ in names]
+    if epilogues:
+        from toolkit.models.epilogues import use_gelu_epilogues
+
+        use_gelu_epilogues(blocks)
     for block in blocks:
-        block.forward = types.MethodType(_compiled_forward(type(block), **options), block)
+        block.forward = types.MethodType(_compiled_forward(type(block), epilogues, **options), block)
     return len(blocks)
 
 
@@ -155,13 +161,16 @@ def block_names(module) -> tuple:
 _COMPILED_FORWARDS: dict = {}
 
 
-def _compiled_forward(cls, **options):
+def _compiled_forward(cls, epilogues: bool = False, **options):
     """A block class's ``forward`` compiled once per process (and per ``torch_compile``, which tests swap):
     dynamo guards on the block's type and shapes, not on which instance, so every block and every later model
     of that class shares the graphs."""
-    key = (cls, torch_compile, tuple(sorted(options.items())))
+    key = (cls, torch_compile, epilogues, tuple(sorted(options.items())))
     if key not in _COMPILED_FORWARDS:
-        _COMPILED_FORWARDS[key] = _eager_if_it_fails(cls, torch_compile(cls.forward, fullgraph=True, **options))
+        from toolkit.models.epilogues import block_forward
+
+        forward = block_forward(cls) if epilogues else cls.forward
+        _COMPILED_FORWARDS[key] = _eager_if_it_fails(cls, torch_compile(forward, fullgraph=True, **options))
     return _COMPILED_FORWARDS[key]
 
 
