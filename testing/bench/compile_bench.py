@@ -21,7 +21,8 @@
   ``whole_graphs_fused_qkv_cdt`` (all of them at once: each gained 1-2 % alone, inside the ±1 % between runs, so
   only together could they pass 0.125 s/step), and ``max_autotune_tma`` (GEMM autotuning that also tries
   Triton's persistent TMA matmul on Hopper), and ``plain``: ``auto`` without the GEMM epilogues of
-  toolkit/models/epilogues.py (every other variant has them where ``auto`` has). Step time, first-call
+  toolkit/models/epilogues.py (every other variant has them where ``auto`` has), and ``max`` (the engine's
+  ``max``: ``auto`` with coordinate-descent tuning). Step time, first-call
   (compile) time, and PSNR/SSIM of the variant's ``--steps`` image against eager's.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
@@ -190,6 +191,8 @@ class CompileBench:
                         transformer.compile(fullgraph=True)
                     elif variant == "plain":  # `auto` before toolkit/models/epilogues.py
                         _compile_blocks(transformer, epilogues=False)
+                    elif variant == "max":  # the engine's `max`: `auto` with coordinate-descent tuning
+                        bare.compile("max")
                     else:
                         bare.compile(self.mode)
                     row[key] = self._timed_steps(bare)
