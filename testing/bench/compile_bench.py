@@ -193,6 +193,8 @@ class CompileBench:
                         _compile_blocks(transformer, epilogues=False)
                     elif variant == "max":  # the engine's `max`: `auto` with coordinate-descent tuning
                         bare.compile("max")
+                    elif variant == "regional_graphs":  # each block's compiled forward as a CUDA graph
+                        _compile_blocks(transformer, mode="reduce-overhead")
                     else:
                         bare.compile(self.mode)
                     row[key] = self._timed_steps(bare)
