@@ -42,8 +42,7 @@ def test_a_dit_compiles_its_repeated_blocks_once_and_is_reused_by_later_requests
         blocks = {name for name, _ in compiled_calls}
         # regional: the transformer only; the single blocks through their epilogue forward (toolkit/models/epilogues.py)
         assert blocks == {"FluxTransformerBlock", "flux_single_block_forward"}
-        # ``max``: the Triton kernels' coordinate-descent tuning on top of what ``auto`` compiles
-        assert all(kw == {"fullgraph": True, "options": compile_module.MAX_OPTIONS} for _, kw in compiled_calls)
+        assert all(kw == {"fullgraph": True} for _, kw in compiled_calls)
         assert any("transformer compiled (regional)" in f.get("message", "") for f in frames)
         assert h.client.health()["compile"] | {"graphs": 0, "seconds": 0, "phases": {}, "attention": None} == {
             "mode": "max",

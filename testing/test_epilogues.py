@@ -6,7 +6,14 @@ auto,epilogues``)."""
 import torch
 
 from toolkit.models import compile as compile_module
-from toolkit.models.epilogues import BLOCK_FORWARDS, linear_gelu_tanh, linear_of_concat, plain, use_gelu_epilogues
+from toolkit.models.epilogues import (
+    BLOCK_FORWARDS,
+    bind_epilogues,
+    linear_gelu_tanh,
+    linear_of_concat,
+    plain,
+    use_gelu_epilogues,
+)
 
 
 def tiny_flux():
@@ -36,14 +43,6 @@ def flux_inputs(model, seed=0):
     )
 
 
-def with_epilogues(model) -> int:
-    """The epilogue forwards bound as ``_compile_blocks(…, epilogues=True)`` binds them, without compiling."""
-    singles = [b for b in model.modules() if type(b).__name__ in BLOCK_FORWARDS]
-    for block in singles:
-        block.forward = BLOCK_FORWARDS[type(block).__name__].__get__(block)
-    return use_gelu_epilogues(list(model.modules())) + len(singles)
-
-
 def ops_called(fn) -> list:
     """The aitk:: custom ops ``fn`` ran, by the profiler's names."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
@@ -65,7 +64,7 @@ def test_flux_with_the_epilogues_draws_what_diffusers_draws():
     inputs = flux_inputs(model)
     with torch.no_grad():
         expected = model(**inputs)[0]
-        assert with_epilogues(model) > 0
+        assert bind_epilogues(model) > 0
         got = model(**inputs)[0]
         ran = ops_called(lambda: model(**inputs))
     assert ran == ["aitk::linear_gelu_tanh", "aitk::linear_of_concat"]
@@ -84,7 +83,7 @@ def test_a_lora_on_the_projections_keeps_diffusers_path_and_its_delta():
     inputs = flux_inputs(model, seed=1)
     with torch.no_grad():
         expected = model(**inputs)[0]
-        with_epilogues(model)
+        bind_epilogues(model)
         ran = ops_called(lambda: model(**inputs))
         got = model(**inputs)[0]
     assert "aitk::linear_of_concat" not in ran  # every single block's projections carry the LoRA
@@ -160,3 +159,26 @@ def test_only_the_measured_families_blocks_take_the_gelu_epilogue():
     assert use_gelu_epilogues(list(sd3.modules())) == 0
     flux = tiny_flux()
     assert use_gelu_epilogues(list(flux.modules())) == 2 * len(flux.transformer_blocks)  # ff and ff_context
+
+
+def test_the_epilogue_graphs_are_kept_by_inductors_caches_for_a_restart(tmp_path, monkeypatch):
+    """Real inductor on this CPU: graphs holding the custom ops are saved by the FX-graph and AOTAutograd caches
+    (a graph either cache refuses is compiled again after every restart: the restart line of issue #14), and
+    inductor's code computes what diffusers' forwards compute."""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(compile_module, "_COMPILED_FORWARDS", {})
+    torch._dynamo.reset()
+    counters.clear()
+    model = tiny_flux()
+    inputs = flux_inputs(model, seed=4)
+    with torch.no_grad():
+        expected = model(**inputs)[0]
+        compile_module.compile_denoiser(model, "auto")
+        got = model(**inputs)[0]
+    assert torch.allclose(got, expected, atol=1e-4)
+    assert counters["aot_autograd"]["autograd_cache_saved"] == 2  # the double and the single block
+    assert counters["aot_autograd"]["autograd_cache_bypass"] == 0
+    assert counters["inductor"]["fxgraph_cache_bypass"] == 0

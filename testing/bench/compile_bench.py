@@ -21,8 +21,8 @@
   ``whole_graphs_fused_qkv_cdt`` (all of them at once: each gained 1-2 % alone, inside the ±1 % between runs, so
   only together could they pass 0.125 s/step), and ``max_autotune_tma`` (GEMM autotuning that also tries
   Triton's persistent TMA matmul on Hopper), and ``plain``: ``auto`` without the GEMM epilogues of
-  toolkit/models/epilogues.py (every other variant has them where ``auto`` has), and ``max`` (the engine's
-  ``max``: ``auto`` with coordinate-descent tuning). Step time, first-call
+  toolkit/models/epilogues.py (every regional variant has them where ``auto`` has; ``whole_graphs_epilogues``
+  binds them before the whole-transformer compile). Step time, first-call
   (compile) time, and PSNR/SSIM of the variant's ``--steps`` image against eager's.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
@@ -61,6 +61,7 @@ from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
 from toolkit.models.attention import FA4_IMPL, KERNELS, flash_impl, sdpa_cache_key  # noqa: E402
 from toolkit.models.compile import _compile_blocks, first_line  # noqa: E402
+from toolkit.models.epilogues import bind_epilogues  # noqa: E402
 
 
 class CompileBench:
@@ -186,15 +187,13 @@ class CompileBench:
                     if variant.startswith("max_autotune"):
                         _compile_blocks(transformer, mode="max-autotune-no-cudagraphs")
                     elif variant.startswith("whole_graphs"):  # _fused_qkv, _cdt: the lossless gains together
+                        if variant.endswith("epilogues"):
+                            bind_epilogues(transformer)
                         transformer.compile(fullgraph=True, mode="reduce-overhead")
                     elif variant.startswith("whole"):
                         transformer.compile(fullgraph=True)
                     elif variant == "plain":  # `auto` before toolkit/models/epilogues.py
                         _compile_blocks(transformer, epilogues=False)
-                    elif variant == "max":  # the engine's `max`: `auto` with coordinate-descent tuning
-                        bare.compile("max")
-                    elif variant == "regional_graphs":  # each block's compiled forward as a CUDA graph
-                        _compile_blocks(transformer, mode="reduce-overhead")
                     else:
                         bare.compile(self.mode)
                     row[key] = self._timed_steps(bare)

@@ -10,10 +10,9 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
 - ``auto`` (the default; ``off`` without CUDA): regional compile of the denoiser's repeated blocks
   (``_compile_blocks``; every family's DiT and the UNets' transformer blocks, named by diffusers or by
   ``UNNAMED_BLOCKS``): short compiles; a second size recompiles once with dynamic shapes (torch.compile's
-  automatic dynamic), and later sizes reuse that.
-- ``max``: the blocks as ``auto`` compiles them, with inductor's coordinate-descent tuning of its Triton kernels
-  (``MAX_OPTIONS``: each norm/RoPE/residual kernel's launch sizes searched, minutes instead of seconds); UNets
-  whole, with CUDA graphs (launch-bound steps). A longer first compile for a faster step.
+  automatic dynamic), and later sizes reuse that. Flux.1's blocks compile with the GEMM epilogues of
+  toolkit/models/epilogues.py (3 % of its step on an H100).
+- ``max``: as ``auto`` for DiTs; UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile.
 
 How a denoiser compiles follows where the memory plan puts its weights. Resident ones (``gpu``, ``quantized``,
 or no plan) compile as above. One whose weights move compiles regionally only: the block graphs take the
@@ -36,9 +35,6 @@ import types
 from typing import Optional
 
 COMPILE_MODES = ("off", "auto", "max")
-# Inductor's settings under ``max`` (diffusers' flux-fast recipe sets the same): Flux.1-dev's step had 13 of its
-# 129 ms in inductor's Triton kernels on the H200 (docs/BENCHMARKS.md, fourteenth run).
-MAX_OPTIONS = {"coordinate_descent_tuning": True, "coordinate_descent_check_all_directions": True}
 WHOLE_PLACEMENTS = (None, "gpu", "quantized")  # None: no plan (the user's options, or CPU)
 
 
@@ -79,7 +75,7 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
     if how == "whole":
         module.compile(mode="reduce-overhead", dynamic=False)
     else:
-        _compile_blocks(module, **({"options": MAX_OPTIONS} if mode == "max" else {}))
+        _compile_blocks(module)
     # A block torch.compile cannot take runs eager instead of failing the request at its first step.
     import torch._dynamo
 
@@ -170,7 +166,7 @@ def _compiled_forward(cls, epilogues: bool = False, **options):
     """A block class's ``forward`` compiled once per process (and per ``torch_compile``, which tests swap):
     dynamo guards on the block's type and shapes, not on which instance, so every block and every later model
     of that class shares the graphs."""
-    key = (cls, torch_compile, epilogues, repr(sorted(options.items())))  # ``options`` holds a dict
+    key = (cls, torch_compile, epilogues, tuple(sorted(options.items())))
     if key not in _COMPILED_FORWARDS:
         from toolkit.models.epilogues import block_forward
 

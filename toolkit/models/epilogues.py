@@ -129,3 +129,14 @@ def use_gelu_epilogues(blocks) -> int:
     for sub in found:
         sub.forward = types.MethodType(gelu_forward, sub)
     return len(found)
+
+
+def bind_epilogues(module) -> int:
+    """The epilogue forwards bound to ``module``'s Flux blocks themselves, for code that compiles the whole
+    transformer rather than its blocks (testing/bench/compile_bench.py's ``whole_graphs_epilogues``); returns how
+    many modules changed. Regional compile does not need it: ``_compile_blocks`` compiles ``block_forward``."""
+    blocks = [sub for sub in module.modules() if type(sub).__name__ in EPILOGUE_BLOCKS]
+    singles = [block for block in blocks if type(block).__name__ in BLOCK_FORWARDS]
+    for block in singles:
+        block.forward = types.MethodType(block_forward(type(block)), block)
+    return use_gelu_epilogues(blocks) + len(singles)
