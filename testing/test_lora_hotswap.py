@@ -88,9 +88,10 @@ def graphs(h) -> int:
     return h.client.health()["compile"]["graphs"]
 
 
-def uncompiled(tmp_path, loras, bodies: dict) -> dict:
-    """Images from an engine with compile off, whose LoRAs load under per-file adapter names as before."""
-    h = engine(tmp_path, loras, "reference", compile="off")
+def uncompiled(tmp_path, loras, bodies: dict, compile: str = "off") -> dict:
+    """Images from an engine with compile off, whose LoRAs load under per-file adapter names as before (or, with
+    ``compile``, from a fresh compiled engine)."""
+    h = engine(tmp_path, loras, f"reference_{compile}", compile=compile)
     try:
         return {name: run(h, b)[0] for name, b in bodies.items()}
     finally:
@@ -119,8 +120,11 @@ def test_switching_and_dropping_loras_recompiles_nothing(tmp_path, loras, eager_
         | {"half_a": body(loras["a"], multipliers=[0.5])},
     )
     assert np.abs(on_a - on_b).max() > 10 and np.abs(on_a - none).max() > 10 and np.abs(on_b - none).max() > 10
-    # Spare slots at scale 0 add exactly 0 (x + 0·lora(x)): bit for bit the model with no LoRA ever loaded.
-    assert np.array_equal(none, ref["base"])
+    # Spare slots at scale 0 add exactly 0 (x + 0·lora(x)): bit for bit the compiled model with no LoRA ever
+    # loaded. (Compiled Flux computes its single blocks' projections through toolkit/models/epilogues.py, whose
+    # split GEMM rounds apart from the eager one: within 2 of the uncompiled image, as the LoRAs below.)
+    assert np.array_equal(none, uncompiled(tmp_path, loras, {"base": body()}, compile="max")["base"])
+    assert np.abs(none - ref["base"]).max() <= 2
     # A slot padded to rank 128 also sums zero rows, so rounding may differ from the unpadded adapter (here on the
     # CPU they matched exactly; inductor on a GPU may reorder the sums).
     for name, image in (("a", on_a), ("b", on_b), ("wide", wide), ("half_a", half_a)):

@@ -162,7 +162,7 @@ def block_names(module) -> tuple:
 _COMPILED_FORWARDS: dict = {}
 
 
-def _compiled_forward(cls, epilogues: bool = False, **options):
+def _compiled_forward(cls, epilogues: bool, **options):
     """A block class's ``forward`` compiled once per process (and per ``torch_compile``, which tests swap):
     dynamo guards on the block's type and shapes, not on which instance, so every block and every later model
     of that class shares the graphs."""
