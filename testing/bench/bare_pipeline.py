@@ -52,7 +52,8 @@ class BarePipeline:
         return done
 
     def call(self, steps: int, image: bool = False) -> tuple:
-        """(wall seconds of the whole call, median step from CUDA events), and the image as an array if asked."""
+        """(wall seconds of the whole call, median step from CUDA events), and the image (a video's frames) as an
+        array if asked."""
         import torch
 
         from toolkit.config_modules import GenerateImageConfig
@@ -89,7 +90,12 @@ class BarePipeline:
             del scheduler.step  # the class's own again
         sync()
         timed = (time.monotonic() - t0, clock.median())
-        return (*timed, out.images[0]) if image else timed
+        return (*timed, _first_output(out)) if image else timed
+
+
+def _first_output(out):
+    """The call's first image, or its first video's frames (F, H, W, 3)."""
+    return out.images[0] if hasattr(out, "images") else out.frames[0]
 
 
 def sync() -> None:

@@ -22,7 +22,8 @@
   only together could they pass 0.125 s/step), and ``max_autotune_tma`` (GEMM autotuning that also tries
   Triton's persistent TMA matmul on Hopper), and ``plain``: ``auto`` without the GEMM epilogues of
   toolkit/models/epilogues.py (every regional variant has them where ``auto`` has; ``whole_graphs_epilogues``
-  binds them before the whole-transformer compile). Step time, first-call
+  binds them before the whole-transformer compile; ``gelu_all`` puts the GELU epilogue into any family's tanh
+  GELU feed-forwards, which ``auto`` does for Flux's alone). Step time, first-call
   (compile) time, and PSNR/SSIM of the variant's ``--steps`` image against eager's.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
@@ -61,7 +62,7 @@ from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
 from toolkit.models.attention import FA4_IMPL, KERNELS, flash_impl, sdpa_cache_key  # noqa: E402
 from toolkit.models.compile import _compile_blocks, first_line  # noqa: E402
-from toolkit.models.epilogues import bind_epilogues  # noqa: E402
+from toolkit.models.epilogues import bind_epilogues, use_gelu_epilogues  # noqa: E402
 
 
 class CompileBench:
@@ -194,6 +195,9 @@ class CompileBench:
                         transformer.compile(fullgraph=True)
                     elif variant == "plain":  # `auto` before toolkit/models/epilogues.py
                         _compile_blocks(transformer, epilogues=False)
+                    elif variant == "gelu_all":  # the GELU epilogue in every family's tanh GELU feed-forwards
+                        use_gelu_epilogues(list(transformer.modules()), classes=None)
+                        bare.compile(self.mode)
                     else:
                         bare.compile(self.mode)
                     row[key] = self._timed_steps(bare)
@@ -504,8 +508,11 @@ def _quality(reference, image) -> dict:
     import torch
     from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
 
-    a = torch.from_numpy(reference).permute(2, 0, 1)[None].float()
-    b = torch.from_numpy(image).permute(2, 0, 1)[None].float()
+    def batch(array):  # an image (H, W, 3) or a video's frames (F, H, W, 3) as (N, 3, H, W)
+        frames = torch.from_numpy(array).float()
+        return (frames[None] if frames.ndim == 3 else frames).permute(0, 3, 1, 2)
+
+    a, b = batch(reference), batch(image)
     return {
         "psnr_db": round(float(peak_signal_noise_ratio(b, a, data_range=1.0)), 2),
         "ssim": round(float(structural_similarity_index_measure(b, a, data_range=1.0)), 4),

@@ -114,19 +114,20 @@ def block_forward(cls):
     return BLOCK_FORWARDS.get(cls.__name__, cls.forward)
 
 
-def use_gelu_epilogues(blocks) -> int:
-    """Every tanh ``GELU`` feed-forward projection inside ``blocks`` of the classes in ``EPILOGUE_BLOCKS`` (Flux's
-    double blocks: ``ff`` and ``ff_context``) with its GELU in the GEMM; returns how many. Bound per instance,
-    so ``_uncompile`` in testing/bench/compile_bench.py (which drops instance forwards) takes them off again."""
+def use_gelu_epilogues(blocks, classes=EPILOGUE_BLOCKS) -> int:
+    """Every tanh ``GELU`` feed-forward projection inside ``blocks`` of ``classes`` (Flux's double blocks: ``ff``
+    and ``ff_context``; None: every block, as testing/bench/compile_bench.py's ``gelu_all`` measures other
+    families) with its GELU in the GEMM; returns how many. Bound per instance, so ``_uncompile`` in the bench
+    (which drops instance forwards) takes them off again."""
     from diffusers.models.activations import GELU
 
-    found = [
-        sub
+    found = {  # by identity: a block listed with its parent would be counted twice
+        id(sub): sub
         for block in blocks
-        if type(block).__name__ in EPILOGUE_BLOCKS
+        if classes is None or type(block).__name__ in classes
         for sub in block.modules()
         if type(sub) is GELU and sub.approximate == "tanh"
-    ]
+    }.values()
     for sub in found:
         sub.forward = types.MethodType(gelu_forward, sub)
     return len(found)
