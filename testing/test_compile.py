@@ -34,19 +34,24 @@ def test_auto_is_off_without_cuda_and_a_bad_setting_names_itself():
         resolve_mode("fast", "cuda")
 
 
-def test_a_dit_compiles_its_repeated_blocks_once_and_is_reused_by_later_requests(tmp_path, tiny_cache, compiled_calls):
+def test_a_resident_flux_compiles_whole_and_its_blocks_once_and_is_reused_by_later_requests(
+    tmp_path, tiny_cache, compiled_calls
+):
     h = EngineHarness(tmp_path, compile="max")  # as on a GPU: "auto" is off on this CPU
     try:
         frames = [f.header for f in h.client.generate(body_for("flux", steps=2, seed=1))]
         assert frames[-1]["ok"] is True
-        blocks = {name for name, _ in compiled_calls}
-        # regional: the transformer only; the single blocks through their epilogue forward (toolkit/models/epilogues.py)
-        assert blocks == {"FluxTransformerBlock", "flux_single_block_forward"}
-        assert all(kw == {"fullgraph": True} for _, kw in compiled_calls)
-        assert any("transformer compiled (regional)" in f.get("message", "") for f in frames)
+        # the transformer only: its blocks (the single ones through their epilogue forward,
+        # toolkit/models/epilogues.py) for requests with a step cache, and the whole forward with CUDA graphs
+        assert compiled_calls == [
+            ("FluxTransformerBlock", {"fullgraph": True}),
+            ("flux_single_block_forward", {"fullgraph": True}),
+            ("FluxTransformer2DModel", {"fullgraph": True, "mode": "reduce-overhead", "dynamic": False}),
+        ]
+        assert any("transformer compiled (whole)" in f.get("message", "") for f in frames)
         assert h.client.health()["compile"] | {"graphs": 0, "seconds": 0, "phases": {}, "attention": None} == {
             "mode": "max",
-            "compiled": {"transformer": "regional"},
+            "compiled": {"transformer": "whole"},
             "graphs": 0,
             "seconds": 0,
             "phases": {},

@@ -98,13 +98,20 @@ def uncompiled(tmp_path, loras, bodies: dict, compile: str = "off") -> dict:
         h.close()
 
 
-def test_switching_and_dropping_loras_recompiles_nothing(tmp_path, loras, eager_compile):
+@pytest.mark.parametrize("how", ["whole", "regional"])
+def test_switching_and_dropping_loras_recompiles_nothing(how, tmp_path, loras, eager_compile, monkeypatch):
+    """``max`` compiles a resident Flux whole (the other tests here); ``auto``, the GPU's default, its blocks."""
+    from toolkit.models import compile as compile_module
+
+    if how == "regional":
+        monkeypatch.setattr(compile_module, "WHOLE_DITS", ())
     h = engine(tmp_path, loras, "compiled")
     try:
         before = graphs(h)
         on_a, _ = run(h, body(loras["a"]))
         first = graphs(h)
         assert first > before  # dynamo traced the blocks, with slot_0 in them
+        assert h.client.health()["compile"]["compiled"] == {"transformer": how}
         on_b, said = run(h, body(loras["b"]))
         assert any("hot-swapped into slot_0" in m for m in said), said
         none, _ = run(h, body())

@@ -193,6 +193,8 @@ class CompileBench:
                         transformer.compile(fullgraph=True, mode="reduce-overhead")
                     elif variant.startswith("whole"):
                         transformer.compile(fullgraph=True)
+                    elif variant == "max":  # the engine's `max`: Flux whole with CUDA graphs, its blocks regional
+                        bare.compile("max")
                     elif variant == "plain":  # `auto` before toolkit/models/epilogues.py
                         _compile_blocks(transformer, epilogues=False)
                     elif variant == "gelu_all":  # the GELU epilogue in every family's tanh GELU feed-forwards

@@ -12,7 +12,9 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
   ``UNNAMED_BLOCKS``): short compiles; a second size recompiles once with dynamic shapes (torch.compile's
   automatic dynamic), and later sizes reuse that. Flux.1's blocks compile with the GEMM epilogues of
   toolkit/models/epilogues.py (3 % of its step on an H100).
-- ``max``: as ``auto`` for DiTs; UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile.
+- ``max``: UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile; Flux.1's transformer
+  whole with CUDA graphs too, its blocks also compiled for requests with a step cache (``_compile_whole_dit``);
+  other DiTs as ``auto``.
 
 How a denoiser compiles follows where the memory plan puts its weights. Resident ones (``gpu``, ``quantized``,
 or no plan) compile as above. One whose weights move compiles regionally only: the block graphs take the
@@ -36,6 +38,10 @@ from typing import Optional
 
 COMPILE_MODES = ("off", "auto", "max")
 WHOLE_PLACEMENTS = (None, "gpu", "quantized")  # None: no plan (the user's options, or CPU)
+# DiTs that ``max`` compiles whole with CUDA graphs (resident, unquantized): Flux.1-dev's step 1.8 % under its
+# regional compile on the H200 (docs/BENCHMARKS.md, fourteenth run). Every other DiT compiles under ``max`` as
+# under ``auto`` until one is measured.
+WHOLE_DITS = ("FluxTransformer2DModel",)
 
 
 def resolve_mode(mode: str, device: str) -> str:
@@ -72,7 +78,9 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
     how = None if done else _how(module, mode, placement)
     if not how:
         return done
-    if how == "whole":
+    if how == "whole" and type(module).__name__ in WHOLE_DITS:
+        _compile_whole_dit(module)
+    elif how == "whole":
         module.compile(mode="reduce-overhead", dynamic=False)
     else:
         _compile_blocks(module)
@@ -228,11 +236,52 @@ def will_compile(module, mode: str, placement: Optional[str] = None) -> bool:
 def _how(module, mode: str, placement: Optional[str]) -> Optional[str]:
     if mode == "off" or not hasattr(module, "compile"):
         return None
-    if "UNet" in type(module).__name__ and mode == "max" and placement in WHOLE_PLACEMENTS:
+    if mode == "max" and placement in WHOLE_PLACEMENTS and _graphable(module, placement):
         return "whole"
     if block_names(module):
         return "regional"
     return None
+
+
+def _graphable(module, placement: Optional[str]) -> bool:
+    """Whether ``max`` compiles ``module`` whole with CUDA graphs: a UNet (launch-bound), or a DiT of
+    ``WHOLE_DITS`` whose weights are plain floating-point tensors: the float8 and 8-bit ones were measured
+    regionally only."""
+    import torch
+
+    name = type(module).__name__
+    if "UNet" in name:
+        return True
+    if name not in WHOLE_DITS or placement == "quantized":
+        return False
+    return all(type(p.data) is torch.Tensor for p in module.parameters())
+
+
+def _compile_whole_dit(module) -> None:
+    """A resident DiT as one graph with CUDA graphs (``WHOLE_DITS``), its blocks compiled regionally too: the
+    whole graph runs every request without a step cache, and traces the blocks' compiled forwards as its own
+    code (with Flux.1's GEMM epilogues); a request with a step cache runs the class's own forward instead, so the
+    cache's hooks decide per block above the blocks' compiled code, as under ``auto`` (a graph cannot skip
+    blocks). Sizes compile whole once each (``dynamic=False``, as the UNets): past dynamo's recompile limit
+    (eight) a new size runs the regional compile. The output is copied out of the CUDA graph's memory, which
+    the next replay overwrites: a pipeline that calls the denoiser twice a step (true CFG) reads the first
+    output after the second call."""
+    _compile_blocks(module)
+    whole = _compiled_forward(type(module), True, mode="reduce-overhead", dynamic=False)
+    regional = type(module).forward
+
+    def forward(self, *args, **kwargs):
+        if getattr(self, "is_cache_enabled", False):
+            return regional(self, *args, **kwargs)
+        return _copied(whole(self, *args, **kwargs))
+
+    module.forward = types.MethodType(forward, module)
+
+
+def _copied(output):
+    import torch
+
+    return torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.clone, output)
 
 
 def graphs_compiled() -> int:

@@ -1,0 +1,96 @@
+"""``engine.compile: max`` on a resident Flux.1 (toolkit/models/compile.py ``WHOLE_DITS``): the transformer as
+one graph (with CUDA graphs on a GPU) for lossless requests, its blocks' compiled code under a step cache, which a
+graph could not skip blocks in. Real dynamo tracing with a backend that counts each graph's runs (no inductor and
+no CUDA graphs on this CPU: what they buy is the GPU bench's question, testing/bench/compile_bench.py
+``--variants auto,max``)."""
+
+import collections
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from testing.engine_harness import EngineHarness
+from testing.test_inference_engine import body_for
+from toolkit.models import compile as compile_module
+from toolkit.models.compile import compile_denoiser
+
+WHOLE = "FluxTransformer2DModel.forward"
+SINGLE_BLOCKS = "flux_single_block_forward"
+
+
+@pytest.fixture()
+def runs(monkeypatch):
+    """How many times each compiled function's graphs ran, by the compiled function's name."""
+    counts = collections.Counter()
+
+    def counting(fn, **kw):
+        def backend(gm, example_inputs):
+            def run(*args):
+                counts[fn.__qualname__] += 1
+                return gm.forward(*args)
+
+            return run
+
+        return torch.compile(fn, backend=backend, **{k: v for k, v in kw.items() if k != "mode"})
+
+    torch._dynamo.reset()
+    monkeypatch.setattr(compile_module, "_COMPILED_FORWARDS", {})
+    monkeypatch.setattr(compile_module, "torch_compile", counting)
+    return counts
+
+
+def image(h, body) -> np.ndarray:
+    out = h.client.generate_wait(body)
+    assert out["http_status"] == 200, out
+    return np.asarray(Image.open(out["result"]["path"]), dtype=np.int16)
+
+
+def graphs(h) -> int:
+    return h.client.health()["compile"]["graphs"]
+
+
+def test_lossless_requests_run_the_whole_graph_and_a_cached_one_runs_the_blocks(tmp_path, tiny_cache, runs):
+    from diffusers import FluxTransformer2DModel
+
+    from toolkit.models.tiny import tiny_checkpoint
+
+    singles = FluxTransformer2DModel.load_config(tiny_checkpoint("flux"), subfolder="transformer")["num_single_layers"]
+    lossless_body, cached_body = body_for("flux", steps=20, seed=5), body_for("flux", steps=20, seed=5, speed="cache")
+    h = EngineHarness(tmp_path / "max", compile="max")
+    try:
+        lossless = image(h, lossless_body)
+        assert dict(runs) == {WHOLE: 20}  # one graph a step; no block compiled on its own
+        cached = image(h, cached_body)
+        whole, blocks, compiled = runs[WHOLE], runs[SINGLE_BLOCKS], graphs(h)
+        again = image(h, lossless_body)
+        assert graphs(h) == compiled  # the cache's hooks came off: the whole graph again, not a recompile of it
+    finally:
+        h.close()
+    assert whole == 20  # the cached request never entered the whole graph ...
+    assert 0 < blocks < 20 * singles  # ... but the blocks' compiled forwards, where MagCache did not skip them
+    assert runs[WHOLE] == 40 and runs[SINGLE_BLOCKS] == blocks
+    assert np.array_equal(again, lossless)
+    h = EngineHarness(tmp_path / "off", compile="off")
+    try:
+        eager, eager_cached = image(h, lossless_body), image(h, cached_body)
+    finally:
+        h.close()
+    # the epilogues' split GEMM rounds apart from eager's: within 2, as testing/test_lora_hotswap.py
+    assert np.abs(lossless - eager).max() <= 2 and np.abs(cached - eager_cached).max() <= 2
+    assert not np.array_equal(cached, lossless)
+
+
+def test_only_a_resident_unquantized_flux_is_compiled_whole(tiny_cache, monkeypatch):
+    from toolkit.models.v2.loading import load_component
+
+    monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: fn)  # the rule, not the compile
+    for placement, expected in (("gpu", "whole"), (None, "whole"), ("visit", "regional"), ("quantized", "regional")):
+        flux = load_component("diffusers.FluxTransformer2DModel", "tiny:flux", "transformer", dtype="float32")
+        assert compile_denoiser(flux, "max", placement) == expected, placement
+        assert compile_denoiser(flux, "auto", placement) == expected  # a pool hit keeps how it was compiled
+    eight_bit = load_component(
+        "diffusers.FluxTransformer2DModel", "tiny:flux", "transformer", dtype="bfloat16", device="cpu", qtype="int8"
+    )
+    assert compile_denoiser(eight_bit, "max") == "regional"  # the user's own ``quantize``, no plan
