@@ -305,15 +305,15 @@ class CompileBench:
         self.save()
 
     def engine_fast(self):
-        """The engine's ``sample.speed`` tiers on Flux (``python run.py``, ``engine.compile: auto``), client-side
-        end to end with latents streamed every step; quality against the engine's own lossless image."""
+        """The engine's ``sample.speed`` tiers on Flux (``python run.py``, ``engine.compile`` from ``--compile``),
+        client-side end to end with latents streamed every step; quality against the engine's own lossless image."""
         import numpy as np
         from PIL import Image
 
         folder = Path(self.args.work) / "engine_fast"
         row = self.results.setdefault("engine_fast", {})
         with engine_process(folder, self.device, log=folder / "engine.log", compile=self.mode) as client:
-            for speed in ("lossless", "cache", "fp8", "fast"):
+            for speed in self.args.speeds.split(","):
                 try:
                     runs = [self._engine_image(client, speed) for _ in range(1 + self.args.repeats)]
                     image = np.asarray(Image.open(runs[-1]["path"]), dtype=np.float32) / 255
@@ -529,6 +529,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--fast-steps", type=int, default=28)
     parser.add_argument("--speed", help="restart stage: the requests' sample.speed (fp8: a float8 denoiser)")
+    parser.add_argument("--speeds", default="lossless,cache,fp8,fast", help="engine_fast stage, lossless first")
     parser.add_argument("--compile", choices=("auto", "max"), help="engine.compile (default auto; max on --tiny)")
     parser.add_argument("--variants", default="auto,fused_qkv,cdt,fused_qkv_cdt,max_autotune", help="tuning stage")
     CompileBench(parse_bench_args(parser, argv)).run()

@@ -264,8 +264,9 @@ def _compile_whole_dit(module) -> None:
     cache's hooks decide per block above the blocks' compiled code, as under ``auto`` (a graph cannot skip
     blocks). Sizes compile whole once each (``dynamic=False``, as the UNets): past dynamo's recompile limit
     (eight) a new size runs the regional compile. The output is copied out of the CUDA graph's memory, which
-    the next replay overwrites: a pipeline that calls the denoiser twice a step (true CFG) reads the first
-    output after the second call."""
+    the next replay overwrites: diffusers' FluxPipeline with true CFG (a negative prompt and ``true_cfg_scale``,
+    which this project's Flux does not pass today) reads the first call's output after the second; the copy is
+    0.5 MB at 1024²."""
     _compile_blocks(module)
     whole = _compiled_forward(type(module), True, mode="reduce-overhead", dynamic=False)
     regional = type(module).forward
