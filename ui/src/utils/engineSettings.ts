@@ -12,7 +12,7 @@ export type CompileMode = (typeof COMPILE_MODES)[number];
 export const COMPILE_HELP: Record<CompileMode, string> = {
   auto: "compile the denoiser's blocks on a GPU: faster steps, a first request per size that compiles",
   off: 'eager: no compile wait, slower steps',
-  max: 'as auto, and SD 1.5/SDXL UNets as CUDA graphs (about 2 minutes per size)',
+  max: 'as auto, and SD 1.5/SDXL UNets and a resident Flux.1 as CUDA graphs (1–2 minutes per size)',
 };
 
 export interface EngineSettings {
