@@ -37,6 +37,7 @@ def runs(monkeypatch):
 
     torch._dynamo.reset()
     monkeypatch.setattr(compile_module, "_COMPILED_FORWARDS", {})
+    monkeypatch.setattr(compile_module, "COMPILE_FAILURES", {})
     monkeypatch.setattr(compile_module, "torch_compile", counting)
     return counts
 
@@ -94,3 +95,28 @@ def test_only_a_resident_unquantized_flux_is_compiled_whole(tiny_cache, monkeypa
         "diffusers.FluxTransformer2DModel", "tiny:flux", "transformer", dtype="bfloat16", device="cpu", qtype="int8"
     )
     assert compile_denoiser(eight_bit, "max") == "regional"  # the user's own ``quantize``, no plan
+
+
+def test_a_size_past_dynamos_recompile_limit_runs_the_blocks_and_the_compiled_sizes_keep_their_graph(runs):
+    """Each size is a whole graph of its own (no dynamic shapes), and dynamo refuses a ``fullgraph`` compile past
+    its recompile limit (eight) by raising: the engine's ninth size failed its request. Called on this thread,
+    as the engine calls it on its main one: on testing/engine_harness.py's worker thread dynamo did not enforce
+    the limit."""
+    from testing.test_epilogues import flux_inputs, tiny_flux
+
+    model = tiny_flux()
+    small, big = flux_inputs(model), flux_inputs(model)
+    big["hidden_states"] = torch.randn(1, 36, model.config.in_channels)
+    rows = torch.stack(torch.meshgrid(torch.arange(6), torch.arange(6), indexing="ij"), -1).reshape(36, 2)
+    big["img_ids"] = torch.cat([torch.zeros(36, 1), rows.float()], 1)
+    # the config's own patch: monkeypatch's undo deleted the setting ("recompile_limit does not exist")
+    with torch.inference_mode(), torch._dynamo.config.patch(recompile_limit=1):
+        expected = model(**big)[0]
+        assert compile_denoiser(model, "max") == "whole"
+        model(**small)
+        assert dict(runs) == {WHOLE: 1}
+        assert torch.allclose(model(**big)[0], expected, atol=1e-5)  # one graph too many: the blocks' code
+        assert runs[WHOLE] == 1 and runs[SINGLE_BLOCKS] > 0
+        model(**small)
+        assert runs[WHOLE] == 2  # the first size keeps its whole graph
+    assert compile_module.compile_failures() == {}  # nothing failed for good

@@ -190,8 +190,11 @@ def _eager_if_it_fails(cls, compiled):
     """The compiled forward, or the class's own once compiling it has failed. ``suppress_errors`` does not cover
     ``fullgraph`` compiles: without a working C compiler (Triton builds its launcher with one; inductor's CPU
     kernels are C++), every request would have failed instead of running eager. Only dynamo's and inductor's
-    own errors fall back; an out-of-memory or a cancel raised while the block runs goes on up as it is."""
-    from torch._dynamo.exc import TorchDynamoException
+    own errors fall back; an out-of-memory or a cancel raised while the block runs goes on up as it is. A call
+    that would compile one graph more than dynamo's recompile limit (eight per function) runs eager that once:
+    dynamo raises instead for ``fullgraph`` compiles, so a ninth size under ``max`` (a graph per size) failed
+    its request, while the graphs already compiled keep serving their sizes."""
+    from torch._dynamo.exc import FailOnRecompileLimitHit, TorchDynamoException
 
     eager, why = cls.forward, None
 
@@ -200,12 +203,23 @@ def _eager_if_it_fails(cls, compiled):
         if why is None:
             try:
                 return compiled(self, *args, **kwargs)
+            except FailOnRecompileLimitHit:
+                _say_once(f"[engine] {cls.__name__}: dynamo's recompile limit reached, new shapes run eager")
             except TorchDynamoException as e:
                 why = COMPILE_FAILURES[cls.__name__] = first_line(e)
                 print(f"[engine] {cls.__name__} could not be compiled, it runs eager: {why}", flush=True)
         return eager(self, *args, **kwargs)
 
     return forward
+
+
+_SAID: set = set()
+
+
+def _say_once(line: str) -> None:
+    if line not in _SAID:
+        _SAID.add(line)
+        print(line, flush=True)
 
 
 def compile_failures() -> dict:
