@@ -99,9 +99,9 @@ def test_only_a_resident_unquantized_flux_is_compiled_whole(tiny_cache, monkeypa
 
 def test_a_size_past_dynamos_recompile_limit_runs_the_blocks_and_the_compiled_sizes_keep_their_graph(runs):
     """Each size is a whole graph of its own (no dynamic shapes), and dynamo refuses a ``fullgraph`` compile past
-    its recompile limit (eight) by raising: the engine's ninth size failed its request. Called on this thread,
-    as the engine calls it on its main one: on testing/engine_harness.py's worker thread dynamo did not enforce
-    the limit."""
+    its recompile limit (eight) by raising: the engine's ninth size failed its request. Called here, not through
+    testing/engine_harness.py: dynamo's settings are per thread, and a limit patched on this thread is not the
+    one the harness's worker thread reads."""
     from testing.test_epilogues import flux_inputs, tiny_flux
 
     model = tiny_flux()
