@@ -54,6 +54,22 @@ def test_gpu_suite_tiny_run_measures_streams_and_cancels(tmp_path, tiny_cache):
     assert "| flux |" in table and "cancelled" in table and "TINY smoke run" in table and "4 requests at once" in table
 
 
+def test_compile_bench_tiny_run_times_max_beside_auto_and_the_tiers_through_the_engine(tmp_path, tiny_cache):
+    """testing/bench/compile_bench.py's stages of issue #14's next queue (inductor on this CPU, tiny Flux)."""
+    cmd = [sys.executable, "testing/bench/compile_bench.py", "--tiny", "--out", str(tmp_path / "out")]
+    cmd += ["--models", str(tmp_path / "m"), "--work", str(tmp_path / "w"), "--families", "flux", "--steps", "2"]
+    cmd += ["--repeats", "1", "--stages", "tuning,engine_fast", "--variants", "auto,max", "--speeds", "lossless,cache"]
+    done = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    results = json.loads((tmp_path / "out" / "compile_bench.json").read_text())
+    tuning = results["tuning"]["flux"]
+    assert set(tuning) == {"auto", "max"} and all(row["step_s"] > 0 and row["psnr_db"] > 40 for row in tuning.values())
+    tiers = results["engine_fast"]
+    assert set(tiers) == {"lossless", "cache"} and tiers["cache"]["psnr_db"] > 20 and tiers["lossless"]["e2e_s"] > 0
+
+
 def test_load_test_short_run_loses_nothing_and_refuses_every_hostile_body(tmp_path, tiny_cache):
     """testing/bench/load_test.py in miniature (docs/RELIABILITY.md has the 200-client, 5-minute runs)."""
     out = tmp_path / "load.json"
