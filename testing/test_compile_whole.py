@@ -13,6 +13,7 @@ from PIL import Image
 
 from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for
+from testing.test_lora_hotswap import graphs
 from toolkit.models import compile as compile_module
 from toolkit.models.compile import compile_denoiser
 
@@ -46,10 +47,6 @@ def image(h, body) -> np.ndarray:
     out = h.client.generate_wait(body)
     assert out["http_status"] == 200, out
     return np.asarray(Image.open(out["result"]["path"]), dtype=np.int16)
-
-
-def graphs(h) -> int:
-    return h.client.health()["compile"]["graphs"]
 
 
 def test_lossless_requests_run_the_whole_graph_and_a_cached_one_runs_the_blocks(tmp_path, tiny_cache, runs):
