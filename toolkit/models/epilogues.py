@@ -10,6 +10,8 @@ and ``proj_out(cat(a, m))`` is ``a @ Wa.T + m @ Wm.T + b``: two GEMMs, the secon
 output, read straight from ``a`` and ``m``. Each is wrapped in a custom op so inductor keeps them as they are
 (it would split an ``addmm`` and a GELU apart again and fuse the GELU into a Triton kernel). Measured on an
 H100: 3.0 % off Flux's step, the Triton kernels' share from 13.0 to 7.0 ms (docs/BENCHMARKS.md, twenty-first run).
+Wan 2.1's blocks take the GELU epilogue alone (their feed-forwards are tanh GELU too): 2.2 % off its step on an
+H100 (twenty-second run).
 
 What changes numerically: the GELU is computed from the GEMM's fp32 accumulator instead of from its bf16
 output, and the attention half of ``proj_out`` is rounded to bf16 once before the MLP half adds to it: each a
@@ -103,9 +105,9 @@ def flux_single_block_forward(
     return hidden_states[:, :text_seq_len], hidden_states[:, text_seq_len:]
 
 
-# Blocks compiled with the epilogues (measured: docs/BENCHMARKS.md), and the forward each compiles instead of its
-# class's own where it has one; the one dict this module adds.
-EPILOGUE_BLOCKS = ("FluxTransformerBlock", "FluxSingleTransformerBlock")
+# Blocks compiled with the epilogues (each measured faster with them: docs/BENCHMARKS.md), and the forward each
+# compiles instead of its class's own where it has one; the one dict this module adds.
+EPILOGUE_BLOCKS = ("FluxTransformerBlock", "FluxSingleTransformerBlock", "WanTransformerBlock")
 BLOCK_FORWARDS = {"FluxSingleTransformerBlock": flux_single_block_forward}
 
 
