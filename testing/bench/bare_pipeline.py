@@ -58,6 +58,7 @@ class BarePipeline:
 
         from toolkit.config_modules import GenerateImageConfig
         from toolkit.models.attention import attention_kernels
+        from toolkit.models.modulation import follow_schedule
 
         gen = GenerateImageConfig(
             prompt="a red fox in the snow",
@@ -82,7 +83,9 @@ class BarePipeline:
         sync()
         t0 = time.monotonic()
         try:
-            with torch.inference_mode(), attention_kernels(self.attention):
+            # follow_schedule: under ``max`` a whole-compiled Flux.1 plans its modulations from the request's
+            # schedule (toolkit/models/modulation.py), as the engine's requests do: the same compile
+            with torch.inference_mode(), attention_kernels(self.attention), follow_schedule(self.model.pipeline):
                 out = self.model.pipeline(
                     **self.model.pipeline_kwargs(gen), generator=torch.Generator("cpu").manual_seed(1), output_type="np"
                 )

@@ -418,6 +418,8 @@ class BaseModel:
     def _sample(self, pipeline, gen: GenerateImageConfig) -> GeneratedMedia:
         import torch
 
+        from toolkit.models.modulation import follow_schedule
+
         torch.manual_seed(gen.seed)
         generator = torch.Generator(device="cpu").manual_seed(gen.seed)
         self._status_update("Encoding prompt", "encoding")
@@ -429,6 +431,7 @@ class BaseModel:
             step_cache(self, gen),
             prompt_cache(pipeline, tuple(self.model_config.lora_list())),
             step_hook(pipeline, hook),
+            follow_schedule(pipeline),
             self._sampling_announced_on_first_call(),
         ):
             return self.sample_media(pipeline, gen, generator)

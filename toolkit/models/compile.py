@@ -170,23 +170,25 @@ def block_names(module) -> tuple:
 _COMPILED_FORWARDS: dict = {}
 
 
-def _compiled_forward(cls, epilogues: bool, **options):
+def _compiled_forward(cls, epilogues: bool, eager=None, **options):
     """A block class's ``forward`` compiled once per process (and per ``torch_compile``, which tests swap):
     dynamo guards on the block's type and shapes, not on which instance, so every block and every later model
-    of that class shares the graphs."""
-    key = (cls, torch_compile, epilogues, tuple(sorted(options.items())))
+    of that class shares the graphs. ``eager``: what a call runs that cannot be compiled (the class's own
+    forward unless given)."""
+    key = (cls, torch_compile, epilogues, eager, tuple(sorted(options.items())))
     if key not in _COMPILED_FORWARDS:
         from toolkit.models.epilogues import block_forward
 
         forward = block_forward(cls) if epilogues else cls.forward
-        _COMPILED_FORWARDS[key] = _eager_if_it_fails(cls, torch_compile(forward, fullgraph=True, **options))
+        compiled = torch_compile(forward, fullgraph=True, **options)
+        _COMPILED_FORWARDS[key] = _eager_if_it_fails(cls, compiled, eager or cls.forward)
     return _COMPILED_FORWARDS[key]
 
 
 COMPILE_FAILURES: dict = {}  # block class name -> why it runs eager (``/health`` ``compile.failed``)
 
 
-def _eager_if_it_fails(cls, compiled):
+def _eager_if_it_fails(cls, compiled, eager):
     """The compiled forward, or the class's own once compiling it has failed. ``suppress_errors`` does not cover
     ``fullgraph`` compiles: without a working C compiler (Triton builds its launcher with one; inductor's CPU
     kernels are C++), every request would have failed instead of running eager. Only dynamo's and inductor's
@@ -196,7 +198,7 @@ def _eager_if_it_fails(cls, compiled):
     its request, while the graphs already compiled keep serving their sizes."""
     from torch._dynamo.exc import FailOnRecompileLimitHit, TorchDynamoException
 
-    eager, why = cls.forward, None
+    why = None
 
     def forward(self, *args, **kwargs):
         nonlocal why
@@ -276,19 +278,25 @@ def _compile_whole_dit(module) -> None:
     whole graph runs every request without a step cache, and traces the blocks' compiled forwards as its own
     code (with Flux.1's GEMM epilogues); a request with a step cache runs the class's own forward instead, so the
     cache's hooks decide per block above the blocks' compiled code, as under ``auto`` (a graph cannot skip
-    blocks). Sizes compile whole once each (``dynamic=False``, as the UNets): past dynamo's recompile limit
+    blocks). The whole graph reads its adaLN modulations from the table of toolkit/models/modulation.py
+    (computed for all of a request's timesteps at once); a call the table cannot take (a batch of several) runs
+    the blocks. Sizes compile whole once each (``dynamic=False``, as the UNets): past dynamo's recompile limit
     (eight) a new size runs the regional compile. The output is copied out of the CUDA graph's memory, which
     the next replay overwrites: diffusers' FluxPipeline with true CFG (a negative prompt and ``true_cfg_scale``,
     which this project's Flux does not pass today) reads the first call's output after the second; the copy is
     0.5 MB at 1024²."""
+    from toolkit.models.modulation import install, untabled_forward
+
     _compile_blocks(module)
-    whole = _compiled_forward(type(module), True, mode="reduce-overhead", dynamic=False)
+    table = install(module)
+    whole = _compiled_forward(type(module), True, untabled_forward, mode="reduce-overhead", dynamic=False)
     regional = type(module).forward
 
     def forward(self, *args, **kwargs):
-        if getattr(self, "is_cache_enabled", False):
+        if getattr(self, "is_cache_enabled", False) or args or not table.prepare(kwargs):
             return regional(self, *args, **kwargs)
-        return _copied(whole(self, *args, **kwargs))
+        with table.turned_on():
+            return _copied(whole(self, **kwargs))
 
     module.forward = types.MethodType(forward, module)
 
