@@ -13,8 +13,9 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
   automatic dynamic), and later sizes reuse that. Flux.1's blocks compile with the GEMM epilogues of
   toolkit/models/epilogues.py (3 % of its step on an H100).
 - ``max``: UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile; Flux.1's transformer
-  whole with CUDA graphs too, its blocks also compiled for requests with a step cache (``_compile_whole_dit``);
-  other DiTs as ``auto``.
+  whole with CUDA graphs too, its adaLN modulations read from a table computed once a request
+  (toolkit/models/modulation.py), its blocks also compiled for requests with a step cache
+  (``_compile_whole_dit``); other DiTs as ``auto``.
 
 How a denoiser compiles follows where the memory plan puts its weights. Resident ones (``gpu``, ``quantized``,
 or no plan) compile as above. One whose weights move compiles regionally only: the block graphs take the
