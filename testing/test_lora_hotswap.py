@@ -14,6 +14,7 @@ from testing.engine_harness import EngineHarness
 from testing.test_inference_engine import body_for
 
 TARGETS = ["to_q", "to_k", "to_v", "to_out.0"]
+MODULATIONS = ["norm1.linear", "norm1_context.linear", "norm.linear", "norm_out.linear"]  # the adaLN projections
 
 
 def flux_lora(seed: int, rank: int = 4, targets=TARGETS) -> dict:
@@ -45,6 +46,8 @@ def loras(tmp_path_factory, tiny_cache):
         "b": flux_lora(2),
         "wide": flux_lora(3, rank=8),  # another rank: padded slots take it in place too
         "ff": flux_lora(4, targets=["ff.net.0.proj", "ff.net.2"]),  # other layers: no hot-swap
+        "mod": flux_lora(5, targets=MODULATIONS),
+        "mod2": flux_lora(6, targets=MODULATIONS),
         "sd1": {f"unet.{k}": v for k, v in peft_lora(1).items()},  # another family: refused
     }
     files = {name: str(folder / f"{name}.safetensors") for name in states}
@@ -214,3 +217,23 @@ def test_a_lora_over_the_rank_ceiling_loads_unpadded_and_says_it_recompiles(
         h.close()
     ref = uncompiled(tmp_path, loras, {"wide": body(loras["wide"]), "b": body(loras["b"])})
     assert np.abs(wide - ref["wide"]).max() <= 2 and np.abs(on_b - ref["b"]).max() <= 2
+
+
+def test_a_lora_on_the_modulation_projections_reaches_the_whole_graphs_rows(tmp_path, loras, eager_compile):
+    """AI Toolkit's Flux LoRAs train the adaLN projections too (``norm1.linear``, ``norm.linear``, ...). Under
+    ``max`` the whole graph reads those projections' outputs from rows computed once a request
+    (toolkit/models/modulation.py) by the projections as they are then: a LoRA loaded anew, one hot-swapped in
+    after it, and none."""
+    h = engine(tmp_path, loras, "compiled")
+    try:
+        mod, _ = run(h, body(loras["mod"]))
+        mod2, said = run(h, body(loras["mod2"]))
+        assert any("hot-swapped into slot_0" in m for m in said), said
+        none, _ = run(h, body())
+        assert h.client.health()["compile"]["compiled"] == {"transformer": "whole"}
+    finally:
+        h.close()
+    ref = uncompiled(tmp_path, loras, {"mod": body(loras["mod"]), "mod2": body(loras["mod2"]), "base": body()})
+    assert np.abs(mod - mod2).max() > 10 and np.abs(mod - none).max() > 10
+    for name, image in (("mod", mod), ("mod2", mod2), ("base", none)):
+        assert np.abs(image - ref[name]).max() <= 2, name
