@@ -44,24 +44,28 @@ def runs(monkeypatch):
     return counts
 
 
+@pytest.fixture()
+def fills(monkeypatch):
+    """How many timesteps each fill of a modulation table computed rows for (toolkit/models/modulation.py)."""
+    from toolkit.models.modulation import ModulationTable
+
+    counts, fill = [], ModulationTable._fill
+    monkeypatch.setattr(
+        ModulationTable, "_fill", lambda self, keys, *a: counts.append(len(keys)) or fill(self, keys, *a)
+    )
+    return counts
+
+
 def image(h, body) -> np.ndarray:
     out = h.client.generate_wait(body)
     assert out["http_status"] == 200, out
     return np.asarray(Image.open(out["result"]["path"]), dtype=np.int16)
 
 
-def test_lossless_requests_run_the_whole_graph_and_a_cached_one_runs_the_blocks(
-    tmp_path, tiny_cache, runs, monkeypatch
-):
+def test_lossless_requests_run_the_whole_graph_and_a_cached_one_runs_the_blocks(tmp_path, tiny_cache, runs, fills):
     from diffusers import FluxTransformer2DModel
 
-    from toolkit.models.modulation import ModulationTable
     from toolkit.models.tiny import tiny_checkpoint
-
-    fills, fill = [], ModulationTable._fill
-    monkeypatch.setattr(
-        ModulationTable, "_fill", lambda self, keys, *a: fills.append(len(keys)) or fill(self, keys, *a)
-    )
 
     singles = FluxTransformer2DModel.load_config(tiny_checkpoint("flux"), subfolder="transformer")["num_single_layers"]
     lossless_body, cached_body = body_for("flux", steps=20, seed=5), body_for("flux", steps=20, seed=5, speed="cache")
@@ -162,3 +166,23 @@ def test_the_whole_graph_in_bf16_computes_what_eager_does_to_a_rounding(tmp_path
     for a, b in zip(whole, eager):
         assert 0 < (a - b).abs().max() <= 2 / 128
     assert (eager[0] - eager[1]).abs().max() > 0.1  # a step given another's row would be far off
+
+
+def test_kontext_runs_the_whole_graph_on_its_own_rows_and_draws_what_eager_draws(tmp_path, tiny_cache, runs, fills):
+    """FLUX.1 Kontext is the same transformer under another pipeline (its reference image's tokens beside the
+    latents'): compiled whole under ``max``, one table fill a request, the image eager's to a rounding."""
+    from testing.test_inference_engine import upload_test_image
+
+    images = {}
+    for mode in ("max", "off"):
+        h = EngineHarness(tmp_path / mode, compile=mode)
+        try:
+            body = body_for("flux_kontext", steps=6, seed=2)
+            body["sample"]["ctrl_img"] = upload_test_image(h.client, seed=0)["id"]
+            images[mode] = image(h, body)
+            if mode == "max":
+                assert h.client.health()["compile"]["compiled"] == {"transformer": "whole"}
+        finally:
+            h.close()
+    assert runs[WHOLE] == 6 and fills == [6]
+    assert np.abs(images["max"] - images["off"]).max() <= 2
