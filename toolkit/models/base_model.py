@@ -19,6 +19,7 @@ from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
 from toolkit.models.attention import attention_kernels
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
+from toolkit.models.modulation import follow_schedule
 from toolkit.models.prompt_cache import prompt_cache
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
@@ -161,8 +162,7 @@ class BaseModel:
 
     # ------------------------------------------------------------------ loading
     def load_model(self) -> None:
-        if self.plan is None:
-            self.plan = self.options_plan()
+        self.plan = self.plan or self.options_plan()
         for role, comp in self.components.items():
             self.print_and_status_update(f"Loading {self.arch}: {role.replace('_', ' ')}", "loading")
             self.parts[role] = self.load_component(role, comp)
@@ -185,8 +185,7 @@ class BaseModel:
             return  # a compiled denoiser: LoRAs hot-swap into fixed slots instead of recompiling it
         wanted = {adapter_name(path): (path, weight) for path, weight in loras}
         loaded = {a for adapters in pipe.get_list_adapters().values() for a in adapters}
-        stale = sorted(loaded - set(wanted))
-        if stale:
+        if stale := sorted(loaded - set(wanted)):
             pipe.delete_adapters(stale)
         for name, (path, _) in wanted.items():
             if name not in loaded:
@@ -417,8 +416,6 @@ class BaseModel:
 
     def _sample(self, pipeline, gen: GenerateImageConfig) -> GeneratedMedia:
         import torch
-
-        from toolkit.models.modulation import follow_schedule
 
         torch.manual_seed(gen.seed)
         generator = torch.Generator(device="cpu").manual_seed(gen.seed)

@@ -27,8 +27,6 @@ from __future__ import annotations
 import contextlib
 import types
 
-import torch
-
 CAPACITY = 50  # timesteps a request's plan holds: 2.1 MB a row for Flux.1-dev, 105 MB in all
 _NORM_CLASSES = ("AdaLayerNormZero", "AdaLayerNormZeroSingle", "AdaLayerNormContinuous")
 
@@ -44,6 +42,8 @@ class ModulationTable:
             width = norm.linear.weight.shape[0]
             norm._aitk_slice = (start, start + width)  # constants of the whole graph, one per norm
             start += width
+        import torch
+
         weight = self.norms[0].linear.weight
         embed = module.time_text_embed
         embed.register_buffer(
@@ -93,6 +93,8 @@ class ModulationTable:
     def _fill(self, keys, guidance, pooled) -> None:
         """The rows for ``keys``, through FluxTransformer2DModel.forward's own scaling of the timestep and the
         guidance, in eager code: each row is what that step's eager forward projects."""
+        from torch.nn.functional import silu
+
         embed, dtype = self.module.time_text_embed, self.norms[0].linear.weight.dtype
         count = len(keys)
         scaled, pooled = keys.to(dtype) * 1000, pooled.expand(count, -1)
@@ -100,7 +102,7 @@ class ModulationTable:
             temb = type(embed).forward(embed, scaled, pooled)
         else:
             temb = type(embed).forward(embed, scaled, (guidance.to(dtype) * 1000).reshape(1).expand(count), pooled)
-        activated = torch.nn.functional.silu(temb).to(dtype)  # every norm's ``silu`` is ``nn.SiLU``
+        activated = silu(temb).to(dtype)  # every norm's ``silu`` is ``nn.SiLU``
         for norm in self.norms:
             start, end = norm._aitk_slice
             embed._aitk_rows[:count, start:end] = norm.linear(activated)
@@ -194,7 +196,7 @@ def zero_single_forward(self, x, emb=None):
 def continuous_forward(self, x, conditioning_embedding):
     if not self._aitk_table.on:
         return type(self).forward(self, x, conditioning_embedding)
-    scale, shift = torch.chunk(_modulation(self, conditioning_embedding), 2, dim=1)
+    scale, shift = _modulation(self, conditioning_embedding).chunk(2, dim=1)
     return self.norm(x) * (1 + scale)[:, None, :] + shift[:, None, :]
 
 
