@@ -118,3 +118,20 @@ def test_the_next_request_plans_again_under_its_own_schedule(model):
         for a, b in zip(got, expected):
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
     assert model._aitk_modulation.builds == 2
+
+
+def test_compiled_again_after_its_forwards_were_dropped_it_reads_the_table_again(model, projections):
+    """testing/bench/compile_bench.py drops every instance forward between its variants to start from eager; the
+    next ``max`` binds the table's forwards again (without them the model computed every step's projections,
+    correctly but at the old cost)."""
+    for sub in model.modules():
+        sub.__dict__.pop("forward", None)
+    model._aitk_compiled = None
+    assert compile_denoiser(model, "max") == "whole"
+    s = scheduler(5)
+    with follow_schedule(types.SimpleNamespace(transformer=model, scheduler=s)):
+        got, expected = steps_of(model, s.timesteps)
+    norms = len(model.transformer_blocks) * 2 + len(model.single_transformer_blocks) + 1
+    assert projections[:norms] == [5] * norms and projections[norms:] == [1] * norms * 5
+    for a, b in zip(got, expected):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)

@@ -23,7 +23,9 @@
   Triton's persistent TMA matmul on Hopper), and ``plain``: ``auto`` without the GEMM epilogues of
   toolkit/models/epilogues.py (every regional variant has them where ``auto`` has; ``whole_graphs_epilogues``
   binds them before the whole-transformer compile; ``gelu_all`` puts the GELU epilogue into any family's tanh
-  GELU feed-forwards, which ``auto`` does for Flux's alone). Step time, first-call
+  GELU feed-forwards, which ``auto`` gives Flux's and Wan's; ``max`` is the engine's own, Flux whole with its
+  modulation table planned per request, and ``max_per_step`` the same filling the table at every call, the
+  table's share in one process). Step time, first-call
   (compile) time, and PSNR/SSIM of the variant's ``--steps`` image against eager's.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
@@ -193,8 +195,9 @@ class CompileBench:
                         transformer.compile(fullgraph=True, mode="reduce-overhead")
                     elif variant.startswith("whole"):
                         transformer.compile(fullgraph=True)
-                    elif variant == "max":  # the engine's `max`: Flux whole with CUDA graphs, its blocks regional
+                    elif variant in ("max", "max_per_step"):  # the engine's `max`: Flux whole, CUDA graphs
                         bare.compile("max")
+                        bare.plans = variant == "max"  # per step: the modulation table filled at every call
                     elif variant == "plain":  # `auto` before toolkit/models/epilogues.py
                         _compile_blocks(transformer, epilogues=False)
                     elif variant == "gelu_all":  # the GELU epilogue in every family's tanh GELU feed-forwards
@@ -208,6 +211,7 @@ class CompileBench:
                 row[key] = {"failed": first_line(e)}
             finally:
                 transformer.unfuse_qkv_projections()
+                bare.plans = True
             self.save()
         del bare, transformer
         torch._dynamo.reset()

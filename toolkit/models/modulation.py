@@ -55,9 +55,14 @@ class ModulationTable:
         self.scheduler = None  # the request's, while ``follow_schedule`` holds it
         self.plan = None  # (pooled, guidance) of the planned request
         self.builds = 0  # times the projections ran (the tests count them)
+
+    def bind(self) -> None:
+        """The norms' and the embedding's forwards that read the table while it is on (again after code that
+        drops instance forwards to start from eager: testing/bench/compile_bench.py between its variants)."""
         for norm in self.norms:
             norm._aitk_table = self
             norm.forward = types.MethodType(NORM_FORWARDS[type(norm).__name__], norm)
+        embed = self.module.time_text_embed
         embed._aitk_table = self
         embed.forward = types.MethodType(embed_forward, embed)
 
@@ -134,6 +139,7 @@ def install(module) -> ModulationTable:
     table = getattr(module, "_aitk_modulation", None)
     if table is None:
         table = module._aitk_modulation = ModulationTable(module)
+    table.bind()
     return table
 
 
