@@ -28,7 +28,6 @@ import contextlib
 import types
 
 CAPACITY = 50  # timesteps a request's plan holds: 2.1 MB a row for Flux.1-dev, 105 MB in all
-_NORM_CLASSES = ("AdaLayerNormZero", "AdaLayerNormZeroSingle", "AdaLayerNormContinuous")
 
 
 class ModulationTable:
@@ -130,7 +129,7 @@ class ModulationTable:
 
 
 def _norms(module) -> list:
-    found = [sub for sub in module.modules() if type(sub).__name__ in _NORM_CLASSES]
+    found = [sub for sub in module.modules() if type(sub).__name__ in NORM_FORWARDS]
     return [norm for norm in found if getattr(norm, "emb", None) is None]  # a norm embedding its own timestep: none
 
 
