@@ -26,9 +26,12 @@ SINGLE_BLOCKS = "flux_single_block_forward"
 def runs(monkeypatch):
     """How many times each compiled function's graphs ran, by the compiled function's name."""
     counts = collections.Counter()
+    counts.compiled = collections.Counter()  # graphs compiled, by the same name
 
     def counting(fn, **kw):
         def backend(gm, example_inputs):
+            counts.compiled[fn.__qualname__] += 1
+
             def run(*args):
                 counts[fn.__qualname__] += 1
                 return gm.forward(*args)
@@ -83,7 +86,7 @@ def test_lossless_requests_run_the_whole_graph_and_a_cached_one_runs_the_blocks(
     assert whole == 20  # the cached request never entered the whole graph ...
     assert 0 < blocks < 20 * singles  # ... but the blocks' compiled forwards, where MagCache did not skip them
     assert runs[WHOLE] == 40 and runs[SINGLE_BLOCKS] == blocks
-    assert fills == [20, 20]  # none for the cached request; the next lossless one planned its own
+    assert fills == [20, 20, 20]  # the cached request's blocks read a table of their own request's too
     assert np.array_equal(again, lossless)
     h = EngineHarness(tmp_path / "off", compile="off")
     try:
@@ -134,7 +137,8 @@ def test_a_size_past_dynamos_recompile_limit_runs_the_blocks_and_the_compiled_si
     assert compile_module.compile_failures() == {}  # nothing failed for good
 
 
-def test_the_whole_graph_in_bf16_computes_what_eager_does_to_a_rounding(tmp_path, monkeypatch):
+@pytest.mark.parametrize("mode", ["max", "auto"])
+def test_the_whole_graph_in_bf16_computes_what_eager_does_to_a_rounding(mode, tmp_path, monkeypatch):
     """Real inductor on this CPU, bf16 weights, a request's four steps. The H100's Flux image under ``max`` was
     39.7 dB from eager's against ``auto``'s 48.2 (docs/BENCHMARKS.md, twenty-second run): one graph, inductor
     computed the timestep embedding and the 77 modulation projections in fp32 where eager rounds each op to bf16
@@ -142,7 +146,7 @@ def test_the_whole_graph_in_bf16_computes_what_eager_does_to_a_rounding(tmp_path
     (toolkit/models/modulation.py), which eager code fills, the modulations are eager's again, and the whole
     graph is as close to eager as the regional compile (0.0117: one to two bf16 steps at these values). Each
     step finds its own row although inductor's ``timestep * 1000`` is not eager's: the row is picked outside
-    the graph."""
+    the graph. ``auto``'s blocks, compiled by real inductor on the same table, too."""
     from testing.test_epilogues import flux_inputs, tiny_flux
     from testing.test_modulation import scheduler
     from toolkit.models.modulation import follow_schedule
@@ -159,7 +163,7 @@ def test_the_whole_graph_in_bf16_computes_what_eager_does_to_a_rounding(tmp_path
     timesteps = [t.expand(1).to(torch.bfloat16) / 1000 for t in s.timesteps]
     with torch.inference_mode():
         eager = [model(**call | {"timestep": t})[0].float() for t in timesteps]
-        assert compile_denoiser(model, "max") == "whole"
+        assert compile_denoiser(model, mode) == {"max": "whole", "auto": "regional"}[mode]
         with follow_schedule(types.SimpleNamespace(transformer=model, scheduler=s)):
             whole = [model(**call | {"timestep": t})[0].float() for t in timesteps]
     assert model._aitk_modulation.builds == 1
@@ -186,3 +190,59 @@ def test_kontext_runs_the_whole_graph_on_its_own_rows_and_draws_what_eager_draws
             h.close()
     assert runs[WHOLE] == 6 and fills == [6]
     assert np.abs(images["max"] - images["off"]).max() <= 2
+
+
+def test_auto_reads_the_table_with_one_graph_per_block_class(runs):
+    """``auto`` (the GPU's default) compiles a resident Flux.1's blocks, which read their modulations from the
+    table as the whole graph does. Each norm's rows are a buffer of its own, an input of the compiled code like
+    its weights: one graph per block class serves every block of it (a graph per block would have passed
+    dynamo's recompile limit of eight at Flux.1-dev's 19 and 38 blocks), and each step still reads its own row."""
+    from diffusers import FluxTransformer2DModel
+
+    from testing.test_epilogues import flux_inputs, tiny_flux
+    from testing.test_modulation import scheduler
+    from toolkit.models.modulation import follow_schedule
+
+    config = dict(tiny_flux().config) | {"num_layers": 3, "num_single_layers": 4}
+    torch.manual_seed(0)
+    model = FluxTransformer2DModel.from_config(config).eval()
+    call, s = flux_inputs(model), scheduler(5)
+    timesteps = [t.expand(1) / 1000 for t in s.timesteps]
+    with torch.inference_mode():
+        eager = [model(**call | {"timestep": t})[0] for t in timesteps]
+        assert compile_denoiser(model, "auto") == "regional"
+        with follow_schedule(types.SimpleNamespace(transformer=model, scheduler=s)):
+            tabled = [model(**call | {"timestep": t})[0] for t in timesteps]
+    assert model._aitk_modulation.builds == 1
+    # Single blocks: two graphs, for four blocks. The first takes a contiguous sequence and the rest a view of the
+    # joined one (dynamo guards on the stride), with or without the table.
+    assert runs.compiled == {"FluxTransformerBlock.forward": 1, SINGLE_BLOCKS: 2}
+    assert runs["FluxTransformerBlock.forward"] == 3 * 5 and runs[SINGLE_BLOCKS] == 4 * 5
+    for a, b in zip(tabled, eager):  # the epilogues' split GEMM: a float32 rounding from eager
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    assert (eager[0] - eager[1]).abs().max() > 0.1  # a step given another's row would be far off
+
+
+def test_auto_through_the_engine_plans_once_a_request_and_draws_what_eager_draws(tmp_path, tiny_cache, runs, fills):
+    """``auto`` is ``off`` on a CPU engine; forced on here, a request plans its rows once, a second request
+    compiles nothing, and the image is eager's to a rounding."""
+    from extensions_built_in.inference_engine import resident
+
+    body, images = body_for("flux", steps=6, seed=5), {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(resident, "resolve_compile_mode", lambda mode, device: mode)
+        h = EngineHarness(tmp_path / "auto", compile="auto")
+        try:
+            images["auto"] = image(h, body)
+            assert h.client.health()["compile"]["compiled"] == {"transformer": "regional"}
+            compiled = graphs(h)
+            assert np.array_equal(image(h, body), images["auto"]) and graphs(h) == compiled
+        finally:
+            h.close()
+    assert fills == [6, 6] and WHOLE not in runs
+    h = EngineHarness(tmp_path / "off", compile="off")
+    try:
+        images["off"] = image(h, body)
+    finally:
+        h.close()
+    assert np.abs(images["auto"] - images["off"]).max() <= 2

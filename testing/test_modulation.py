@@ -1,7 +1,7 @@
-"""The modulation table of toolkit/models/modulation.py: a Flux.1 transformer compiled whole reads its adaLN
-modulations from rows computed once per request, and each step gets the row of its own timestep. Run eager here
-(``torch_compile`` swapped for the function itself) so every projection call can be counted; the compiled
-graph's use of the table is testing/test_compile_whole.py's."""
+"""The modulation table of toolkit/models/modulation.py: a resident Flux.1 transformer, compiled whole or
+regionally, reads its adaLN modulations from rows computed once per request, and each step gets the row of its
+own timestep. Run eager here (``torch_compile`` swapped for the function itself) so every projection call can be
+counted; the compiled code's use of the table is testing/test_compile_whole.py's."""
 
 import types
 
@@ -14,12 +14,13 @@ from toolkit.models.compile import compile_denoiser
 from toolkit.models.modulation import follow_schedule
 
 
-@pytest.fixture()
-def model(monkeypatch):
+@pytest.fixture(params=["max", "auto"])
+def model(request, monkeypatch):
+    """A tiny Flux.1 compiled whole (``max``) or regionally (``auto``): both read the table."""
     monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: fn)
     monkeypatch.setattr(compile_module, "_COMPILED_FORWARDS", {})
     model = tiny_flux()
-    assert compile_denoiser(model, "max") == "whole"
+    assert compile_denoiser(model, request.param) == {"max": "whole", "auto": "regional"}[request.param]
     return model
 
 
@@ -126,8 +127,8 @@ def test_compiled_again_after_its_forwards_were_dropped_it_reads_the_table_again
     correctly but at the old cost)."""
     for sub in model.modules():
         sub.__dict__.pop("forward", None)
-    model._aitk_compiled = None
-    assert compile_denoiser(model, "max") == "whole"
+    how, model._aitk_compiled = model._aitk_compiled, None
+    assert compile_denoiser(model, "max" if how == "whole" else "auto") == how
     s = scheduler(5)
     with follow_schedule(types.SimpleNamespace(transformer=model, scheduler=s)):
         got, expected = steps_of(model, s.timesteps)

@@ -23,7 +23,7 @@ class BarePipeline:
 
         self.arch, self.device, self.settings, self.out = arch, device, settings, out
         self.attention = attention  # the SDPA kernel tried first, as ``engine.attention`` makes the engine do
-        self.plans = True  # a whole-compiled Flux.1 plans its modulations per request (off: per step, to compare)
+        self.plans = True  # a compiled Flux.1 plans its modulations per request (off: per step, to compare)
         self.model = get_model_class(arch)(device, ModelConfig(name_or_path=folder, arch=arch, dtype=dtype))
         t0 = time.monotonic()
         self.model.load_model()
@@ -85,8 +85,8 @@ class BarePipeline:
         sync()
         t0 = time.monotonic()
         try:
-            # follow_schedule: under ``max`` a whole-compiled Flux.1 plans its modulations from the request's
-            # schedule (toolkit/models/modulation.py), as the engine's requests do: the same compile
+            # follow_schedule: a compiled resident Flux.1 plans its modulations from the request's schedule
+            # (toolkit/models/modulation.py), as the engine's requests do: the same compile
             plan = follow_schedule(self.model.pipeline) if self.plans else contextlib.nullcontext()
             with torch.inference_mode(), attention_kernels(self.attention), plan:
                 out = self.model.pipeline(

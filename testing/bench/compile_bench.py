@@ -25,7 +25,8 @@
   binds them before the whole-transformer compile; ``gelu_all`` puts the GELU epilogue into any family's tanh
   GELU feed-forwards, which ``auto`` gives Flux's and Wan's; ``max`` is the engine's own, Flux whole with its
   modulation table planned per request, and ``max_per_step`` the same filling the table at every call, the
-  table's share in one process). Step time, first-call
+  table's share in one process; ``blocks`` is ``auto`` without the table, each block projecting its own
+  modulations, as ``auto`` ran before 2026-12-06). Step time, first-call
   (compile) time, and PSNR/SSIM of the variant's ``--steps`` image against eager's.
 * ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
   ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
@@ -198,8 +199,10 @@ class CompileBench:
                     elif variant in ("max", "max_per_step"):  # the engine's `max`: Flux whole, CUDA graphs
                         bare.compile("max")
                         bare.plans = variant == "max"  # per step: the modulation table filled at every call
-                    elif variant == "plain":  # `auto` before toolkit/models/epilogues.py
+                    elif variant == "plain":  # `auto` before toolkit/models/epilogues.py (and the table)
                         _compile_blocks(transformer, epilogues=False)
+                    elif variant == "blocks":  # `auto` before the modulation table: each block projects its own
+                        _compile_blocks(transformer)
                     elif variant == "gelu_all":  # the GELU epilogue in every family's tanh GELU feed-forwards
                         use_gelu_epilogues(list(transformer.modules()), classes=None)
                         bare.compile(self.mode)
@@ -325,6 +328,7 @@ class CompileBench:
                         "first_s": runs[0]["s"],
                         "e2e_s": round(statistics.median(r["s"] for r in runs[1:]), 3),
                         "step_s": runs[-1]["timings"].get("step_s"),
+                        "timings": runs[-1]["timings"],  # where the rest of end to end went: encode, decode, save
                         "memory_plan": runs[-1].get("plan"),
                     }
                     if speed == "lossless":

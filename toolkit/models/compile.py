@@ -11,11 +11,11 @@ serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1
   (``_compile_blocks``; every family's DiT and the UNets' transformer blocks, named by diffusers or by
   ``UNNAMED_BLOCKS``): short compiles; a second size recompiles once with dynamic shapes (torch.compile's
   automatic dynamic), and later sizes reuse that. Flux.1's blocks compile with the GEMM epilogues of
-  toolkit/models/epilogues.py (3 % of its step on an H100).
+  toolkit/models/epilogues.py (3 % of its step on an H100), and a resident Flux.1 reads its adaLN modulations
+  from a table computed once a request (toolkit/models/modulation.py, ``_compile_tabled_dit``).
 - ``max``: UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile; Flux.1's transformer
-  whole with CUDA graphs too, its adaLN modulations read from a table computed once a request
-  (toolkit/models/modulation.py), its blocks also compiled for requests with a step cache
-  (``_compile_whole_dit``); other DiTs as ``auto``.
+  whole with CUDA graphs too, on the same table, its blocks' compiled code kept for requests with a step cache;
+  other DiTs as ``auto``.
 
 How a denoiser compiles follows where the memory plan puts its weights. Resident ones (``gpu``, ``quantized``,
 or no plan) compile as above. One whose weights move compiles regionally only: the block graphs take the
@@ -79,8 +79,8 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
     how = None if done else _how(module, mode, placement)
     if not how:
         return done
-    if how == "whole" and type(module).__name__ in WHOLE_DITS:
-        _compile_whole_dit(module)
+    if _tabled(module, placement):
+        _compile_tabled_dit(module, whole=how == "whole")
     elif how == "whole":
         module.compile(mode="reduce-overhead", dynamic=False)
     else:
@@ -274,30 +274,41 @@ def _graphable(module, placement: Optional[str]) -> bool:
     return all(type(p.data) is torch.Tensor for p in module.parameters())
 
 
-def _compile_whole_dit(module) -> None:
-    """A resident DiT as one graph with CUDA graphs (``WHOLE_DITS``), its blocks compiled regionally too: the
-    whole graph runs every request without a step cache, and traces the blocks' compiled forwards as its own
-    code (with Flux.1's GEMM epilogues); a request with a step cache runs the class's own forward instead, so the
-    cache's hooks decide per block above the blocks' compiled code, as under ``auto`` (a graph cannot skip
-    blocks). The whole graph reads its adaLN modulations from the table of toolkit/models/modulation.py
-    (computed for all of a request's timesteps at once); a call the table cannot take (a batch of several) runs
-    the blocks. Sizes compile whole once each (``dynamic=False``, as the UNets): past dynamo's recompile limit
-    (eight) a new size runs the regional compile. The output is copied out of the CUDA graph's memory, which
-    the next replay overwrites: diffusers' FluxPipeline with true CFG (a negative prompt and ``true_cfg_scale``,
-    which this project's Flux does not pass today) reads the first call's output after the second; the copy is
-    0.5 MB at 1024²."""
+def _tabled(module, placement: Optional[str]) -> bool:
+    """Whether the denoiser's adaLN modulations come from the table of toolkit/models/modulation.py: a resident
+    DiT of ``WHOLE_DITS`` with plain weights, under ``auto`` and ``max`` alike (its rows stay where the weights
+    are; a visiting or streamed denoiser moves its weights, and an 8-bit one was not measured)."""
+    return placement in WHOLE_PLACEMENTS and type(module).__name__ in WHOLE_DITS and _graphable(module, placement)
+
+
+def _compile_tabled_dit(module, whole: bool) -> None:
+    """A resident DiT (``WHOLE_DITS``) compiled regionally, its adaLN modulations read from the table of
+    toolkit/models/modulation.py (computed for all of a request's timesteps at once); a call the table cannot
+    take (a batch of several) runs the blocks with the table off. ``whole`` (``max``): also compiled as one
+    graph with CUDA graphs, which runs every request without a step cache and traces the blocks' compiled
+    forwards as its own code (with Flux.1's GEMM epilogues); a request with a step cache runs the regional code,
+    so the cache's hooks decide per block (a graph cannot skip blocks). Sizes compile whole once each
+    (``dynamic=False``, as the UNets): past dynamo's recompile limit (eight) a new size runs the regional
+    compile. The whole graph's output is copied out of the CUDA graph's memory, which the next replay
+    overwrites: diffusers' FluxPipeline with true CFG (a negative prompt and ``true_cfg_scale``, which this
+    project's Flux does not pass today) reads the first call's output after the second; the copy is 0.5 MB at
+    1024²."""
     from toolkit.models.modulation import install, untabled_forward
 
     _compile_blocks(module)
     table = install(module)
-    whole = _compiled_forward(type(module), True, untabled_forward, mode="reduce-overhead", dynamic=False)
     regional = type(module).forward
+    graph = None
+    if whole:
+        graph = _compiled_forward(type(module), True, untabled_forward, mode="reduce-overhead", dynamic=False)
 
     def forward(self, *args, **kwargs):
-        if getattr(self, "is_cache_enabled", False) or args or not table.prepare(kwargs):
+        if args or not table.prepare(kwargs):
             return regional(self, *args, **kwargs)
         with table.turned_on():
-            return _copied(whole(self, **kwargs))
+            if graph is None or getattr(self, "is_cache_enabled", False):
+                return regional(self, **kwargs)
+            return _copied(graph(self, **kwargs))
 
     module.forward = types.MethodType(forward, module)
 

@@ -1,5 +1,5 @@
 """Flux.1's adaLN modulations computed for all of a request's timesteps at once, for the transformer compiled
-whole (toolkit/models/compile.py ``_compile_whole_dit``).
+regionally (``auto``) or whole (``max``) (toolkit/models/compile.py ``_compile_tabled_dit``).
 
 Why: every step, each of Flux.1-dev's 77 adaptive norms (``norm1`` and ``norm1_context`` of 19 double blocks,
 ``norm`` of 38 single blocks, ``norm_out``) projects one 3072-wide vector, ``silu(temb)``, through its own
@@ -9,17 +9,19 @@ the pooled prompt, and the scheduler knows every timestep before the first step,
 of them reads each weight once per request instead of once per step. Nothing is approximated: the rows are what
 each step computed, from a GEMM of more rows.
 
-How it stays right. The rows live in a buffer of ``time_text_embed`` (a fixed address, which the CUDA graph
-reads as it is when it replays), and so does the index of the row the next call takes. While the table is on,
-``time_text_embed`` returns that row and each norm takes its slice of it instead of computing its projection.
-Before each call ``prepare`` makes sure the row is there and points the index at it, outside the graph and by
-the timestep the call was given, compared exactly with the schedule's as the pipeline computes them (not by the
-call's position: an img2img request starts part-way down the schedule; and not inside the graph, where inductor
-computes ``timestep * 1000`` in fp32 while eager rounds it to bf16). The row comes from the request's plan when
-the call's guidance and pooled prompt are the objects the plan was made with (its first timestep is checked
-against the schedule, one read-back a request), else it is computed for that call alone (the old cost, nothing
-lost): what a transformer called without a scheduler in hand gets (a script). A batch of more than one image
-returns False: the caller runs the blocks' compiled code.
+How it stays right. Each norm keeps its rows in a buffer of its own (a fixed address, which a CUDA graph reads
+as it is when it replays; an input of the compiled code like the norm's weights, so the one graph of a block
+class serves all 19 blocks), and the table holds the index of the row the next call takes. While the table is
+on, each norm takes its row instead of computing its projection (the transformer still computes ``temb``, which
+then feeds nothing: the whole graph drops it). Before each call ``prepare`` makes sure the row is there and
+points the index at it, outside the compiled code and by the timestep the call was given, compared exactly with
+the schedule's as the pipeline computes them (not by the call's position: an img2img request starts part-way
+down the schedule; and not inside the graph, where inductor computes ``timestep * 1000`` in fp32 while eager
+rounds it to bf16). The row comes from the request's plan when the call's guidance and pooled prompt are the
+objects the plan was made with (its first timestep is checked against the schedule, one read-back a request),
+else it is computed for that call alone (the old cost, nothing lost): what a transformer called without a
+scheduler in hand gets (a script). A batch of more than one image returns False: the caller runs the
+transformer's own forward with the table off.
 """
 
 from __future__ import annotations
@@ -34,21 +36,15 @@ class ModulationTable:
     """The rows of one transformer, the norms that read them, and the plan of the request running now."""
 
     def __init__(self, module):
-        self.module = module
-        self.norms = _norms(module)
-        start = 0
-        for norm in self.norms:
-            width = norm.linear.weight.shape[0]
-            norm._aitk_slice = (start, start + width)  # constants of the whole graph, one per norm
-            start += width
         import torch
 
-        weight = self.norms[0].linear.weight
-        embed = module.time_text_embed
-        embed.register_buffer(
-            "_aitk_rows", torch.zeros(CAPACITY, start, dtype=weight.dtype, device=weight.device), False
-        )
-        embed.register_buffer("_aitk_index", torch.zeros(1, dtype=torch.long, device=weight.device), False)
+        self.module = module
+        self.norms = _norms(module)
+        for norm in self.norms:
+            weight = norm.linear.weight
+            rows = torch.zeros(CAPACITY, weight.shape[0], dtype=weight.dtype, device=weight.device)
+            norm.register_buffer("_aitk_rows", rows, False)
+        self.index = None  # the row the next call reads, a tensor of one on the rows' device (``prepare``)
         self.keys = None  # the timesteps the rows are for, as the pipeline passes them
         self.on = False  # read by the traced forwards: dynamo guards on it
         self.scheduler = None  # the request's, while ``follow_schedule`` holds it
@@ -56,14 +52,11 @@ class ModulationTable:
         self.builds = 0  # times the projections ran (the tests count them)
 
     def bind(self) -> None:
-        """The norms' and the embedding's forwards that read the table while it is on (again after code that
-        drops instance forwards to start from eager: testing/bench/compile_bench.py between its variants)."""
+        """The norms' forwards that read the table while it is on (again after code that drops instance forwards
+        to start from eager: testing/bench/compile_bench.py between its variants)."""
         for norm in self.norms:
             norm._aitk_table = self
             norm.forward = types.MethodType(NORM_FORWARDS[type(norm).__name__], norm)
-        embed = self.module.time_text_embed
-        embed._aitk_table = self
-        embed.forward = types.MethodType(embed_forward, embed)
 
     def prepare(self, kwargs) -> bool:
         """Whether the call can run on the table: its row is there and the index points at it once this
@@ -79,8 +72,7 @@ class ModulationTable:
             if keys is not None:
                 self.plan = (pooled, guidance)
             self._fill(timestep.reshape(1) if keys is None else keys, guidance, pooled)
-        index = (self.keys == timestep.reshape(())).int().argmax()  # on the device: no read-back
-        self.module.time_text_embed._aitk_index.copy_(index.reshape(1))
+        self.index = (self.keys == timestep.reshape(())).int().argmax().reshape(1)  # on the device: no read-back
         return True
 
     def _planned_keys(self, timestep):
@@ -103,21 +95,14 @@ class ModulationTable:
         count = len(keys)
         scaled, pooled = keys.to(dtype) * 1000, pooled.expand(count, -1)
         if guidance is None:
-            temb = type(embed).forward(embed, scaled, pooled)
+            temb = embed(scaled, pooled)
         else:
-            temb = type(embed).forward(embed, scaled, (guidance.to(dtype) * 1000).reshape(1).expand(count), pooled)
+            temb = embed(scaled, (guidance.to(dtype) * 1000).reshape(1).expand(count), pooled)
         activated = silu(temb).to(dtype)  # every norm's ``silu`` is ``nn.SiLU``
         for norm in self.norms:
-            start, end = norm._aitk_slice
-            embed._aitk_rows[:count, start:end] = norm.linear(activated)
+            norm._aitk_rows[:count] = norm.linear(activated)
         self.keys = keys
         self.builds += 1
-
-    def row(self):
-        """The row ``prepare`` pointed the index at, a batch of one (``index_select``: a graph cannot take an
-        index as a number)."""
-        embed = self.module.time_text_embed
-        return embed._aitk_rows.index_select(0, embed._aitk_index)
 
     @contextlib.contextmanager
     def turned_on(self):
@@ -170,22 +155,17 @@ def follow_schedule(pipeline):
 
 
 # The norms' forwards of diffusers 0.42.1 (models/normalization.py) for an ``emb`` given, with the projection read
-# from the table's row while it is on; off, the class's own.
-def embed_forward(self, timestep, *args):
-    if self._aitk_table.on:
-        return self._aitk_table.row()
-    return type(self).forward(self, timestep, *args)
-
-
-def _modulation(self, emb):
-    start, end = self._aitk_slice
-    return emb[:, start:end]
+# from the norm's row while the table is on; off, the class's own.
+def _modulation(self):
+    """The row ``prepare`` pointed the index at, a batch of one (``index_select``: compiled code takes the index
+    as a tensor, not a number)."""
+    return self._aitk_rows.index_select(0, self._aitk_table.index)
 
 
 def zero_forward(self, x, timestep=None, class_labels=None, hidden_dtype=None, emb=None):
     if not self._aitk_table.on:
         return type(self).forward(self, x, timestep, class_labels, hidden_dtype, emb)
-    shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = _modulation(self, emb).chunk(6, dim=1)
+    shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = _modulation(self).chunk(6, dim=1)
     x = self.norm(x) * (1 + scale_msa[:, None]) + shift_msa[:, None]
     return x, gate_msa, shift_mlp, scale_mlp, gate_mlp
 
@@ -193,7 +173,7 @@ def zero_forward(self, x, timestep=None, class_labels=None, hidden_dtype=None, e
 def zero_single_forward(self, x, emb=None):
     if not self._aitk_table.on:
         return type(self).forward(self, x, emb)
-    shift_msa, scale_msa, gate_msa = _modulation(self, emb).chunk(3, dim=1)
+    shift_msa, scale_msa, gate_msa = _modulation(self).chunk(3, dim=1)
     x = self.norm(x) * (1 + scale_msa[:, None]) + shift_msa[:, None]
     return x, gate_msa
 
@@ -201,7 +181,7 @@ def zero_single_forward(self, x, emb=None):
 def continuous_forward(self, x, conditioning_embedding):
     if not self._aitk_table.on:
         return type(self).forward(self, x, conditioning_embedding)
-    scale, shift = _modulation(self, conditioning_embedding).chunk(2, dim=1)
+    scale, shift = _modulation(self).chunk(2, dim=1)
     return self.norm(x) * (1 + scale)[:, None, :] + shift[:, None, :]
 
 
