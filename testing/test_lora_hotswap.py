@@ -219,18 +219,27 @@ def test_a_lora_over_the_rank_ceiling_loads_unpadded_and_says_it_recompiles(
     assert np.abs(wide - ref["wide"]).max() <= 2 and np.abs(on_b - ref["b"]).max() <= 2
 
 
-def test_a_lora_on_the_modulation_projections_reaches_the_whole_graphs_rows(tmp_path, loras, eager_compile):
-    """AI Toolkit's Flux LoRAs train the adaLN projections too (``norm1.linear``, ``norm.linear``, ...). Under
-    ``max`` the whole graph reads those projections' outputs from rows computed once a request
+@pytest.mark.parametrize("mode", ["max", "auto"])
+def test_a_lora_on_the_modulation_projections_reaches_the_tables_rows(
+    mode, tmp_path, loras, eager_compile, monkeypatch
+):
+    """AI Toolkit's Flux LoRAs train the adaLN projections too (``norm1.linear``, ``norm.linear``, ...). Compiled
+    (whole under ``max``, regionally under ``auto``, which is ``off`` on a CPU engine unless forced as here), a
+    resident Flux.1 reads those projections' outputs from rows computed once a request
     (toolkit/models/modulation.py) by the projections as they are then: a LoRA loaded anew, one hot-swapped in
     after it, and none."""
-    h = engine(tmp_path, loras, "compiled")
+    from extensions_built_in.inference_engine import resident
+
+    monkeypatch.setattr(resident, "resolve_compile_mode", lambda mode, device: mode)
+    h = engine(tmp_path, loras, "compiled", compile=mode)
     try:
         mod, _ = run(h, body(loras["mod"]))
         mod2, said = run(h, body(loras["mod2"]))
         assert any("hot-swapped into slot_0" in m for m in said), said
         none, _ = run(h, body())
-        assert h.client.health()["compile"]["compiled"] == {"transformer": "whole"}
+        how = {"max": "whole", "auto": "regional"}[mode]
+        assert h.client.health()["compile"]["compiled"] == {"transformer": how}
+        assert h.engine.holder.parts["transformer"]._aitk_modulation.builds == 3  # the table, once a request
     finally:
         h.close()
     ref = uncompiled(tmp_path, loras, {"mod": body(loras["mod"]), "mod2": body(loras["mod2"]), "base": body()})
