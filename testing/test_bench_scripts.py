@@ -56,18 +56,19 @@ def test_gpu_suite_tiny_run_measures_streams_and_cancels(tmp_path, tiny_cache):
 
 def test_compile_bench_tiny_run_times_max_beside_auto_and_the_tiers_through_the_engine(tmp_path, tiny_cache):
     """testing/bench/compile_bench.py's stages of issue #14's next queue (inductor on this CPU, tiny Flux); ``max``
-    with its modulation table planned per request, then filled per call, then planned again."""
+    with its modulation table planned per request, then filled per call, then planned again; ``blocks`` (``auto``
+    without the table) first."""
     cmd = [sys.executable, "testing/bench/compile_bench.py", "--tiny", "--out", str(tmp_path / "out")]
     cmd += ["--models", str(tmp_path / "m"), "--work", str(tmp_path / "w"), "--families", "flux", "--steps", "2"]
     cmd += ["--repeats", "1", "--stages", "tuning,engine_fast", "--speeds", "lossless,cache"]
-    cmd += ["--variants", "auto,max,max_per_step,max"]  # max again: its table bound again after the variant before
+    cmd += ["--variants", "blocks,auto,max,max_per_step,max"]  # max again: its table bound again after the one before
     done = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"}
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads((tmp_path / "out" / "compile_bench.json").read_text())
     tuning = results["tuning"]["flux"]
-    assert set(tuning) == {"auto", "max", "max_per_step", "max_3"}
+    assert set(tuning) == {"blocks", "auto", "max", "max_per_step", "max_4"}
     assert all(row["step_s"] > 0 and row["psnr_db"] > 40 for row in tuning.values()), tuning
     tiers = results["engine_fast"]
     assert set(tiers) == {"lossless", "cache"} and tiers["cache"]["psnr_db"] > 20 and tiers["lossless"]["e2e_s"] > 0
