@@ -45,3 +45,16 @@ def test_stages_named_in_skip_are_left_out(tmp_path):
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert "=== done skipped" in done.stdout
     assert [line.split()[0] for line in (tmp_path / "results/rc.txt").read_text().splitlines()] == ["left"]
+
+
+def test_keep_models_leaves_the_checkpoints_for_the_next_stage(tmp_path):
+    """A queue of one family: each stage would build the same checkpoint again (Flux.1-dev: 23 s of device time)."""
+    queue, models = tmp_path / "queue", tmp_path / "models"
+    queue.write_text("a step_profile.py --no-such-option\nb step_profile.py --no-such-option\n")
+    models.mkdir()
+    (models / "flux").write_text("built by stage a")
+    env = {**os.environ, "TINY": "1", "MODELS": str(models), "KEEP_MODELS": "1"}
+    cmd = ["bash", "testing/bench/gpu_queue.sh", str(queue), str(tmp_path / "results")]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert "queue done" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (models / "flux").read_text() == "built by stage a"

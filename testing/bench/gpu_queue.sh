@@ -7,7 +7,8 @@
 # checkpoints of the one before deleted (the disk holds one family), and its exit code appended to
 # RESULTS/rc.txt, so a cut session keeps every stage that finished. TINY=1 runs the queue on CPU with --tiny.
 # SKIP="NAME ..." leaves out stages whose results already came back (a machine taken back mid-queue: start the
-# queue again on the fresh one without running what finished).
+# queue again on the fresh one without running what finished). KEEP_MODELS=1 keeps the checkpoints for the next
+# stage (a queue of one family: each stage would build the same one again, Flux.1-dev in 23 s).
 #
 #   bash testing/bench/background.sh start q /tmp/R -- bash testing/bench/gpu_queue.sh QUEUE /tmp/R .whl_engine,.whl_av
 #   TINY=1 bash testing/bench/gpu_queue.sh QUEUE /tmp/R                                     # here: a smoke run
@@ -30,6 +31,7 @@ while read -r name script args; do
   # shellcheck disable=SC2086  # ARGS is a list of words on purpose
   "$python" "testing/bench/$script" --out "$results/$name" --models "$models" "${extra[@]}" $args
   echo "$name rc=$? $(date +%T)" >>"$results/rc.txt"
-  rm -rf "${models:?}"/* /tmp/aitk_sweep
+  [ "${KEEP_MODELS:-0}" = 1 ] || rm -rf "${models:?}"/*
+  rm -rf /tmp/aitk_sweep
 done <"$queue"
 echo "queue done"
