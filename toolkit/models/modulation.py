@@ -119,7 +119,7 @@ def _norms(module) -> list:
 
 
 def install(module) -> ModulationTable:
-    """The table for a Flux.1 transformer about to be compiled whole (its rows on its device)."""
+    """The table for a resident Flux.1 transformer about to be compiled (its rows on its device)."""
     table = getattr(module, "_aitk_modulation", None)
     if table is None:
         table = module._aitk_modulation = ModulationTable(module)
