@@ -312,10 +312,11 @@ def test_heartbeats_arrive_while_waiting_in_queue(engine_server):
     c0, r0, f0 = open_stream(engine_server, body_for("sd1", steps=500))
     blocker_id = next(f for f in f0 if f.type == "progress").request_id
     c1, r1, f1 = open_stream(engine_server, body_for("sd1"))
-    times = []
+    times, flags = [], []
     for frame in f1:
         if frame.type == "status" and frame.header["stage"] == "queued":
             times.append(time.monotonic())
+            flags.append(frame.header.get("heartbeat", False))
         if len(times) == 3:
             break
     engine_server.client.cancel(blocker_id)
@@ -324,6 +325,7 @@ def test_heartbeats_arrive_while_waiting_in_queue(engine_server):
         c.close()
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert all(gap < 2.0 for gap in gaps), gaps
+    assert flags == [False, True, True]  # the announcement, then repeats a client can tell apart
     assert wait_until(lambda: engine_idle(engine_server))
 
 

@@ -64,9 +64,11 @@ def check_arch(client, arch: str) -> dict:
     latents = [f for f in frames if f.type == "latent"]
     assert any(t == "progress" for t in types) and latents
     # "sampling" is announced once, as the denoiser starts (before step 1's progress), after encoding
-    stages = [(i, f.header["stage"]) for i, f in enumerate(frames) if f.type == "status"]
-    # A heartbeat repeats the current status when a stage goes a second without a frame (a slow CI step).
-    sampling = [i for n, (i, stage) in enumerate(stages) if stage == "sampling" and stages[n - 1][1] != "sampling"]
+    # (a heartbeat repeats the current status when a stage goes a second without a frame: a slow CI step)
+    stages = [
+        (i, f.header["stage"]) for i, f in enumerate(frames) if f.type == "status" and not f.header.get("heartbeat")
+    ]
+    sampling = [i for i, stage in stages if stage == "sampling"]
     encoding = [i for i, stage in stages if stage == "encoding"]
     assert len(sampling) == 1 and encoding and encoding[-1] < sampling[0] < types.index("progress"), stages
     for f in latents:

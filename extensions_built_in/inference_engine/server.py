@@ -257,7 +257,8 @@ async def stream_frames(engine: Engine, req, request: Request, reader, received:
                 if await request.is_disconnected():
                     return
             if time.monotonic() - stream.last_emit > HEARTBEAT_S:
-                stream.emit("status", stage=req.stage, message=req.message, **engine.position_field(req))
+                fields = engine.position_field(req)
+                stream.emit("status", stage=req.stage, message=req.message, heartbeat=True, **fields)
     finally:
         owner = reader is stream.main
         stream.release(reader)
