@@ -40,6 +40,47 @@ KINDS = (
 
 
 MARK = "aitk::denoiser"  # a profiler range around each denoiser call
+CALL = "aitk::call"  # around the whole pipeline call
+PREPARE = "aitk::prepare"  # around the modulation table's prepare (toolkit/models/modulation.py), where there is one
+
+
+def _ranged(name, fn, *args):
+    from torch.profiler import record_function
+
+    with record_function(name):
+        return fn(*args)
+
+
+def anatomy(events: list) -> dict:
+    """Where a whole call's wall time goes on the CPU's clock (the call ends with a sync, so its end is the GPU's
+    too): before the first denoiser call (encoding, latents, the table's fill), each denoiser call (the first
+    beside the median: a CUDA graph's first replay of a call, a plan's read-back), between them (the scheduler
+    and the step hook) and after the last (the VAE and the sync). Why: on the H100 under ``max`` with the
+    modulation table the first progress frame came 0.30 s into a request against 0.03 s without it
+    (docs/BENCHMARKS.md, twenty-third run)."""
+    import statistics
+
+    def spans(name):
+        return sorted(
+            (e.time_range.start, e.time_range.end) for e in events if e.name == name and e.device_type != _cuda()
+        )
+
+    call, calls, prepares = spans(CALL), spans(MARK), spans(PREPARE)
+    if not call or not calls:
+        return {}
+    (start, end), ms = call[0], lambda us: round(us / 1000, 3)
+    durations = [b - a for a, b in calls]
+    gaps = [b[0] - a[1] for a, b in zip(calls, calls[1:])]
+    return {
+        "call_ms": ms(end - start),
+        "before_first_denoiser_ms": ms(calls[0][0] - start),
+        "first_denoiser_ms": ms(durations[0]),
+        "median_denoiser_ms": ms(statistics.median(durations)),
+        "median_gap_ms": ms(statistics.median(gaps)) if gaps else None,
+        "after_last_denoiser_ms": ms(end - calls[-1][1]),
+        "prepare_ms": [ms(b - a) for a, b in prepares][:3]
+        + ([ms(statistics.median(b - a for a, b in prepares))] if prepares else []),
+    }
 
 
 def kind_of(kernel: str) -> str:
@@ -121,13 +162,21 @@ def profile_family(args, arch: str, device: str, dtype) -> dict:
             return forward(*a, **kw)
 
     denoiser.forward = marked
+    table = getattr(denoiser, "_aitk_modulation", None)
+    prepare = table.prepare if table is not None else None
+    if table is not None:
+        table.prepare = lambda kwargs: _ranged(PREPARE, prepare, kwargs)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     try:
         with profile(activities=activities) as prof:
-            bare.call(args.steps)
+            with record_function(CALL):
+                bare.call(args.steps)
     finally:
         denoiser.forward = forward
+        if table is not None:
+            del table.prepare
     events = list(prof.events())
+    row["call_anatomy"] = anatomy(events)
     kernels = [
         (e.name, e.time_range.start, e.time_range.end) for e in events if e.device_type == _cuda() and e.name != MARK
     ]
