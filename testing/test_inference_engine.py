@@ -198,6 +198,9 @@ if pytest is not None:
         parts = timings["load_s"] + timings["sample_s"] + timings["save_s"]
         assert timings["step_s"] > 0 and parts <= timings["total_s"] + 0.001  # each rounded to 0.1 ms
         assert 0 < timings["hook_ms"] / 1000 < timings["step_s"]  # the hook is part of a step
+        stages = timings["stage_s"]  # where the sampling time went, saving left to save_s
+        assert list(stages) == ["encoding", "sampling", "decoding"] and min(stages.values()) > 0
+        assert stages["sampling"] >= timings["step_s"] and sum(stages.values()) <= timings["sample_s"] + 0.001
 
     def test_wait_mode_reports_a_load_failure_as_json(engine_server):
         body = body_for("sd1")

@@ -19,24 +19,44 @@ class StepClock:
         self.marks: list = []
         self.hooks: list = []  # the engine's step hook's CPU seconds, one per step
         self.streamed_before = streaming.hook_seconds()
+        self.stages: list = []  # (stage, its start mark), in order (``stage_started``)
 
-    def mark(self) -> None:
+    def _now(self):
         if self.cuda:
             import torch
 
             event = torch.cuda.Event(enable_timing=True)
             event.record()
-            self.marks.append(event)
-        else:
-            self.marks.append(time.perf_counter())
+            return event
+        return time.perf_counter()
+
+    def _between(self, a, b) -> float:
+        if self.cuda:
+            b.synchronize()
+            return a.elapsed_time(b) / 1000.0
+        return b - a
+
+    def mark(self) -> None:
+        self.marks.append(self._now())
 
     def durations(self) -> list[float]:
-        if len(self.marks) < 2:
-            return []
-        if self.cuda:
-            self.marks[-1].synchronize()
-            return [a.elapsed_time(b) / 1000.0 for a, b in zip(self.marks, self.marks[1:])]
-        return [b - a for a, b in zip(self.marks, self.marks[1:])]
+        return [self._between(a, b) for a, b in zip(self.marks, self.marks[1:])]
+
+    def stage_started(self, stage: str) -> None:
+        """A request's stage starts here; the one before it ends. On a GPU the marks are events, so a stage is
+        what the GPU spent on it (the CPU runs up to a step ahead: its clock would put the last steps in
+        ``decoding``)."""
+        self.stages.append((stage, self._now()))
+
+    def stage_seconds(self) -> dict:
+        """Seconds per stage, each ended by the next one's start (the last, unended, is left out: the engine's
+        ``saving``, which ``save_s`` times); a stage entered twice sums. Why: a request's time outside its steps
+        (encoding, the first step's extra, decoding) had no figure of its own (docs/BENCHMARKS.md, twenty-third
+        run)."""
+        out: dict = {}
+        for (stage, a), (_, b) in zip(self.stages, self.stages[1:]):
+            out[stage] = round(out.get(stage, 0.0) + self._between(a, b), 4)
+        return out
 
     def median(self) -> Optional[float]:
         d = self.durations()

@@ -338,7 +338,7 @@ class Engine:
         media = self._load_and_generate(req, started)
         req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
         self._on_status(req, "Saving", "saving")
-        req.timings["sampled_at"] = round(time.time(), 4)
+        req.timings.update(sampled_at=round(time.time(), 4), stage_s=req.clock.stage_seconds())
         timings = dict(req.timings)  # the next image's sampling rewrites req.timings while this one saves
         self.saver.submit(lambda: self.outputs.save_result(req, media, started, image, timings))
 
@@ -403,6 +403,7 @@ class Engine:
 
     def _generate(self, holder, req: Request):
         state = {"t0": time.monotonic(), "clock": StepClock(self.device)}
+        req.clock = state["clock"]
         holder.sample_step_hook = lambda step: self._on_step(req, step, state)
         try:
             media = holder.generate_media(req.sample)  # this image's (Request.images)
@@ -430,6 +431,8 @@ class Engine:
             raise GenerationCancelled()  # between components while loading, or before sampling
         if stage and stage != req.stage:
             self._record_stage(req)
+            if req.clock is not None:
+                req.clock.stage_started(stage)
         req.stage, req.message = stage or req.stage, message
         req.stream.emit("status", stage=req.stage, message=message)
         if stage == "loading":

@@ -7,12 +7,15 @@ import random
 import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from extensions_built_in.inference_engine.latent_preview import checkpoint_preview_factors, preview_shape
 from extensions_built_in.inference_engine.request_checks import StreamOptions
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import MAX_SEED, GenerateImageConfig, ModelConfig
+
+if TYPE_CHECKING:
+    from toolkit.step_clock import StepClock
 
 
 @dataclass
@@ -29,6 +32,7 @@ class Request:
     message: str = "Waiting in queue"
     created: float = field(default_factory=time.time)
     timings: dict = field(default_factory=dict)
+    clock: Optional[StepClock] = None  # the image being made's steps and stages (engine ``_generate``)
     batch_count: int = 1
     batch_seeds: str = "consecutive"
 
