@@ -53,6 +53,7 @@ def test_a_resident_flux_compiles_whole_and_its_blocks_once_and_is_reused_by_lat
             "mode": "max",
             "compiled": {"transformer": "whole"},
             "graphs": 0,
+            "cuda_graphs": 0,  # none on a CPU
             "seconds": 0,
             "phases": {},
             "failed": {},
@@ -107,6 +108,7 @@ def test_off_compiles_nothing(tmp_path, tiny_cache, compiled_calls):
             "mode": "off",
             "compiled": {},
             "graphs": 0,
+            "cuda_graphs": 0,
             "seconds": 0,
             "phases": {},
             "failed": {},

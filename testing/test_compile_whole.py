@@ -246,3 +246,24 @@ def test_auto_through_the_engine_plans_once_a_request_and_draws_what_eager_draws
     finally:
         h.close()
     assert np.abs(images["auto"] - images["off"]).max() <= 2
+
+
+def test_cuda_graph_recordings_are_counted_for_health_and_compiles_are_not():
+    """``/health`` ``compile.cuda_graphs`` counts what torch's compile-callback handler announces as a CUDA graph
+    recording (cudagraph_trees' ``record_function`` announces each so; no CUDA here, so the test announces one the
+    same way), and not a dynamo compile: more recordings after a request at a size already seen is the bug the
+    twenty-third run found (docs/BENCHMARKS.md), which ``graphs`` could not show."""
+    from torch._dynamo.callback import CallbackTrigger, callback_handler
+
+    from toolkit.models.compile import count_cuda_graph_recordings, cuda_graphs_recorded
+
+    count_cuda_graph_recordings()
+    count_cuda_graph_recordings()  # once per process: a second call adds no second counter
+    before = cuda_graphs_recorded()
+    torch.compile(lambda x: x * 2 + 1, backend="eager")(torch.ones(3))
+    with callback_handler.install_callbacks(CallbackTrigger.DYNAMO, "9/0"):
+        pass
+    assert cuda_graphs_recorded() == before
+    with callback_handler.install_callbacks(CallbackTrigger.CUDAGRAPH_RECORDING, "9/1"):
+        pass
+    assert cuda_graphs_recorded() == before + 1

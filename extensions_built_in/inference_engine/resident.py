@@ -17,6 +17,7 @@ from toolkit.models.compile import (
     compile_denoiser,
     compile_failures,
     compile_phases,
+    cuda_graphs_recorded,
     graphs_compiled,
     will_compile,
 )
@@ -148,6 +149,7 @@ class ResidentModel:
             "mode": self.compile_mode,
             "compiled": dict(self.compiled),
             "graphs": graphs_compiled(),
+            "cuda_graphs": cuda_graphs_recorded(),  # recordings: more after a request at a size seen is a bug
             "seconds": (phases := compile_phases()).get("total", 0.0),
             "phases": phases,
             "failed": compile_failures(),  # block class -> why it runs eager

@@ -117,7 +117,6 @@ class Suite:
             "stream": {"latents": latents, "every_n_steps": 1, "downsample": downsample},
         }
 
-    # ------------------------------------------------------------------ stages
     def meta(self):
         import diffusers
         import torch
@@ -200,7 +199,7 @@ class Suite:
         variants = {"raw": {}, "none": {"latents": "none"}}
         if arch == "wan21":  # the biggest latent per step (1.8 MB): what does shrinking it 4x buy?
             variants["downsample2"] = {"downsample": 2}
-        graphs_warm = client.health()["compile"].get("graphs")  # a recompile later in the loop would move it
+        warm = client.health()["compile"]  # a recompile (graphs) or a CUDA graph recorded again later would move it
         runs = {"bare_long": [], "bare_short": [], "engine_short": [], "bare_c": [], **{k: [] for k in variants}}
         for _ in range(self.args.repeats * REPEAT_FACTOR.get(arch, 1)):
             runs["bare_long"].append(bare.call(self.steps_long))
@@ -232,8 +231,9 @@ class Suite:
                 "hook_ms": med(r["timings"].get("hook_ms") or 0 for r in runs[name]),
                 "save_s": med(r["timings"].get("save_s") or 0 for r in runs[name]),
             }
-        graphs = client.health()["compile"].get("graphs")
-        row["compile_graphs"] = {"after_warm_up": graphs_warm, "after_measure": graphs}
+        after = client.health()["compile"]
+        for key, name in (("compile_graphs", "graphs"), ("cuda_graphs", "cuda_graphs")):
+            row[key] = {"after_warm_up": warm.get(name), "after_measure": after.get(name)}
         if bare_c is not None:
             compiled_step = med(e for _, e in runs["bare_c"])
             row["bare_compiled"].update(
@@ -479,7 +479,6 @@ class Suite:
         _free()
         return round(elapsed, 3)
 
-    # ------------------------------------------------------------------ driver
     def run(self):
         import torch
 

@@ -38,8 +38,9 @@ def _compiled(families: dict) -> list:
     lines = [
         "",
         "| family | bare eager s/step | bare, same compile s/step (first call s) | engine s/step | engine / bare "
-        "eager | engine / bare compiled (≤ 1.02) | engine first request s | graphs compiled after the warm-up (0) |",
-        "|---|---|---|---|---|---|---|---|",
+        "eager | engine / bare compiled (≤ 1.02) | engine first request s | graphs compiled after the warm-up (0) | "
+        "CUDA graphs recorded after the warm-up (0) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for arch, f in rows:
         c, raw = f["bare_compiled"], f["raw"]
@@ -53,6 +54,7 @@ def _compiled(families: dict) -> list:
             f"{ratio}{ok(ratio is not None and ratio <= 1.02)}",
             f.get("cold_total_s"),
             _recompiles(f.get("compile_graphs") or {}),
+            _recompiles(f.get("cuda_graphs") or {}),
         ]
         lines.append(_row(cells))
     return lines

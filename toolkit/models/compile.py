@@ -85,6 +85,7 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
         module.compile(mode="reduce-overhead", dynamic=False)
     else:
         _compile_blocks(module)
+    count_cuda_graph_recordings()
     # A block torch.compile cannot take runs eager instead of failing the request at its first step.
     import torch._dynamo
 
@@ -317,6 +318,35 @@ def _copied(output):
     import torch
 
     return torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.clone, output)
+
+
+_RECORDINGS = {"cuda_graphs": 0, "counting": False}
+
+
+def count_cuda_graph_recordings() -> None:
+    """Count CUDA graph recordings (torch's compile-callback handler announces each one) from now on, once per
+    process. Why: the twenty-third run (docs/BENCHMARKS.md) found CUDA graphs recording the whole Flux
+    transformer again, request after request, and nothing reported it: dynamo's graph count stayed put, since a
+    recording is not a compile. ``/health`` ``compile.cuda_graphs`` moving between two requests at one size is
+    that bug's signature, as ``graphs`` moving is a recompile's."""
+    if _RECORDINGS["counting"]:
+        return
+    try:
+        from torch._dynamo.callback import CallbackTrigger, callback_handler
+    except ImportError:  # a torch without the trigger: the count stays at 0
+        return
+
+    def counted(args) -> None:
+        if args.callback_trigger == CallbackTrigger.CUDAGRAPH_RECORDING:
+            _RECORDINGS["cuda_graphs"] += 1
+
+    callback_handler.register_start_callback(counted)
+    _RECORDINGS["counting"] = True
+
+
+def cuda_graphs_recorded() -> int:
+    """CUDA graphs recorded since ``count_cuda_graph_recordings`` (read without torch, as ``graphs_compiled``)."""
+    return _RECORDINGS["cuda_graphs"]
 
 
 def graphs_compiled() -> int:
