@@ -248,7 +248,7 @@ def test_auto_through_the_engine_plans_once_a_request_and_draws_what_eager_draws
     assert np.abs(images["auto"] - images["off"]).max() <= 2
 
 
-def test_cuda_graph_recordings_are_counted_for_health_and_compiles_are_not():
+def test_cuda_graph_recordings_are_counted_for_health_and_compiles_are_not(monkeypatch):
     """``/health`` ``compile.cuda_graphs`` counts what torch's compile-callback handler announces as a CUDA graph
     recording (cudagraph_trees' ``record_function`` announces each so; no CUDA here, so the test announces one the
     same way), and not a dynamo compile: more recordings after a request at a size already seen is the bug the
@@ -257,8 +257,10 @@ def test_cuda_graph_recordings_are_counted_for_health_and_compiles_are_not():
 
     from toolkit.models.compile import count_cuda_graph_recordings, cuda_graphs_recorded
 
+    monkeypatch.setitem(compile_module._RECORDINGS, "cuda_graphs", 0)  # the process's count, back after the test
+    torch._dynamo.reset()  # drops the handler's callbacks: the next compile_denoiser counts again
     count_cuda_graph_recordings()
-    count_cuda_graph_recordings()  # once per process: a second call adds no second counter
+    count_cuda_graph_recordings()  # a second call adds no second counter
     before = cuda_graphs_recorded()
     torch.compile(lambda x: x * 2 + 1, backend="eager")(torch.ones(3))
     with callback_handler.install_callbacks(CallbackTrigger.DYNAMO, "9/0"):

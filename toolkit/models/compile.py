@@ -75,6 +75,7 @@ def use_cache_dir(folder: str, explicit: bool = False) -> None:
 def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Optional[str]:
     """Compile ``module`` in place for ``mode``; returns how it is compiled (``regional``, ``whole``) or None.
     A module compiled before (a pool hit) is left as it is."""
+    count_cuda_graph_recordings()
     done = getattr(module, "_aitk_compiled", None)
     how = None if done else _how(module, mode, placement)
     if not how:
@@ -85,7 +86,6 @@ def compile_denoiser(module, mode: str, placement: Optional[str] = None) -> Opti
         module.compile(mode="reduce-overhead", dynamic=False)
     else:
         _compile_blocks(module)
-    count_cuda_graph_recordings()
     # A block torch.compile cannot take runs eager instead of failing the request at its first step.
     import torch._dynamo
 
@@ -320,28 +320,29 @@ def _copied(output):
     return torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.clone, output)
 
 
-_RECORDINGS = {"cuda_graphs": 0, "counting": False}
+_RECORDINGS = {"cuda_graphs": 0}
+
+
+def _count_recording(args) -> None:
+    from torch._dynamo.callback import CallbackTrigger
+
+    if args.callback_trigger == CallbackTrigger.CUDAGRAPH_RECORDING:
+        _RECORDINGS["cuda_graphs"] += 1
 
 
 def count_cuda_graph_recordings() -> None:
-    """Count CUDA graph recordings (torch's compile-callback handler announces each one) from now on, once per
-    process. Why: the twenty-third run (docs/BENCHMARKS.md) found CUDA graphs recording the whole Flux
-    transformer again, request after request, and nothing reported it: dynamo's graph count stayed put, since a
-    recording is not a compile. ``/health`` ``compile.cuda_graphs`` moving between two requests at one size is
-    that bug's signature, as ``graphs`` moving is a recompile's."""
-    if _RECORDINGS["counting"]:
-        return
+    """Count CUDA graph recordings (torch's compile-callback handler announces each one) from now on; called
+    before every compile, since ``torch._dynamo.reset()`` drops the handler's callbacks (the test suite and
+    compile_bench.py reset dynamo between runs). Why: the twenty-third run (docs/BENCHMARKS.md) found CUDA graphs
+    recording the whole Flux transformer again, request after request, and nothing reported it: dynamo's graph
+    count stayed put, since a recording is not a compile. ``/health`` ``compile.cuda_graphs`` moving between
+    two requests at one size is that bug's signature, as ``graphs`` moving is a recompile's."""
     try:
-        from torch._dynamo.callback import CallbackTrigger, callback_handler
+        from torch._dynamo.callback import CallbackTrigger, callback_handler  # noqa: F401 (the trigger: torch has it)
     except ImportError:  # a torch without the trigger: the count stays at 0
         return
-
-    def counted(args) -> None:
-        if args.callback_trigger == CallbackTrigger.CUDAGRAPH_RECORDING:
-            _RECORDINGS["cuda_graphs"] += 1
-
-    callback_handler.register_start_callback(counted)
-    _RECORDINGS["counting"] = True
+    if _count_recording not in callback_handler.start_callbacks:
+        callback_handler.register_start_callback(_count_recording)
 
 
 def cuda_graphs_recorded() -> int:
