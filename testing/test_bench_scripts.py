@@ -460,6 +460,10 @@ def test_step_profile_splits_the_denoising_loop_into_kernel_kinds_and_gpu_idle(t
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     flux = json.loads((tmp_path / "step_profile.json").read_text())["families"]["flux"]
     assert flux["step_s"] > 0 and flux["window_ms_per_step"] > 0 and flux["kernels"] == 0, flux  # no GPU here
+    parts = flux["call_anatomy"]  # disjoint parts of one call: before the first denoiser call, it, after the last
+    outside = parts["before_first_denoiser_ms"] + parts["after_last_denoiser_ms"]
+    assert parts["before_first_denoiser_ms"] > 0 and parts["after_last_denoiser_ms"] > 0, parts
+    assert outside + parts["first_denoiser_ms"] + parts["median_denoiser_ms"] <= parts["call_ms"], parts  # 4 steps
 
 
 def test_a_wheel_carried_in_parts_is_joined_whole(tmp_path):

@@ -402,8 +402,8 @@ class Engine:
         return holder
 
     def _generate(self, holder, req: Request):
-        state = {"t0": time.monotonic(), "clock": StepClock(self.device)}
-        req.clock = state["clock"]
+        state = {"t0": time.monotonic()}
+        req.clock = StepClock(self.device)
         holder.sample_step_hook = lambda step: self._on_step(req, step, state)
         try:
             media = holder.generate_media(req.sample)  # this image's (Request.images)
@@ -415,7 +415,7 @@ class Engine:
         finally:
             holder.sample_step_hook = None
         self.latents.flush()  # the last latent frames go out before the result
-        req.timings.update(state["clock"].timings())
+        req.timings.update(req.clock.timings())
         return media
 
     def _status_of_running(self, message: str, stage: Optional[str]) -> None:
@@ -450,10 +450,10 @@ class Engine:
             with req.stream.held():
                 self._stream_step(req, step, state)
         finally:
-            state["clock"].hooks.append(time.perf_counter() - started)
+            req.clock.hooks.append(time.perf_counter() - started)
 
     def _stream_step(self, req: Request, step, state: dict) -> None:
-        state["clock"].mark()
+        req.clock.mark()
         if req.cancelled.is_set():
             raise GenerationCancelled()
         self.latents.pump()
