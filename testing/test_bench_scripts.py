@@ -60,7 +60,8 @@ def test_compile_bench_tiny_run_times_max_beside_auto_and_the_tiers_through_the_
     without the table) first."""
     cmd = [sys.executable, "testing/bench/compile_bench.py", "--tiny", "--out", str(tmp_path / "out")]
     cmd += ["--models", str(tmp_path / "m"), "--work", str(tmp_path / "w"), "--families", "flux", "--steps", "2"]
-    cmd += ["--repeats", "1", "--stages", "tuning,engine_fast", "--speeds", "lossless,cache"]
+    cmd += ["--repeats", "1", "--stages", "tuning,fast,engine_fast", "--speeds", "lossless,cache"]
+    cmd += ["--fast-steps", "2", "--fast-variants", "magcache"]  # the peers' stage: float8 left out
     cmd += ["--variants", "blocks,auto,max,max_per_step,max"]  # max again: its table bound again after the one before
     done = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"}
@@ -72,6 +73,11 @@ def test_compile_bench_tiny_run_times_max_beside_auto_and_the_tiers_through_the_
     assert all(row["step_s"] > 0 and row["psnr_db"] > 40 for row in tuning.values()), tuning
     tiers = results["engine_fast"]
     assert set(tiers) == {"lossless", "cache"} and tiers["cache"]["psnr_db"] > 20 and tiers["lossless"]["e2e_s"] > 0
+    assert len(tiers["lossless"]["e2e_runs"]) == 1
+    bare = results["fast"]
+    assert set(bare) == {"lossless", "magcache"}, bare  # only the variant asked for
+    assert bare["lossless"]["e2e_with_file_s"] > bare["lossless"]["e2e_s"] > 0  # the file is timed on top
+    assert bare["magcache"]["psnr_db"] > 20
 
 
 def test_load_test_short_run_loses_nothing_and_refuses_every_hostile_body(tmp_path, tiny_cache):

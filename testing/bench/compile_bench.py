@@ -12,38 +12,27 @@
   ``auto`` compile (dynamo reset between kernels). The fastest compiled kernel is what ``engine.attention: auto``
   should put first (toolkit/models/attention.py).
 * ``tuning``: bare diffusers, the first family, lossless ways past the engine's ``auto`` compile, each from
-  eager (dynamo reset between them): ``fused_qkv`` (diffusers' ``fuse_qkv_projections``: one GEMM for q, k and v
-  instead of three), ``cdt`` (inductor's coordinate-descent tuning of its Triton kernels, as diffusers' flux-fast
-  recipe sets it), both, ``max_autotune`` (``mode="max-autotune-no-cudagraphs"``: GEMM autotuning; the
-  longest compile) and ``whole`` (the transformer as one graph: the code between blocks, RoPE included, compiled
-  too; a step cache's hooks could not sit inside it), ``whole_graphs`` (the same with CUDA graphs: no launch
-  gaps, if ``step_profile.py`` finds the GPU idle between kernels; 2.3 % of Flux's step on the H200) and
-  ``whole_graphs_fused_qkv_cdt`` (all of them at once: each gained 1-2 % alone, inside the ±1 % between runs, so
-  only together could they pass 0.125 s/step), and ``max_autotune_tma`` (GEMM autotuning that also tries
-  Triton's persistent TMA matmul on Hopper), and ``plain``: ``auto`` without the GEMM epilogues of
-  toolkit/models/epilogues.py (every regional variant has them where ``auto`` has; ``whole_graphs_epilogues``
-  binds them before the whole-transformer compile; ``gelu_all`` puts the GELU epilogue into any family's tanh
-  GELU feed-forwards, which ``auto`` gives Flux's and Wan's; ``max`` is the engine's own, Flux whole with its
-  modulation table planned per request, and ``max_per_step`` the same filling the table at every call, the
-  table's share in one process; ``blocks`` is ``auto`` without the table, each block projecting its own
-  modulations, as ``auto`` ran before 2026-12-06). Step time, first-call
-  (compile) time, and PSNR/SSIM of the variant's ``--steps`` image against eager's.
-* ``restart``: the engine as users run it (``python run.py``, ``engine.compile: auto``, a fresh
-  ``engine.compile_cache_dir``): per family, a first request at the native size (load + compile), a second
-  one (graphs added: zero), then the engine is stopped, started again on the same cache folder, and the first
-  request timed again. Compile time is dynamo's own timer (``/health`` ``compile.seconds``; first request − second
-  − load also counts CUDA's and the kernels' first-use costs); after a restart its ratio to the first start's
-  (target ≤ 0.25). ``--speed fp8`` sends the requests with that fast tier (a float8 denoiser, compiled).
+  eager (dynamo reset between them; ``tuning`` below says what each sets): ``fused_qkv`` (one GEMM for q, k and v),
+  ``cdt`` (inductor's coordinate-descent tuning, as diffusers' flux-fast recipe), ``max_autotune`` and
+  ``max_autotune_tma`` (GEMM autotuning, the second with Triton's persistent TMA matmul), ``whole`` and
+  ``whole_graphs`` (the transformer as one graph, then with CUDA graphs), their combinations, ``plain`` (``auto``
+  without toolkit/models/epilogues.py's GEMM epilogues), ``gelu_all`` (the GELU epilogue in any family's tanh
+  GELU), ``max`` (the engine's own: Flux whole with its modulation table planned per request), ``max_per_step``
+  (the table filled at every call) and ``blocks`` (``auto`` without the table, as before 2026-12-06). Step
+  time, first-call (compile) time, and PSNR/SSIM of the variant's ``--steps`` image against eager's.
+* ``restart``: the engine as users run it (``python run.py``, a fresh ``engine.compile_cache_dir``): per family, a
+  first request at the native size (load + compile), a second (graphs added: zero), then the engine started again
+  on the same cache folder and its first request timed again. Compile time is dynamo's own timer (``/health``
+  ``compile.seconds``), after a restart as a ratio to the first start's (≤ 0.25). ``--speed``: the requests' tier.
 * ``engine_fast``: the same tiers through the engine (``sample.speed``), end to end at the client with latents
   streamed every step, quality against the engine's own lossless image.
 * ``fast``: Flux.1-dev, ``--fast-steps`` steps at 1024², bare diffusers, end to end (prompt encoding, sampling
-  and decoding; compiled; warm): bf16 (the lossless reference), float8 weights and activations (torchao,
-  per-row), diffusers' MagCache with its Flux.1 ratios, both, and cache-dit's own default cache (a peer, as its
-  README recommends: ``cache_dit.enable_cache(pipe)``) where its wheel was carried. Quality against the lossless
-  image of the same seed: PSNR and SSIM (torchmetrics). ``--fast-variants`` picks among them (the lossless
-  reference always runs); each end to end is also timed with the image written as the engine writes it
-  (``e2e_with_file_s``), the work the engine's own end to end includes. Random-init weights: the speed is what a real Flux gets
-  (MagCache's skips follow its calibrated ratios, not the weights), the quality numbers are not.
+  and decoding; compiled; warm), also with the image written as the engine writes it (``e2e_with_file_s``):
+  bf16 (the lossless reference), and of ``--fast-variants``: float8 weights and activations (torchao, per-row),
+  diffusers' MagCache with its Flux.1 ratios, both, and cache-dit's default cache (a peer, as its README
+  recommends: ``cache_dit.enable_cache(pipe)``). Quality against the lossless image of the same seed: PSNR and
+  SSIM (torchmetrics). Random-init weights: the speed is what a real Flux gets (MagCache's skips follow its
+  calibrated ratios, not the weights), the quality numbers are not.
 
 Results: RESULTS_DIR/compile_bench.json, written after every measurement, so a cut run keeps what it measured.
 """
@@ -292,8 +281,8 @@ class CompileBench:
         bare = self.bare("flux")
         bare.compile(self.mode)
         self.results["fast"]["lossless"], self.lossless = self._timed_image(bare)
-        for name in ("magcache", "cache_dit"):
-            self._variant(bare, name, name) if name in wanted else None
+        for name in [name for name in ("magcache", "cache_dit") if name in wanted]:
+            self._variant(bare, name, name)
         del bare
         torch._dynamo.reset()
         free()
@@ -302,8 +291,8 @@ class CompileBench:
         bare = self.bare("flux")
         _float8(bare)
         bare.compile(self.mode)
-        for name, cache in (("fp8", None), ("fp8_magcache", "magcache")):
-            self._variant(bare, name, cache) if name in wanted else None
+        for name in [name for name in ("fp8", "fp8_magcache") if name in wanted]:
+            self._variant(bare, name, "magcache" if name == "fp8_magcache" else None)
 
     def _variant(self, bare, name, cache):
         row = self.results["fast"]
@@ -400,11 +389,8 @@ class CompileBench:
             times.append(t1 - t0) if i else None
             files.append(time.monotonic() - t0) if i else None
             image = np.asarray(out.images[0], dtype=np.float32)
-        return {
-            "e2e_s": round(statistics.median(times), 3),
-            "e2e_runs": [round(t, 3) for t in times],
-            "e2e_with_file_s": round(statistics.median(files), 3),  # what the engine's end to end also does
-        }, image
+        runs = {"e2e_s": round(statistics.median(times), 3), "e2e_runs": [round(t, 3) for t in times]}
+        return runs | {"e2e_with_file_s": round(statistics.median(files), 3)}, image  # the engine's work too
 
     # ------------------------------------------------------------------ driver
     def run(self):
