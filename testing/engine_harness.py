@@ -26,6 +26,9 @@ class EngineHarness:
         from extensions_built_in.inference_engine.engine import Engine
         from extensions_built_in.inference_engine.server import EngineServer
 
+        # Off unless a test asks: these engines share the test process, where a frozen heap would hold every
+        # other test's objects too (testing/test_gc_heap.py turns it on and thaws after).
+        engine_options.setdefault("freeze_heap", False)
         self.engine = Engine(device, str(folder / "outputs"), str(folder / "assets"), **engine_options)
         self.server = EngineServer(self.engine, self.TOKEN)
         self.port = self.server.start()

@@ -10,6 +10,7 @@ import statistics
 import time
 from typing import Optional
 
+from toolkit.gc_heap import collector_seconds
 from toolkit.models import streaming
 
 
@@ -20,6 +21,12 @@ class StepClock:
         self.hooks: list = []  # the engine's step hook's CPU seconds, one per step
         self.streamed_before = streaming.hook_seconds()
         self.stages: list = []  # (stage, its start mark), in order (``stage_started``)
+        self.collected_before = collector_seconds()
+
+    def gc_seconds(self) -> float:
+        """What the garbage collector held the process for since sampling began (toolkit/gc_heap.py): a pause
+        no step or stage timer names, and one the frozen heap should keep near zero."""
+        return round(collector_seconds() - self.collected_before, 4)
 
     def _now(self):
         if self.cuda:

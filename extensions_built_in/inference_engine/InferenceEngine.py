@@ -47,6 +47,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.compile = str(self.get_conf("engine.compile", "auto"))  # off | auto | max (toolkit/models/compile.py)
         self.compile_cache_dir = self.get_conf("engine.compile_cache_dir")
         self.attention = str(self.get_conf("engine.attention", "auto"))  # toolkit/models/attention.py
+        self.freeze_heap = bool(self.get_conf("engine.freeze_heap", True))  # toolkit/gc_heap.py
         self.prompt_cache = int(self.get_conf("engine.prompt_cache", 16))  # toolkit/models/prompt_cache.py
         self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))
         # AI Toolkit writes the LoRAs it trains into the training folder: they load without configuration.
@@ -83,6 +84,7 @@ class InferenceEngine(BaseExtensionProcess):
             compile=self.compile,
             compile_cache_dir=self.compile_cache_dir,
             attention=self.attention,
+            freeze_heap=self.freeze_heap,
             prompt_cache=self.prompt_cache,
             lora_roots=self.lora_roots,
             model_roots=self.model_roots,

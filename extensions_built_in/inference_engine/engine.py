@@ -19,10 +19,7 @@ from collections import deque
 from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
-from extensions_built_in.inference_engine.latent_preview import (
-    LatentSender,
-    shrink_tensor,
-)
+from extensions_built_in.inference_engine.latent_preview import LatentSender, shrink_tensor
 from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
 from extensions_built_in.inference_engine.metrics import EngineMetrics
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
@@ -34,6 +31,7 @@ from extensions_built_in.inference_engine.resident import LoadFailed, ResidentMo
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.device import reset_vram_peak, set_vram_budget, vram_stats
+from toolkit.gc_heap import collector_state
 from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models import prompt_cache as prompts
 from toolkit.models.lora import LoraMismatch
@@ -69,6 +67,7 @@ class Engine:
         compile: str = "off",
         compile_cache_dir: Optional[str] = None,
         attention: str = "auto",
+        freeze_heap: bool = True,
         prompt_cache: int = 16,
         models: Optional[dict] = None,
     ):
@@ -94,7 +93,7 @@ class Engine:
             self.memory.refresh()
         self.latents = LatentSender()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
-        speed = {"compile": compile, "compile_cache_dir": compile_cache_dir, "attention": attention}
+        speed = dict(compile=compile, compile_cache_dir=compile_cache_dir, attention=attention, freeze_heap=freeze_heap)
         self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters, **speed)
         prompts.configure(prompt_cache)  # each model's recent prompts, encoded (toolkit/models/prompt_cache.py)
         self.warm_up_s: Optional[float] = None
@@ -193,7 +192,6 @@ class Engine:
 
     def queue_snapshot(self) -> dict:
         running, pending = self.queue.snapshot()
-
         return {
             "running": running.queue_row(0) if running else None,
             "pending": [r.queue_row(i + 1) for i, r in enumerate(pending)],
@@ -203,11 +201,8 @@ class Engine:
         busy, queued = self.running is not None, len(self.queue)
         holder, active = self.holder, None  # read once: the main thread may swap it meanwhile
         if holder is not None:
-            active = {
-                "arch": holder.arch,
-                "name_or_path": holder.model_config.name_or_path,
-                "config": self.resident.identity,
-            }
+            active = {"arch": holder.arch, "name_or_path": holder.model_config.name_or_path}
+            active["config"] = self.resident.identity
         return {
             "ok": True,
             "busy": busy,
@@ -223,6 +218,7 @@ class Engine:
             "vram_budget": self.vram_budget,
             "memory": self.memory.describe(holder.plan if holder is not None else None),
             "compile": self.resident.compile_state(),
+            "gc": collector_state() | {"last_freeze_s": self.resident.heap.last_seconds},  # toolkit/gc_heap.py
             "prompt_cache": prompts.stats(),
             "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s},
         }
@@ -267,6 +263,8 @@ class Engine:
             req = self._next_request(timeout=0.5)
             if req is None:
                 self._maybe_idle_unload()
+                if not self.saver.busy():  # a freeze's collection holds the GIL: never while a file is written
+                    self.resident.settle_heap()
                 continue
             self._execute(req)
             self._idle_since = time.monotonic()

@@ -85,6 +85,7 @@ class Outputs:
             t_save = time.monotonic()
             result = save_generated(media, sample, info=info_for(req.resolved_config(sample)))
             timings["save_s"] = round(time.monotonic() - t_save, 4)
+            timings["gc_s"] = req.clock.gc_seconds() if req.clock is not None else None  # sampling and saving
             timings["total_s"] = round(time.monotonic() - started, 4)
             req.timings["total_s"] = timings["total_s"]  # the queue's Retry-After reads the latest
             self._write_result_sidecar(req, result, sample, timings)

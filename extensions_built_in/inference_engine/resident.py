@@ -12,6 +12,7 @@ import traceback
 from typing import Callable, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.gc_heap import HeapSettler, watch_collector
 from toolkit.models.attention import check_attention, resolve_attention
 from toolkit.models.compile import (
     compile_denoiser,
@@ -45,6 +46,7 @@ class ResidentModel:
         compile: str = "off",
         compile_cache_dir: Optional[str] = None,
         attention: str = "auto",
+        freeze_heap: bool = True,
     ):
         self.device, self.pool, self._status_hook = device, pool, status_hook
         self.holder = None
@@ -54,6 +56,8 @@ class ResidentModel:
         self.counters.setdefault("holder_reuses", 0)
         self.counters.setdefault("holder_builds", 0)
         self.compile_mode = resolve_compile_mode(compile, device)  # engine.compile (toolkit/models/compile.py)
+        self.heap = HeapSettler(enabled=freeze_heap)  # engine.freeze_heap
+        watch_collector()
         default = os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile")
         if self.compile_mode != "off":
             use_compile_cache_dir(compile_cache_dir or default, explicit=compile_cache_dir is not None)
@@ -217,6 +221,13 @@ class ResidentModel:
 
     def uses_any(self, names: set) -> bool:
         return bool(names & {str(k) for k in self.keys})
+
+    def settle_heap(self) -> None:
+        """Between requests: the heap frozen again once a load, an eviction, a park or a compile changed what
+        lives in it (toolkit/gc_heap.py), so no collection during a request walks the model's objects."""
+        c = self.pool.counters
+        changed = (id(self.holder), c["misses"], c["evictions"], c["parked"], graphs_compiled(), cuda_graphs_recorded())
+        self.heap.settle(changed)
 
     def idle_text(self) -> str:
         if self.holder is None:

@@ -26,6 +26,9 @@ class ResultSaver:
         """Queue ``job``; blocks while ``max_waiting`` jobs are already waiting. ``job`` handles its own errors."""
         self._jobs.put(job)
 
+    def busy(self) -> bool:
+        return self._jobs.unfinished_tasks > 0
+
     def drain(self, timeout: Optional[float] = None) -> bool:
         """Wait until everything submitted is saved (the engine stopping must not lose a finished result).
         ``Queue.join`` with a deadline: the queue's own count of unfinished jobs and the condition it signals."""

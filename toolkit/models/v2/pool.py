@@ -21,6 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
+from toolkit.gc_heap import thaw
 from toolkit.models.pinned import empty_like_all
 
 GB = 1024**3
@@ -369,6 +370,9 @@ def _detach_hooks(module) -> None:
 
 
 def free_memory() -> None:
+    """What an eviction left, collected: cycles among frozen objects too (toolkit/gc_heap.py ``thaw``; the
+    engine freezes the heap again once idle)."""
+    thaw()
     gc.collect()
     try:
         import torch
