@@ -76,7 +76,8 @@ def test_compile_bench_tiny_run_times_max_beside_auto_and_the_tiers_through_the_
     assert len(tiers["lossless"]["e2e_runs"]) == 1
     bare = results["fast"]
     assert set(bare) == {"lossless", "magcache"}, bare  # only the variant asked for
-    assert bare["lossless"]["e2e_with_file_s"] > bare["lossless"]["e2e_s"] > 0  # the file is timed on top
+    lossless = bare["lossless"]
+    assert min(lossless["e2e_with_file_s"], lossless["e2e_docs_file_s"]) > lossless["e2e_s"] > 0  # and the file
     assert bare["magcache"]["psnr_db"] > 20
 
 

@@ -5,7 +5,7 @@
 # included), torchao and the media libraries (soundfile for wav; PyAV, 36 MB, would not fit the 64 MiB carried with
 # the tree: video is written as animated WebP through Pillow). torchsde (and its trampoline) for Stable Audio's
 # CosineDPMSolverMultistepScheduler (its build failed without it on the H200). torchmetrics (PSNR, SSIM) and cache-dit
-# (a peer) for testing/bench/compile_bench.py. ~17 MB in all.
+# (a peer) for testing/bench/compile_bench.py; fpng (and its lazy-loader) for PNG stills. ~17 MB in all.
 #   bash testing/bench/fetch_gpu_wheels.sh && run: python3 testing/bench/gpu_suite.py --out $OUT --wheels .whl_engine
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -15,7 +15,8 @@ for pkg in diffusers==0.42.1 fastapi==0.165.0 starlette==1.10.0 uvicorn==0.54.0 
            pydantic==2.14.4 pydantic-core==2.50.5 annotated-types typing-inspection annotated-doc \
            opentelemetry-api importlib-metadata lazy-importer typing-extensions torchao==0.18.0 \
            soundfile==0.14.0 cffi==2.1.1 pycparser==3.12 torchsde==0.2.6 trampoline==0.1.2 \
-           prometheus-client==0.26.0 torchmetrics==1.9.0 lightning-utilities==0.15.3 cache-dit==1.5.3; do
+           prometheus-client==0.26.0 torchmetrics==1.9.0 lightning-utilities==0.15.3 cache-dit==1.5.3 \
+           fpng==0.1.0 lazy-loader==0.6; do
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     -d .whl_engine "$pkg"
