@@ -6,7 +6,8 @@
 On the H100 machine (docs/BENCHMARKS.md, twenty-fourth run) the engine's ``save_s`` for a 1024² Flux image was
 0.26 s, while the bench's own ``save_image`` of the same image, float-to-uint8 conversion included, took 0.21 s:
 the engine's end to end then lost to the peers' by 1 %. This times each layer of the engine's save on one
-picture in one process (``Image.save`` at the engine's PNG level, ``save_image``, ``save_media`` with its
+picture in one process (``Image.save`` at the engine's Pillow level, ``save_image``: fpng since the
+twenty-fourth run, toolkit/png_writer.py; ``save_media`` with its
 thumbnail, ``save_generated`` with the embedded settings, the last also from a second thread), after the same
 size through an engine (``python run.py``, a small Flux on the GPU, latents streamed every step), whose
 results report ``save_s``; the layers are then timed on that engine's own last picture (random-init weights
