@@ -25,11 +25,16 @@ def thawed_after():
     gc.unfreeze()
 
 
-def test_a_frozen_cycle_waits_for_the_pools_free_memory_which_thaws_first():
+def _garbage_frozen_while_alive() -> weakref.ref:
     node = Node()
     alive = weakref.ref(node)
     gc_heap.freeze()
     del node
+    return alive
+
+
+def test_a_frozen_cycle_waits_for_the_pools_free_memory_which_thaws_first():
+    alive = _garbage_frozen_while_alive()
     gc.collect()
     assert alive() is not None  # frozen: collections skip it
     free_memory()  # an eviction's collection
@@ -38,10 +43,7 @@ def test_a_frozen_cycle_waits_for_the_pools_free_memory_which_thaws_first():
 
 def test_freezing_again_reclaims_what_was_frozen_while_alive():
     """A replaced model's objects were frozen while it served: the next freeze must not keep them forever."""
-    node = Node()
-    alive = weakref.ref(node)
-    gc_heap.freeze()
-    del node
+    alive = _garbage_frozen_while_alive()
     gc_heap.freeze()
     assert alive() is None and gc.get_freeze_count() > 0
 

@@ -13,11 +13,11 @@ collects what an eviction left (toolkit/models/v2/pool.py ``free_memory``).
 from __future__ import annotations
 
 import gc
-import threading
 import time
 from typing import Optional
 
-_lock = threading.Lock()
+# No lock: collections never overlap, so only the collector writes these, and a lock taken by a reader could be
+# held when an allocation inside it starts a collection on that same thread, whose callback would then wait on it.
 _seconds = [0.0, 0.0, 0.0]  # per generation, since the process started (``watch_collector``)
 _collections = [0, 0, 0]
 _started: Optional[float] = None
@@ -30,9 +30,8 @@ def _on_collection(phase: str, info: dict) -> None:
         _started = time.perf_counter()
     elif _started is not None:
         generation = info.get("generation", 2)
-        with _lock:
-            _seconds[generation] += time.perf_counter() - _started
-            _collections[generation] += 1
+        _seconds[generation] += time.perf_counter() - _started
+        _collections[generation] += 1
         _started = None
 
 
@@ -43,18 +42,13 @@ def watch_collector() -> None:
 
 def collector_seconds() -> float:
     """Seconds every collection so far held the process (0 until ``watch_collector``)."""
-    with _lock:
-        return sum(_seconds)
+    return sum(_seconds)
 
 
 def collector_state() -> dict:
     """``/health``'s ``gc``: collections and seconds per generation, and how many objects are frozen."""
-    with _lock:
-        return {
-            "collections": list(_collections),
-            "seconds": [round(s, 4) for s in _seconds],
-            "frozen": gc.get_freeze_count(),
-        }
+    seconds, collections = list(_seconds), list(_collections)
+    return {"collections": collections, "seconds": [round(s, 4) for s in seconds], "frozen": gc.get_freeze_count()}
 
 
 def freeze() -> float:
