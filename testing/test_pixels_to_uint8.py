@@ -3,7 +3,7 @@ formula gives (it replaced four fresh arrays a request), for every value a sampl
 
 import numpy as np
 
-from toolkit.models.base_model import _to_uint8
+from toolkit.media import pixels_to_uint8
 
 
 def _reference(pixels):
@@ -22,7 +22,7 @@ def test_an_image_converts_byte_for_byte_as_the_plain_formula_and_its_input_is_u
     pixels = _awkward_pixels((64, 48, 3))
     before = pixels.copy()
     with np.errstate(invalid="raise"):  # a NaN reaching the cast is undefined behaviour, not a black pixel
-        out = _to_uint8(pixels)
+        out = pixels_to_uint8(pixels)
     assert out.dtype == np.uint8 and out.shape == (64, 48, 3)
     assert np.array_equal(out, _reference(pixels))
     assert np.array_equal(pixels, before, equal_nan=True)
@@ -33,5 +33,5 @@ def test_video_frames_and_half_precision_convert_the_same_way():
     frames = _awkward_pixels((5, 16, 24, 3))
     half = frames.astype(np.float16)
     with np.errstate(invalid="raise"):
-        assert np.array_equal(_to_uint8(frames), _reference(frames))
-        assert np.array_equal(_to_uint8(half), _reference(half.astype(np.float32)))
+        assert np.array_equal(pixels_to_uint8(frames), _reference(frames))
+        assert np.array_equal(pixels_to_uint8(half), _reference(half.astype(np.float32)))
