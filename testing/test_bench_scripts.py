@@ -77,7 +77,7 @@ def test_compile_bench_tiny_run_times_max_beside_auto_and_the_tiers_through_the_
     bare = results["fast"]
     assert set(bare) == {"lossless", "magcache"}, bare  # only the variant asked for
     lossless = bare["lossless"]
-    assert min(lossless["e2e_with_file_s"], lossless["e2e_docs_file_s"]) > lossless["e2e_s"] > 0  # and the file
+    assert min(lossless["e2e_with_file_s"], lossless["e2e_docs_file_s"]) >= lossless["e2e_s"] > 0  # + the file (ms)
     assert bare["magcache"]["psnr_db"] > 20
 
 

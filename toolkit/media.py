@@ -210,13 +210,15 @@ def save_image(image, path, quality=None, info=None):
     if ext in ("jpg", "jpeg"):
         img = _rgb(img)
     _mkparent(path)
-    fast = fast_png(img if _is_pil(image) else image, info) if ext == "png" else None  # toolkit/png_writer.py
+    fast = fast_png(img, info) if ext == "png" else None  # toolkit/png_writer.py; None: Pillow writes it
     if fast is not None:
         with open(path, "wb") as f:
             f.write(fast)
-        return _meta("image", path, width=img.width, height=img.height, frames=1)
-    kwargs = {"compress_level": PNG_COMPRESS_LEVEL} if ext == "png" else {"quality": 95 if quality is None else quality}
-    img.save(path, format=_PIL_FORMATS[ext], **kwargs, **pil_save_kwargs(ext, info))
+    else:
+        kwargs = (
+            {"compress_level": PNG_COMPRESS_LEVEL} if ext == "png" else {"quality": 95 if quality is None else quality}
+        )
+        img.save(path, format=_PIL_FORMATS[ext], **kwargs, **pil_save_kwargs(ext, info))
     return _meta("image", path, width=img.width, height=img.height, frames=1)
 
 

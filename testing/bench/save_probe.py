@@ -43,7 +43,13 @@ def _median_s(fn, repeats: int) -> dict:
 
 def _on_a_thread(fn):
     """As the engine's saver runs it: another thread, the main one waiting."""
-    return lambda: (thread := threading.Thread(target=fn), thread.start(), thread.join())
+
+    def run():
+        thread = threading.Thread(target=fn)
+        thread.start()
+        thread.join()
+
+    return run
 
 
 def layers(image, folder: Path, repeats: int) -> dict:
