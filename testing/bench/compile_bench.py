@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 
 from testing.bench.bare_pipeline import BarePipeline, free, sync  # noqa: E402
 from testing.bench.engine_process import engine_process  # noqa: E402
-from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
+from testing.bench.gpu_machine import bench_parser, image_quality, parse_bench_args  # noqa: E402
 from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
 from toolkit.models.attention import FA4_IMPL, KERNELS, flash_impl, sdpa_cache_key  # noqa: E402
@@ -201,7 +201,7 @@ class CompileBench:
                     else:
                         bare.compile(self.mode)
                     row[key] = self._timed_steps(bare)
-                    row[key].update(_quality(eager, self._image(bare)))
+                    row[key].update(image_quality(eager, self._image(bare)))
             except Exception as e:
                 row[key] = {"failed": first_line(e)}
             finally:
@@ -300,7 +300,7 @@ class CompileBench:
         try:
             with _cache(bare, cache, self.args.fast_steps, self.mode):
                 row[name], image = self._timed_image(bare)
-            row[name].update(_quality(self.lossless, image))
+            row[name].update(image_quality(self.lossless, image))
             row[name]["speedup"] = round(row["lossless"]["e2e_s"] / row[name]["e2e_s"], 3)
         except Exception as e:
             row[name] = {"failed": first_line(e)}
@@ -314,7 +314,8 @@ class CompileBench:
 
         folder = Path(self.args.work) / "engine_fast"
         row = self.results.setdefault("engine_fast", {})
-        with engine_process(folder, self.device, log=folder / "engine.log", compile=self.mode) as client:
+        heap = {"freeze_heap": self.args.freeze_heap == "on"}
+        with engine_process(folder, self.device, log=folder / "engine.log", compile=self.mode, **heap) as client:
             for speed in self.args.speeds.split(","):
                 try:
                     runs = [self._engine_image(client, speed) for _ in range(1 + self.args.repeats)]
@@ -323,6 +324,7 @@ class CompileBench:
                         "first_s": runs[0]["s"],
                         "e2e_s": round(statistics.median(r["s"] for r in runs[1:]), 3),
                         "e2e_runs": [r["s"] for r in runs[1:]],
+                        "requests": [_request_row(r) for r in runs[1:]],  # a creep across requests shows here
                         "step_s": runs[-1]["timings"].get("step_s"),
                         "timings": runs[-1]["timings"],  # where the rest of end to end went: encode, decode, save
                         "memory_plan": runs[-1].get("plan"),
@@ -330,7 +332,7 @@ class CompileBench:
                     if speed == "lossless":
                         self.lossless_engine = image
                     else:
-                        row[speed].update(_quality(self.lossless_engine, image))
+                        row[speed].update(image_quality(self.lossless_engine, image))
                         row[speed]["speedup"] = round(row["lossless"]["e2e_s"] / row[speed]["e2e_s"], 3)
                 except Exception as e:
                     row[speed] = {"failed": first_line(e)}
@@ -513,20 +515,11 @@ class _cache:
             cache_dit.disable_cache(pipe)
 
 
-def _quality(reference, image) -> dict:
-    """PSNR (dB) and SSIM against the lossless image of the same seed (torchmetrics' implementations)."""
-    import torch
-    from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
-
-    def batch(array):  # an image (H, W, 3) or a video's frames (F, H, W, 3) as (N, 3, H, W)
-        frames = torch.from_numpy(array).float()
-        return (frames[None] if frames.ndim == 3 else frames).permute(0, 3, 1, 2)
-
-    a, b = batch(reference), batch(image)
-    return {
-        "psnr_db": round(float(peak_signal_noise_ratio(b, a, data_range=1.0)), 2),
-        "ssim": round(float(structural_similarity_index_measure(b, a, data_range=1.0)), 4),
-    }
+def _request_row(run: dict) -> dict:
+    """One timed request's figures (a median alone hid that each request's steps were slower than the last's)."""
+    t = run["timings"]
+    keys = ("step_s", "hook_ms", "save_s", "gc_s", "picked_at")
+    return {"s": run["s"], "sampling_s": t.get("stage_s", {}).get("sampling")} | {k: t.get(k) for k in keys}
 
 
 def main(argv=None) -> int:
@@ -541,6 +534,7 @@ def main(argv=None) -> int:
     parser.add_argument("--fast-variants", default="magcache,cache_dit,fp8,fp8_magcache", help="fast stage's")
     parser.add_argument("--compile", choices=("auto", "max"), help="engine.compile (default auto; max on --tiny)")
     parser.add_argument("--variants", default="auto,fused_qkv,cdt,fused_qkv_cdt,max_autotune", help="tuning stage")
+    parser.add_argument("--freeze-heap", choices=("on", "off"), default="on", help="engine_fast: engine.freeze_heap")
     CompileBench(parse_bench_args(parser, argv)).run()
     return 0
 

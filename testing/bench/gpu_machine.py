@@ -117,3 +117,19 @@ def micro_bench_setup(args) -> tuple:
         "tiny": args.tiny,
     }
     return device, dtype, out, meta
+
+
+def image_quality(reference, image) -> dict:
+    """PSNR (dB) and SSIM against the lossless image of the same seed (torchmetrics' implementations)."""
+    import torch
+    from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
+
+    def batch(array):  # an image (H, W, 3) or a video's frames (F, H, W, 3) as (N, 3, H, W)
+        frames = torch.from_numpy(array).float()
+        return (frames[None] if frames.ndim == 3 else frames).permute(0, 3, 1, 2)
+
+    a, b = batch(reference), batch(image)
+    return {
+        "psnr_db": round(float(peak_signal_noise_ratio(b, a, data_range=1.0)), 2),
+        "ssim": round(float(structural_similarity_index_measure(b, a, data_range=1.0)), 4),
+    }

@@ -24,6 +24,14 @@ else
   python=python3 extra=()
 fi
 models=${MODELS:-/tmp/aitk_models}
+# The card's clocks, power and temperature every half second beside the whole queue: a request slower than the one
+# before it is either the card (power or heat) or the engine, and only these rows tell which (2026-12-06).
+if [ "${TINY:-0}" != 1 ] && command -v nvidia-smi >/dev/null; then
+  fields=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu
+  nvidia-smi --query-gpu=$fields,clocks_event_reasons.active --format=csv >/dev/null 2>&1 && fields=$fields,clocks_event_reasons.active
+  nvidia-smi --query-gpu=$fields --format=csv -lms 500 >"$results/gpu_clocks.csv" 2>&1 &
+  sampler=$!
+fi
 while read -r name script args; do
   case "$name" in "" | "#"*) continue ;; esac
   case " ${SKIP:-} " in *" $name "*) echo "=== $name skipped (SKIP)" && continue ;; esac
@@ -34,4 +42,5 @@ while read -r name script args; do
   [ "${KEEP_MODELS:-0}" = 1 ] || rm -rf "${models:?}"/*
   rm -rf /tmp/aitk_sweep
 done <"$queue"
+[ -n "${sampler:-}" ] && kill "$sampler"
 echo "queue done"
