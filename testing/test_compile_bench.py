@@ -88,3 +88,22 @@ def test_compile_bench_attention_times_each_kernel_alone_eager_and_compiled(tmp_
     assert rows["flash"]["step_s"] > 0 and rows["flash_compiled"]["step_s"] > 0 and result["errors"] == []
     assert "flash_attn" in rows["fa4"]["unsupported"] and "flash_attn" in rows["fa4_compiled"]["unsupported"]
     assert "No viable backend" in rows["cudnn"]["unsupported"]
+
+
+def test_compile_bench_engine_fast_keeps_every_request_and_passes_the_frozen_heap_setting(tmp_path, tiny_cache):
+    """The engine stage's ``requests``: one row per timed request, each from that request's own result (a median
+    and the last request's timings hid a creep across requests on an H100); ``--freeze-heap off`` reaches the
+    engine's config, so the run with the heap frozen and the one without compare the setting, not two harnesses."""
+    out, work = tmp_path / "out", tmp_path / "w"
+    cmd = [sys.executable, "testing/bench/compile_bench.py", "--out", str(out), "--tiny", "--models", str(tmp_path)]
+    cmd += ["--work", str(work), "--families", "flux", "--stages", "engine_fast", "--speeds", "lossless"]
+    cmd += ["--fast-steps", "2", "--repeats", "3", "--freeze-heap", "off"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    row = json.loads((out / "compile_bench.json").read_text())["engine_fast"]["lossless"]
+    requests = row["requests"]
+    assert [r["s"] for r in requests] == row["e2e_runs"] and len(requests) == 3
+    assert all(r["sampling_s"] > 0 and r["step_s"] > 0 and r["save_s"] > 0 for r in requests), requests
+    assert len({r["picked_at"] for r in requests}) == 3  # each row its own request's
+    config = json.loads((work / "engine_fast" / "engine_config.json").read_text())
+    assert config["config"]["process"][0]["engine"]["freeze_heap"] is False
