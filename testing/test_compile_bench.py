@@ -107,3 +107,30 @@ def test_compile_bench_engine_fast_keeps_every_request_and_passes_the_frozen_hea
     assert len({r["picked_at"] for r in requests}) == 3  # each row its own request's
     config = json.loads((work / "engine_fast" / "engine_config.json").read_text())
     assert config["config"]["process"][0]["engine"]["freeze_heap"] is False
+
+
+def test_compile_bench_peer_line_alternates_the_engine_and_each_peer_with_both_resident(tmp_path, tiny_cache):
+    """testing/bench/peer_line.py: the engine and bare diffusers (then a cache around it) resident at once, their
+    requests alternating with the order swapped every pair, so a card that drifts reaches both alike; the verdict
+    compares the engine's median with the peer's, the PNG written on both sides; the two compute the same image."""
+    out, work = tmp_path / "out", tmp_path / "w"
+    cmd = [sys.executable, "testing/bench/compile_bench.py", "--out", str(out), "--tiny", "--models", str(tmp_path)]
+    cmd += ["--work", str(work), "--families", "flux", "--stages", "peer_line", "--fast-steps", "2"]
+    cmd += ["--repeats", "4", "--fast-variants", "magcache,fp8"]  # fp8 is no peer: left out
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    results = json.loads((out / "compile_bench.json").read_text())
+    assert results["errors"] == []
+    row = results["peer_line"]
+    assert {"bare", "magcache"} <= set(row) and "fp8" not in row
+    assert row["engine_first_s"] > 0 and row["engine_vs_bare_image"]["psnr_db"] > 40
+    for peer in ("bare", "magcache"):
+        line = row[peer]
+        peer_at = [r["at"] for r in line["peer"]["runs"]]
+        engine_at = [r["picked_at"] for r in line["engine"]["requests"]]
+        assert len(peer_at) == len(engine_at) == 4
+        assert [p < e for p, e in zip(peer_at, engine_at)] == [True, False, True, False]  # the order swapped
+        assert line["engine_plans_seen"] == 1
+        peer_s, engine_s = line["peer"]["e2e_with_file_s"], line["engine"]["e2e_s"]
+        assert line["holds"] == (engine_s <= peer_s) and line["peer"]["e2e_s"] < peer_s
+        assert len(line["engine_minus_peer_s"]) == 4

@@ -1,7 +1,7 @@
 """What compiling buys and costs beyond the suite's step times (issue #14), in one run on the GPU machine.
 
     python testing/bench/compile_bench.py --out RESULTS_DIR --wheels .whl_engine [--families flux,zimage,wan21,sdxl]
-                                          [--stages attention,regional,tuning,restart,fast,engine_fast]
+                                          [--stages attention,regional,tuning,restart,fast,engine_fast,peer_line]
                                           [--variants auto,fused_qkv,cdt,max_autotune,max_autotune_tma,whole,...]
                                           [--fast-steps 28] [--speed fp8] [--fast-variants cache_dit]
     python testing/bench/compile_bench.py --out /tmp/smoke --tiny      # the same run on CPU with small models
@@ -26,6 +26,7 @@
   ``compile.seconds``), after a restart as a ratio to the first start's (≤ 0.25). ``--speed``: the requests' tier.
 * ``engine_fast``: the same tiers through the engine (``sample.speed``), end to end at the client with latents
   streamed every step, quality against the engine's own lossless image.
+* ``peer_line``: the engine and the peers resident at once, their requests alternating (testing/bench/peer_line.py).
 * ``fast``: Flux.1-dev, ``--fast-steps`` steps at 1024², bare diffusers, end to end (prompt encoding, sampling
   and decoding; compiled; warm), also with the PNG written by the engine's writer (``e2e_with_file_s``) and by
   Pillow's defaults, as the peers' docs save (``image.save``: ``e2e_docs_file_s``):
@@ -50,10 +51,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from testing.bench.bare_pipeline import BarePipeline, free, sync  # noqa: E402
+from testing.bench.bare_pipeline import BarePipeline, free  # noqa: E402
 from testing.bench.engine_process import engine_process  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, image_quality, parse_bench_args  # noqa: E402
 from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
+from testing.bench.peer_line import bare_call, flux_gen, request_row, run_peer_line  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
 from toolkit.models.attention import FA4_IMPL, KERNELS, flash_impl, sdpa_cache_key  # noqa: E402
 from toolkit.models.compile import _compile_blocks, first_line  # noqa: E402
@@ -324,7 +326,7 @@ class CompileBench:
                         "first_s": runs[0]["s"],
                         "e2e_s": round(statistics.median(r["s"] for r in runs[1:]), 3),
                         "e2e_runs": [r["s"] for r in runs[1:]],
-                        "requests": [_request_row(r) for r in runs[1:]],  # a creep across requests shows here
+                        "requests": [request_row(r) for r in runs[1:]],  # a creep across requests shows here
                         "step_s": runs[-1]["timings"].get("step_s"),
                         "timings": runs[-1]["timings"],  # where the rest of end to end went: encode, decode, save
                         "memory_plan": runs[-1].get("plan"),
@@ -368,35 +370,19 @@ class CompileBench:
     def _timed_image(self, bare):
         """End to end at ``--fast-steps`` (a warm-up call first: its compile is not the tier's speed)."""
         import numpy as np
-        import torch
-        from PIL import Image
 
-        from toolkit.config_modules import GenerateImageConfig
-        from toolkit.media import save_image
-
-        gen = GenerateImageConfig(
-            prompt="a red fox in the snow", num_inference_steps=self.args.fast_steps, seed=1, **self.settings["flux"]
-        )
+        gen = flux_gen(self)
         bare.model.prepare_gen_config(gen)
-        runs, image = {"e2e_s": [], "e2e_with_file_s": [], "e2e_docs_file_s": []}, None
-        for i in range(1 + self.args.repeats):
-            sync()
-            t0 = time.monotonic()
-            with torch.inference_mode():
-                out = bare.model.pipeline(
-                    **bare.model.pipeline_kwargs(gen), generator=torch.Generator("cpu").manual_seed(1), output_type="np"
-                )
-            sync()
-            t1 = time.monotonic()
-            pixels = (np.clip(out.images[0], 0, 1) * 255).round().astype(np.uint8)
-            t2 = time.monotonic()
-            save_image(pixels, str(Path(self.args.work) / "fast.png"))  # the engine's own writer
-            t3 = time.monotonic()
-            Image.fromarray(pixels).save(Path(self.args.work) / "docs.png")  # their docs' image.save: Pillow's
-            for key, seconds in zip(runs, (t1 - t0, t3 - t0, t2 - t0 + time.monotonic() - t3)) if i else ():
-                runs[key].append(round(seconds, 3))  # the first call warms up
-            image = np.asarray(out.images[0], dtype=np.float32)
-        return {k: statistics.median(v) for k, v in runs.items()} | {"e2e_runs": runs["e2e_s"]}, image
+        bare_call(bare, gen, Path(self.args.work))
+        runs = [bare_call(bare, gen, Path(self.args.work)) for _ in range(self.args.repeats)]
+        image = np.asarray(runs[-1]["image"], dtype=np.float32)
+        keys = ("e2e_s", "e2e_with_file_s", "e2e_docs_file_s")
+        return {k: statistics.median(r[k] for r in runs) for k in keys} | {
+            "e2e_runs": [r["e2e_s"] for r in runs]
+        }, image
+
+    def peer_line(self):
+        run_peer_line(self, _cache)
 
     # ------------------------------------------------------------------ driver
     def run(self):
@@ -407,7 +393,7 @@ class CompileBench:
                     self.guarded(f"attention {arch}", self.attention, arch)
             elif stage in ("regional", "tuning"):
                 self.guarded(stage, getattr(self, stage), self.families[0])
-            elif stage in ("restart", "fast", "engine_fast"):
+            elif stage in ("restart", "fast", "engine_fast", "peer_line"):
                 self.guarded(stage, getattr(self, stage))
         print(json.dumps({k: v for k, v in self.results.items() if k != "meta"}, indent=1, default=str)[:20000])
 
@@ -513,13 +499,6 @@ class _cache:
             import cache_dit
 
             cache_dit.disable_cache(pipe)
-
-
-def _request_row(run: dict) -> dict:
-    """One timed request's figures (a median alone hid that each request's steps were slower than the last's)."""
-    t = run["timings"]
-    keys = ("step_s", "hook_ms", "save_s", "gc_s", "picked_at")
-    return {"s": run["s"], "sampling_s": t.get("stage_s", {}).get("sampling")} | {k: t.get(k) for k in keys}
 
 
 def main(argv=None) -> int:
