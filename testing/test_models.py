@@ -162,6 +162,27 @@ def test_outputs_have_requested_size_frames_or_duration(model, tmp_path):
         assert info["duration_s"] == pytest.approx(2.0, abs=1 / 25)
 
 
+def test_image_pixels_made_8_bit_on_the_device_are_the_host_path_s_bytes(model, tmp_path):
+    """toolkit/pixels.py: an image family's pipeline is asked for ``"pt"`` and its pixels become 8-bit where they
+    were made; they must be the very bytes ``"np"`` and the host's conversion give (video and audio ask for "np")."""
+    outputs = []
+    to_media = model.to_media
+    model.to_media = lambda output, gen: outputs.append(output) or to_media(output, gen)
+    try:
+        on_device = model.generate_media(gen_config(model, tmp_path / "pt"))
+        model.pixel_output = "np"  # this instance only
+        on_host = model.generate_media(gen_config(model, tmp_path / "np"))
+    finally:
+        del model.to_media
+        vars(model).pop("pixel_output", None)
+    if model.modality == "image":
+        assert [isinstance(output.images[0], torch.Tensor) for output in outputs] == [True, False]
+    for name in ("image", "frames", "audio"):
+        a, b = getattr(on_device, name, None), getattr(on_host, name, None)
+        assert (a is None) == (b is None) and (a is None or (a.dtype == b.dtype and np.array_equal(a, b))), name
+    assert on_device.kind == model.modality
+
+
 def test_rng_state_is_restored_after_generation_and_after_cancel(model, tmp_path):
     torch.manual_seed(1234)
     before = torch.get_rng_state()

@@ -87,7 +87,7 @@ def run_peer_line(bench, cache) -> None:
         for peer in peers:
             try:
                 with cache(bare, None if peer == "bare" else peer, bench.args.fast_steps, bench.mode):
-                    row[peer], image = _pairs(bench, client, bare, gen, folder, first["plan"])
+                    row[peer], image = _pairs(bench, peer, client, bare, gen, folder, first["plan"])
                 if peer == "bare":  # the same computation on both sides, or the race is not a fair one
                     engine_image = np.asarray(Image.open(first["path"]), dtype=np.float32) / 255
                     row["engine_vs_bare_image"] = image_quality(np.asarray(image, dtype=np.float32), engine_image)
@@ -97,19 +97,21 @@ def run_peer_line(bench, cache) -> None:
     (bench.out / "peer_line.log").write_text((folder / "engine.log").read_text()[-100_000:])
 
 
-def _pairs(bench, client, bare, gen, folder, first_plan) -> tuple:
-    """A warm-up call of the peer (its compile), then ``--repeats`` pairs in alternating order; the summary and
-    the peer's last image."""
+def _pairs(bench, peer, client, bare, gen, folder, first_plan) -> tuple:
+    """A warm-up call of the peer (its compile), then ``--repeats`` pairs in alternating order, the summary saved
+    after each pair (a run cut at its time limit keeps its pairs); the summary and the peer's last image."""
     bare_call(bare, gen, folder)
-    peer_runs, engine_runs = [], []
+    peer_runs, engine_runs, image = [], [], None
     for i in range(bench.args.repeats):
         for side in ("peer", "engine") if i % 2 == 0 else ("engine", "peer"):
             if side == "peer":
                 peer_runs.append(bare_call(bare, gen, folder))
+                image = peer_runs[-1].pop("image")
             else:
                 engine_runs.append(bench._engine_image(client, "lossless"))
-    images = [run.pop("image") for run in peer_runs]
-    return _summary(peer_runs, engine_runs, first_plan), images[-1]
+        bench.results["peer_line"][peer] = _summary(peer_runs, engine_runs, first_plan)
+        bench.save()
+    return _summary(peer_runs, engine_runs, first_plan), image
 
 
 def request_row(run: dict) -> dict:

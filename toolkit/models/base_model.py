@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.media import GeneratedMedia, pixels_to_uint8, save_generated
+from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
 from toolkit.models.attention import attention_kernels
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
@@ -25,6 +25,7 @@ from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.v2.loading import end_group_offload_call, import_class, load_component, weight_bytes
 from toolkit.models.vae_tiling import set_vae_tiling, smaller_tiles_on_oom, tile_px, vae_tiles
+from toolkit.pixels import channels_first_to_uint8, pixels_to_uint8
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
 Hook = Callable[..., None]
@@ -119,6 +120,8 @@ class BaseModel:
     # Fewest steps the family's scheduler can take: Qwen-Image's and LTX-2's stretch sigmas to a terminal shift,
     # which divides by zero at one step (NaN sigmas, a blank result), so they say 2.
     min_steps: ClassVar[int] = 1
+    # Image pixels made 8-bit on the GPU ("pt", toolkit/pixels.py), the bytes "np" gives (testing/test_pixel_output.py)
+    pixel_output: ClassVar[str] = "pt"
 
     def __init__(self, device: str, model_config: ModelConfig, dtype: Optional[str] = None):
         self.device = device
@@ -336,13 +339,16 @@ class BaseModel:
         )
 
     def to_media(self, output, gen: GenerateImageConfig) -> GeneratedMedia:
-        """Pipelines called with ``output_type="np"`` give images (H x W x 3) or frames (F x H x W x 3) in [0, 1].
-        Audio families, and video with a sound track, override this."""
+        """Images (H x W x 3; with ``"pt"`` a 3 x H x W tensor) or frames (F x H x W x 3) in [0, 1]. Audio families,
+        and video with a sound track, override this."""
         import numpy as np
 
         if self.modality == "video":
             return GeneratedMedia("video", frames=pixels_to_uint8(np.asarray(output.frames[0])), fps=gen.fps)
-        return GeneratedMedia("image", image=pixels_to_uint8(np.asarray(output.images[0])))
+        image = output.images[0]
+        if hasattr(image, "movedim"):  # a torch tensor: output_type "pt"
+            return GeneratedMedia("image", image=channels_first_to_uint8(image))
+        return GeneratedMedia("image", image=pixels_to_uint8(np.asarray(image)))
 
     def control_image(self, gen: GenerateImageConfig, index: int = 0, size: Optional[tuple] = None):
         """The request's index-th control image as RGB PIL, resized to ``size`` (width, height) when given."""
@@ -371,7 +377,8 @@ class BaseModel:
     def sample_media(self, pipeline, gen: GenerateImageConfig, generator) -> GeneratedMedia:
         """One request through the pipeline: the image, frames or audio it made, as arrays. (AI Toolkit's
         ``generate_single_image`` returns one PIL image; families here override this for video and audio.)"""
-        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type="np")
+        output_type = self.pixel_output if self.modality == "image" else "np"
+        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type=output_type)
         return self.to_media(output, gen)
 
     # ------------------------------------------------------------------ generation
