@@ -33,10 +33,9 @@ def flux_gen(bench):
     """The fast stage's request: ``--fast-steps`` steps at the family's size, the prompt and seed the engine gets."""
     from toolkit.config_modules import GenerateImageConfig
 
-    gen = GenerateImageConfig(
+    return GenerateImageConfig(
         prompt="a red fox in the snow", num_inference_steps=bench.args.fast_steps, seed=1, **bench.settings["flux"]
     )
-    return gen
 
 
 def bare_call(bare, gen, work: Path) -> dict:

@@ -120,7 +120,7 @@ class BaseModel:
     # Fewest steps the family's scheduler can take: Qwen-Image's and LTX-2's stretch sigmas to a terminal shift,
     # which divides by zero at one step (NaN sigmas, a blank result), so they say 2.
     min_steps: ClassVar[int] = 1
-    # Image pixels made 8-bit on the GPU ("pt", toolkit/pixels.py), the bytes "np" gives (testing/test_pixel_output.py)
+    # Image pixels made 8-bit on the GPU ("pt", toolkit/pixels.py), the same bytes as "np" (testing/test_models.py)
     pixel_output: ClassVar[str] = "pt"
 
     def __init__(self, device: str, model_config: ModelConfig, dtype: Optional[str] = None):
