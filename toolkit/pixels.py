@@ -4,7 +4,7 @@ Both give the same bytes (testing/test_pixels_to_uint8.py): clipped to [0, 1], t
 NaN black. Why two: an image pipeline asked for ``output_type="np"`` copies its bf16 pixels to the host and turns
 them into float32 there, and the host then makes them 8-bit, ~8 ms of CPU work on a 1024² image that sits in every
 request's end to end; asked for ``"pt"``, the pixels stay on the GPU, become 8-bit there in microseconds and a
-quarter of the bytes cross (toolkit/models/base_model.py ``pixel_output``).
+quarter of the bytes cross (toolkit/models/base_model.py ``pixel_output``; video frames alike).
 """
 
 from __future__ import annotations
@@ -31,6 +31,6 @@ def channels_first_to_uint8(pixels):
     as there; infinities clamp to black and white alike."""
     import torch
 
-    x = torch.nan_to_num(pixels.detach().to(torch.float32), nan=0.0)
+    x = pixels.detach().to(torch.float32, copy=True).nan_to_num_(nan=0.0)  # one float copy, the rest in place
     x = x.clamp_(0, 1).mul_(255).round_().to(torch.uint8)
     return x.movedim(-3, -1).contiguous().cpu().numpy()

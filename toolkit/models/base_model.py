@@ -120,7 +120,7 @@ class BaseModel:
     # Fewest steps the family's scheduler can take: Qwen-Image's and LTX-2's stretch sigmas to a terminal shift,
     # which divides by zero at one step (NaN sigmas, a blank result), so they say 2.
     min_steps: ClassVar[int] = 1
-    # Image pixels made 8-bit on the GPU ("pt", toolkit/pixels.py), the same bytes as "np" (testing/test_models.py)
+    # Pixels made 8-bit on the GPU ("pt", toolkit/pixels.py), the same bytes as "np" (testing/test_models.py)
     pixel_output: ClassVar[str] = "pt"
 
     def __init__(self, device: str, model_config: ModelConfig, dtype: Optional[str] = None):
@@ -339,16 +339,16 @@ class BaseModel:
         )
 
     def to_media(self, output, gen: GenerateImageConfig) -> GeneratedMedia:
-        """Images (H x W x 3; with ``"pt"`` a 3 x H x W tensor) or frames (F x H x W x 3) in [0, 1]. Audio families,
-        and video with a sound track, override this."""
+        """Images (H x W x 3) or frames (F x H x W x 3) in [0, 1]; with ``"pt"`` tensors, channels first. Audio
+        families, and video with a sound track, override this."""
         import numpy as np
 
+        pixels = output.frames[0] if self.modality == "video" else output.images[0]
+        tensor = hasattr(pixels, "movedim")  # output_type "pt": channels first, on the pipeline's device
+        pixels = channels_first_to_uint8(pixels) if tensor else pixels_to_uint8(np.asarray(pixels))
         if self.modality == "video":
-            return GeneratedMedia("video", frames=pixels_to_uint8(np.asarray(output.frames[0])), fps=gen.fps)
-        image = output.images[0]
-        if hasattr(image, "movedim"):  # a torch tensor: output_type "pt"
-            return GeneratedMedia("image", image=channels_first_to_uint8(image))
-        return GeneratedMedia("image", image=pixels_to_uint8(np.asarray(image)))
+            return GeneratedMedia("video", frames=pixels, fps=gen.fps)
+        return GeneratedMedia("image", image=pixels)
 
     def control_image(self, gen: GenerateImageConfig, index: int = 0, size: Optional[tuple] = None):
         """The request's index-th control image as RGB PIL, resized to ``size`` (width, height) when given."""
@@ -377,8 +377,7 @@ class BaseModel:
     def sample_media(self, pipeline, gen: GenerateImageConfig, generator) -> GeneratedMedia:
         """One request through the pipeline: the image, frames or audio it made, as arrays. (AI Toolkit's
         ``generate_single_image`` returns one PIL image; families here override this for video and audio.)"""
-        output_type = self.pixel_output if self.modality == "image" else "np"
-        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type=output_type)
+        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type=self.pixel_output)
         return self.to_media(output, gen)
 
     # ------------------------------------------------------------------ generation

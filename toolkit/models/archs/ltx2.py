@@ -175,6 +175,7 @@ class LTX2Model(BaseModel):
     )
     divisibility = 32
     native_resolution = 768
+    pixel_output = "np"  # to_media below takes the frames beside the sound track, on the host
     output_exts = ("mp4",)  # the audio stream needs a container that carries one
     defaults = dict(
         width=768, height=512, num_inference_steps=40, guidance_scale=4.0, num_frames=121, fps=24, output_ext="mp4"
@@ -229,7 +230,7 @@ class LTX2Model(BaseModel):
     def sample_media(self, pipeline, gen, generator):
         if gen.control_images:  # optional first frame, as AI Toolkit does with ctrl_img
             pipeline = self.image_to_video_pipeline(pipeline)
-        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type="np")
+        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type=self.pixel_output)
         return self.to_media(output, gen)
 
     def image_to_video_pipeline(self, pipeline):

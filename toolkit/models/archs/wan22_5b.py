@@ -121,7 +121,7 @@ class Wan225bModel(BaseModel):
     def sample_media(self, pipeline, gen, generator):
         if gen.control_images:
             pipeline = self.image_to_video_pipeline(pipeline)
-        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type="np")
+        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type=self.pixel_output)
         return self.to_media(output, gen)
 
     def image_to_video_pipeline(self, pipeline):
