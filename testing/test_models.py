@@ -164,8 +164,8 @@ def test_outputs_have_requested_size_frames_or_duration(model, tmp_path):
 
 def test_pixels_made_8_bit_on_the_device_are_the_host_path_s_bytes(model, tmp_path):
     """toolkit/pixels.py: an image or video family's pipeline is asked for ``"pt"`` and its pixels become 8-bit
-    where they were made; they must be the very bytes ``"np"`` and the host's conversion give (audio families, and
-    LTX-2, whose sound track comes with its frames, ask for "np")."""
+    where they were made; they must be the very bytes ``"np"`` and the host's conversion give (LTX-2's sound track
+    too). Audio families make no pixels."""
     outputs = []
     to_media = model.to_media
     model.to_media = lambda output, gen: outputs.append(output) or to_media(output, gen)

@@ -34,3 +34,8 @@ def channels_first_to_uint8(pixels):
     x = pixels.detach().to(torch.float32, copy=True).nan_to_num_(nan=0.0)  # one float copy, the rest in place
     x = x.clamp_(0, 1).mul_(255).round_().to(torch.uint8)
     return x.movedim(-3, -1).contiguous().cpu().numpy()
+
+
+def pipeline_pixels_to_uint8(pixels):
+    """Either kind a pipeline gives: a tensor (``"pt"``, channels first) or a host array (``"np"``, channels last)."""
+    return channels_first_to_uint8(pixels) if hasattr(pixels, "movedim") else pixels_to_uint8(pixels)

@@ -25,7 +25,7 @@ from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.v2.loading import end_group_offload_call, import_class, load_component, weight_bytes
 from toolkit.models.vae_tiling import set_vae_tiling, smaller_tiles_on_oom, tile_px, vae_tiles
-from toolkit.pixels import channels_first_to_uint8, pixels_to_uint8
+from toolkit.pixels import pipeline_pixels_to_uint8
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
 Hook = Callable[..., None]
@@ -341,11 +341,7 @@ class BaseModel:
     def to_media(self, output, gen: GenerateImageConfig) -> GeneratedMedia:
         """Images (H x W x 3) or frames (F x H x W x 3) in [0, 1]; with ``"pt"`` tensors, channels first. Audio
         families, and video with a sound track, override this."""
-        import numpy as np
-
-        pixels = output.frames[0] if self.modality == "video" else output.images[0]
-        tensor = hasattr(pixels, "movedim")  # output_type "pt": channels first, on the pipeline's device
-        pixels = channels_first_to_uint8(pixels) if tensor else pixels_to_uint8(np.asarray(pixels))
+        pixels = pipeline_pixels_to_uint8(output.frames[0] if self.modality == "video" else output.images[0])
         if self.modality == "video":
             return GeneratedMedia("video", frames=pixels, fps=gen.fps)
         return GeneratedMedia("image", image=pixels)

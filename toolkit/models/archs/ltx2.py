@@ -11,6 +11,7 @@ from toolkit.media import GeneratedMedia
 from toolkit.memory_plan import GIB, WorkingSet
 from toolkit.models import tiny
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
+from toolkit.pixels import pipeline_pixels_to_uint8
 
 # ComfyUI latent_formats.LTXAV (comfy/latent_formats.py): LTX-2's video stream (normalised with the VAE's
 # latents_mean/std, as the pipeline's loop samples it). Not the LTX-Video 0.9 (LTXV) table.
@@ -175,7 +176,6 @@ class LTX2Model(BaseModel):
     )
     divisibility = 32
     native_resolution = 768
-    pixel_output = "np"  # to_media below takes the frames beside the sound track, on the host
     output_exts = ("mp4",)  # the audio stream needs a container that carries one
     defaults = dict(
         width=768, height=512, num_inference_steps=40, guidance_scale=4.0, num_frames=121, fps=24, output_ext="mp4"
@@ -245,8 +245,7 @@ class LTX2Model(BaseModel):
         return cached[1]
 
     def to_media(self, output, gen):
-        frames = output.frames[0]  # F x H x W x 3 in [0, 1]
-        frames = (frames.clip(0, 1) * 255).round().astype("uint8")
+        frames = pipeline_pixels_to_uint8(output.frames[0])
         audio = output.audio[0]
         audio = audio.float().cpu().numpy() if hasattr(audio, "cpu") else audio
         rate = int(self.pipeline.vocoder.config.output_sampling_rate)
