@@ -134,3 +134,18 @@ def test_compile_bench_peer_line_alternates_the_engine_and_each_peer_with_both_r
         peer_s, engine_s = line["peer"]["e2e_with_file_s"], line["engine"]["e2e_s"]
         assert line["holds"] == (engine_s <= peer_s) and line["peer"]["e2e_s"] < peer_s
         assert len(line["engine_minus_peer_s"]) == 4
+
+
+def test_the_bench_reads_each_component_s_placement_from_the_engine_s_memory_plan():
+    """compile_bench's engine requests keep the plan their status frame carried, in the shape the engine sends
+    (``Plan.describe``): it read a key the frame never had, and every plan came back None."""
+    from testing.bench.peer_line import plan_row
+    from toolkit.memory_plan import GIB, Part, Plan, Workload, peak_bytes
+
+    parts = (Part("transformer", "denoiser", 10 * GIB), Part("text_encoder", "encoder", 8 * GIB))
+    parts += (Part("vae", "decoder", GIB),)
+    work = Workload(denoise=2 * GIB, decode=6 * GIB, decode_tiled=GIB, encode=GIB)
+    placements = {"transformer": "gpu", "text_encoder": "visit", "vae": "gpu"}
+    plan = Plan(placements, False, peak_bytes(parts, placements, work, False), 0, parts, work=work)
+    row = plan_row(json.loads(json.dumps(plan.describe())))  # as it crosses the wire
+    assert row == {"summary": plan.summary(), "placements": placements}

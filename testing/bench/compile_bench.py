@@ -55,7 +55,7 @@ from testing.bench.bare_pipeline import BarePipeline, free  # noqa: E402
 from testing.bench.engine_process import engine_process  # noqa: E402
 from testing.bench.gpu_machine import bench_parser, image_quality, parse_bench_args  # noqa: E402
 from testing.bench.gpu_suite import SETTINGS, TINY_SETTINGS  # noqa: E402
-from testing.bench.peer_line import bare_call, flux_gen, request_row, run_peer_line  # noqa: E402
+from testing.bench.peer_line import bare_call, flux_gen, plan_row, request_row, run_peer_line  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
 from toolkit.models.attention import FA4_IMPL, KERNELS, flash_impl, sdpa_cache_key  # noqa: E402
 from toolkit.models.compile import _compile_blocks, first_line  # noqa: E402
@@ -357,7 +357,7 @@ class CompileBench:
             elif frame.type == "error":
                 raise RuntimeError(frame.header.get("message"))
             elif frame.type == "status" and frame.header.get("memory"):
-                out["plan"] = frame.header["memory"].get("placements")
+                out["plan"] = plan_row(frame.header["memory"])
         out["s"] = round(time.monotonic() - t0, 3)
         return out
 

@@ -113,6 +113,14 @@ def _pairs(bench, peer, client, bare, gen, folder, first_plan) -> tuple:
     return _summary(peer_runs, engine_runs, first_plan), image
 
 
+def plan_row(memory: dict) -> dict:
+    """A status frame's memory plan (toolkit/memory_plan.py ``Plan.describe``) as where each component lives: the
+    bench read a ``placements`` key the frame never had, so every request's plan came back None (twenty-seventh
+    run)."""
+    components = memory.get("components") or {}
+    return {"summary": memory.get("summary"), "placements": {role: c["placement"] for role, c in components.items()}}
+
+
 def request_row(run: dict) -> dict:
     """One engine request's figures (a median alone hid that each request's steps were slower than the last's)."""
     t = run["timings"]
