@@ -130,7 +130,7 @@ def test_compile_bench_peer_line_alternates_the_engine_and_each_peer_with_both_r
         engine_at = [r["picked_at"] for r in line["engine"]["requests"]]
         assert len(peer_at) == len(engine_at) == 4
         assert [p < e for p, e in zip(peer_at, engine_at)] == [True, False, True, False]  # the order swapped
-        assert line["engine_plans_seen"] == 1
+        assert line["engine_plans_seen"] == 1  # no plan on a CPU; a changed one: the test below
         peer_s, engine_s = line["peer"]["e2e_with_file_s"], line["engine"]["e2e_s"]
         assert line["holds"] == (engine_s <= peer_s) and line["peer"]["e2e_s"] < peer_s
         assert len(line["engine_minus_peer_s"]) == 4
@@ -149,3 +149,20 @@ def test_the_bench_reads_each_component_s_placement_from_the_engine_s_memory_pla
     plan = Plan(placements, False, peak_bytes(parts, placements, work, False), 0, parts, work=work)
     row = plan_row(json.loads(json.dumps(plan.describe())))  # as it crosses the wire
     assert row == {"summary": plan.summary(), "placements": placements}
+
+
+def test_the_peer_line_counts_a_memory_plan_that_changed_with_the_peer_resident():
+    """A peer loaded beside the engine could squeeze its next plan (a text encoder sent to the host): the summary
+    counts the distinct plans, so a race against a handicapped engine shows instead of passing as a win."""
+    from testing.bench.peer_line import _summary
+
+    timings = {"stage_s": {"sampling": 1.0}, "step_s": 0.1, "hook_ms": 0.5, "save_s": 0.02, "gc_s": 0.0}
+    gpu = {"summary": "all on the GPU", "placements": {"transformer": "gpu", "text_encoder": "gpu"}}
+    visit = {"summary": "text encoder visits", "placements": {"transformer": "gpu", "text_encoder": "visit"}}
+    engine = [{"s": s, "plan": plan, "timings": timings} for s, plan in ((1.1, gpu), (1.3, visit), (1.2, gpu))]
+    peer = [{"e2e_s": s - 0.05, "e2e_with_file_s": s, "e2e_docs_file_s": s + 0.1, "at": 0} for s in (1.25, 1.2, 1.3)]
+    line = _summary(peer, engine, gpu)
+    assert line["engine_plans_seen"] == 2
+    assert line["engine"]["e2e_s"] == 1.2 and line["peer"]["e2e_with_file_s"] == 1.25 and line["holds"]
+    assert line["engine_minus_peer_s"] == [-0.15, 0.1, -0.1] and line["engine_over_peer_pct"] == -4.0
+    assert _summary(peer, engine[::2], gpu)["engine_plans_seen"] == 1

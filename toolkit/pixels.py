@@ -3,8 +3,8 @@
 Both give the same bytes (testing/test_pixels_to_uint8.py): clipped to [0, 1], times 255, rounded half to even,
 NaN black. Why two: an image pipeline asked for ``output_type="np"`` copies its bf16 pixels to the host and turns
 them into float32 there, and the host then makes them 8-bit, ~8 ms of CPU work on a 1024² image that sits in every
-request's end to end; asked for ``"pt"``, the pixels stay on the GPU, become 8-bit there in microseconds and a
-quarter of the bytes cross (toolkit/models/base_model.py ``pixel_output``; video frames alike).
+request's end to end; asked for ``"pt"``, the pixels stay on the GPU, become 8-bit there in microseconds and
+half the bytes cross (toolkit/models/base_model.py ``pixel_output``; video frames alike).
 """
 
 from __future__ import annotations

@@ -108,9 +108,9 @@ def _pairs(bench, peer, client, bare, gen, folder, first_plan) -> tuple:
                 image = peer_runs[-1].pop("image")
             else:
                 engine_runs.append(bench._engine_image(client, "lossless"))
-        bench.results["peer_line"][peer] = _summary(peer_runs, engine_runs, first_plan)
+        summary = bench.results["peer_line"][peer] = _summary(peer_runs, engine_runs, first_plan)
         bench.save()
-    return _summary(peer_runs, engine_runs, first_plan), image
+    return summary, image
 
 
 def plan_row(memory: dict) -> dict:
