@@ -164,3 +164,30 @@ def test_an_engine_removes_only_its_own_engine_json(tmp_path):
     process.remove_engine_json()
     assert not (tmp_path / "engine.json").exists()
     process.remove_engine_json()  # already gone: nothing to do
+
+
+def test_engine_json_ignores_a_planted_temp_file_or_link(tmp_path, monkeypatch):
+    """A world-readable ``engine.json.tmp`` (or one at the next temp name, or a link there) planted in the job
+    folder used to be opened and filled, keeping its 0644 mode: the token came out readable by all."""
+    from extensions_built_in.inference_engine import private_file
+    from extensions_built_in.inference_engine.InferenceEngine import InferenceEngine
+
+    process = object.__new__(InferenceEngine)  # just the file handling, no job
+    process.engine_json, process.output_folder = str(tmp_path / "engine.json"), str(tmp_path)
+    planted, victim = tmp_path / "engine.json.tmp", tmp_path / "victim.txt"
+    planted.write_text("")
+    victim.write_text("theirs")
+    os.chmod(planted, 0o644)
+    process.write_engine_json("127.0.0.1", 5, "secret-token")
+    assert oct(os.stat(tmp_path / "engine.json").st_mode & 0o777) == "0o600"
+    assert planted.read_text() == "" and json.loads((tmp_path / "engine.json").read_text())["token"] == "secret-token"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["engine.json", "engine.json.tmp", "victim.txt"]
+    # Whoever guesses the next temp name finds it refused, not reused: nothing is written through their file.
+    monkeypatch.setattr(private_file, "_random_suffix", lambda: "guessed")
+    for plant in (lambda p: p.write_text(""), lambda p: os.symlink(victim, p)):
+        guessed = tmp_path / ".engine.json.guessed.tmp"
+        plant(guessed)
+        with pytest.raises(FileExistsError):
+            process.write_engine_json("127.0.0.1", 6, "next-token")
+        assert victim.read_text() == "theirs" and json.loads((tmp_path / "engine.json").read_text())["port"] == 5
+        guessed.unlink()

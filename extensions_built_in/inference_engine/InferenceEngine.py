@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 
+from extensions_built_in.inference_engine.private_file import write_private_json
 from jobs.process.BaseExtensionProcess import BaseExtensionProcess
 from toolkit.paths import MODELS_PATH, TOOLKIT_ROOT
 from toolkit.ui_job_status import DEFAULT_SQLITE_DB_PATH, UIJobStatus
@@ -119,7 +120,8 @@ class InferenceEngine(BaseExtensionProcess):
                 engine.unload_all()
 
     def write_engine_json(self, host: str, port: int, token: str) -> None:
-        """0600 from the first byte: the token in it is the only key to the engine."""
+        """0600 from the first byte, under a fresh temp name (private_file.py): the token in it is the only key
+        to the engine."""
         data = {
             "host": host,
             "port": port,
@@ -129,11 +131,7 @@ class InferenceEngine(BaseExtensionProcess):
             "url": f"http://{host}:{port}",
             "output_folder": self.output_folder,
         }
-        tmp = self.engine_json + ".tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2)
-        os.replace(tmp, self.engine_json)
+        write_private_json(self.engine_json, data)  # the cluster's engine.json goes through here too
 
     def remove_engine_json(self) -> None:
         """Only our own: after a stop and a restart, the new run's engine.json has another pid in it."""
