@@ -308,7 +308,6 @@ def start_ui(work: Path, max_queue: int, port: int) -> tuple[list, Target]:
                     "process": [
                         {
                             "type": "InferenceEngine",
-                            "sqlite_db_path": "./aitk_db.db",
                             "device": "cpu",
                             "engine": {"max_queue": max_queue},
                         }

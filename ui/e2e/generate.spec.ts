@@ -349,6 +349,10 @@ test('the real server refuses other sites and never serves engine.json', async (
   const json = { ...authHeaders(), 'content-type': 'application/json' };
   const foreign = await request.post('/api/jobs', { headers: { ...json, origin: 'http://evil.example' }, data: {} });
   expect(foreign.status()).toBe(403);
+  const movedConfig = { job: 'extension', config: { name: 'moved', process: [{ type: 'InferenceEngine', engine: { output_folder: '/tmp' } }] } };
+  const moved = await request.post('/api/jobs', { headers: json, data: { name: 'moved', gpu_ids: '0', job_config: movedConfig } });
+  expect(moved.status()).toBe(400); // a job config cannot move the engine's folders
+  expect((await moved.json()).error).toContain('config.process[0].engine.output_folder');
   const crossSite = await request.get('/api/settings', { headers: { ...authHeaders(), 'sec-fetch-site': 'cross-site' } });
   expect(crossSite.status()).toBe(403);
   const rebinding = await request.get('/api/settings', { headers: { ...authHeaders(), host: 'evil.example:8676' } });

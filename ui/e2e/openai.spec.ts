@@ -19,7 +19,7 @@ let jobId = '';
 function jobConfig() {
   const tiny = { arch: 'sd1', name_or_path: 'tiny:sd1', dtype: 'float32', sample: { width: 64, height: 64, num_inference_steps: 4 } };
   const engine = { warm_up: false, models: { tiny } };
-  return { job: 'extension', config: { name: NAME, process: [{ type: 'InferenceEngine', sqlite_db_path: './aitk_db.db', device: 'auto', engine }] } };
+  return { job: 'extension', config: { name: NAME, process: [{ type: 'InferenceEngine', device: 'auto', engine }] } };
 }
 
 test.beforeAll(async ({ request }) => {

@@ -18,7 +18,7 @@ let page: Page;
 
 function jobConfig() {
   const engine = { warm_up: false };
-  return { job: 'extension', config: { name: NAME, process: [{ type: 'InferenceEngine', sqlite_db_path: './aitk_db.db', device: 'auto', engine }] } };
+  return { job: 'extension', config: { name: NAME, process: [{ type: 'InferenceEngine', device: 'auto', engine }] } };
 }
 
 function resultsOf(requestId: string): string[] {

@@ -14,6 +14,9 @@ const uiDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const port = process.env.PORT || '8675';
 const base = `http://127.0.0.1:${port}`;
 const jobConfig = JSON.parse(process.argv[2]);
+// The UI writes a job's DB path and folders itself and refuses a config naming others: the example config's
+// `sqlite_db_path` (there for running it by hand) stays out.
+for (const entry of jobConfig.config.process ?? []) delete entry.sqlite_db_path;
 const name = jobConfig.config.name;
 const headers = { 'content-type': 'application/json' };
 if (process.env.AI_TOOLKIT_AUTH) headers.authorization = `Bearer ${process.env.AI_TOOLKIT_AUTH}`;

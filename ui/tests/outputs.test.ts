@@ -109,7 +109,7 @@ describe('folder confinement', () => {
     root = mkdtempSync(path.join(os.tmpdir(), 'aitk-root-'));
   });
   afterEach(() => {
-    delete process.env.AITK_ROOT;
+    delete process.env.AITK_TRAINING_FOLDER;
   });
 
   it('keeps folders under the training folder, refuses the folder itself, outside ones and links out', () => {
@@ -122,13 +122,12 @@ describe('folder confinement', () => {
     expect(confineFolder(path.join(root, 'escape'), root)).toBeNull();
   });
 
-  it('finds the outputs folder where InferenceEngine.py writes', () => {
-    process.env.AITK_ROOT = '/toolkit';
+  it('finds the outputs folder where startJob tells the engine to write, whatever the row says', () => {
+    process.env.AITK_TRAINING_FOLDER = '/data/output';
     const job = (engine: Record<string, unknown>) =>
       ({ name: 'eng', job_config: JSON.stringify({ config: { process: [{ type: 'InferenceEngine', engine }] } }) }) as Job;
-    expect(outputsFolderOf(job({ job_folder: '/data/output/eng' }))).toBe('/data/output/eng/outputs');
-    expect(outputsFolderOf(job({ job_folder: '/data/output/eng', output_folder: '/data/elsewhere' }))).toBe('/data/elsewhere');
-    expect(outputsFolderOf(job({ output_folder: 'rel/out' }))).toBe('/toolkit/rel/out');
+    expect(outputsFolderOf(job({}))).toBe('/data/output/eng/outputs');
+    expect(outputsFolderOf(job({ job_folder: '/data/output/other', output_folder: '/data/elsewhere' }))).toBe('/data/output/eng/outputs');
   });
 });
 

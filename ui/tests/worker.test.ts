@@ -79,7 +79,7 @@ describe('startJob', () => {
 
     const written = JSON.parse(readFileSync(path.join(folder, '.job_config.json'), 'utf8'));
     expect(written.config.process[0].sqlite_db_path).toBe(path.join(root, 'aitk_db.db'));
-    expect(written.config.process[0].engine).toEqual({ keep: 1, job_folder: folder });
+    expect(written.config.process[0].engine).toMatchObject({ keep: 1, job_folder: folder, output_folder: path.join(folder, 'outputs') });
     const log = readFileSync(path.join(folder, 'log.txt'), 'utf8');
     expect(log).toContain(`ARGS ${JSON.stringify([path.join(folder, '.job_config.json')])}`);
     expect(log).toContain(`"AITK_JOB_ID": "${job.id}", "CUDA_VISIBLE_DEVICES": "1", "IS_AI_TOOLKIT_UI": "1", "PYTHONUNBUFFERED": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"`);

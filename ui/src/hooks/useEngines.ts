@@ -11,6 +11,7 @@ import { usePoll } from './usePoll';
 import { apiJson, postJson } from '@/utils/api';
 import { DEFAULT_ENGINE_SETTINGS, type EngineSettings, newEngineJobConfig, withEngineSettings } from '@/utils/engineSettings';
 import type { EngineCandidate, EnginePick, ModelRef } from '@/utils/pickEngine';
+import { withoutUiFolders } from '@/utils/uiFolders';
 import { type Job, ACTIVE_STATUSES } from '@/utils/types';
 
 /** `?job=any`: each run goes to the engine pickEngine chooses. */
@@ -25,11 +26,14 @@ export function engineJobName(gpuIds: string) {
   return `inference_engine_gpu${gpuIds.replaceAll(',', '_') || 'cpu'}`;
 }
 
-/** The job's config with these settings in it: a job made elsewhere keeps the rest of its config. */
+/**
+ * The job's config with these settings in it: a job made elsewhere keeps the rest of its config, less the folders
+ * the server writes itself (it refuses a config naming others, as a row made before that rule may).
+ */
 function startConfig(name: string, job: Job | undefined, settings: EngineSettings) {
   if (job) {
     try {
-      return withEngineSettings(JSON.parse(job.job_config), settings);
+      return withoutUiFolders(withEngineSettings(JSON.parse(job.job_config), settings));
     } catch {
       // unreadable: started afresh below
     }

@@ -5,7 +5,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { firstProcess, isInferenceJob, parseJobConfig } from './jobConfig';
+import { isInferenceJob } from './jobConfig';
 import { type Job, listJobs } from './jobs';
 import { jobFolder, trainingFolder } from './paths';
 import { isPidAlive } from './process';
@@ -24,10 +24,9 @@ export type EngineLookup =
   | { ok: true; job: Job | null; folder: string; info: EngineInfo }
   | { ok: false; status: number; error: string };
 
-/** The folder the engine was told to use (set by startJob), else where startJob would put it. */
+/** The folder startJob tells the engine to use (server/uiFolders.ts): never one a stored config names. */
 export function engineFolder(job: Job): string {
-  const configured = firstProcess(parseJobConfig(job))?.engine?.job_folder;
-  return typeof configured === 'string' && configured ? configured : jobFolder(job.name);
+  return jobFolder(job.name);
 }
 
 export function readEngineJson(folder: string): EngineInfo | null {

@@ -3,16 +3,16 @@
  * entries as the engine's GET /outputs (extensions_built_in/inference_engine/outputs.py), with paging and a
  * model filter, and deleting one result the way the engine's DELETE /outputs/{name} does.
  *
- * Every path is confined to the training folder (links followed): a job row whose config points its outputs
- * elsewhere, or a name with folders in it, reaches nothing.
+ * Every path is confined to the training folder (links followed): a job folder linked elsewhere, or a name with
+ * folders in it, reaches nothing.
  */
 import { lstatSync, readFileSync, readdirSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { resolveInside } from './files';
-import { firstProcess, isInferenceJob, parseJobConfig } from './jobConfig';
+import { isInferenceJob } from './jobConfig';
 import { type Job, listJobs } from './jobs';
 import { engineFolder } from './engines';
-import { toolkitRoot, trainingFolder } from './paths';
+import { trainingFolder } from './paths';
 import { type OutputFacet, type OutputFilter, type OutputPage, archOf, modelOf } from '@/utils/outputs';
 import type { OutputEntry } from '@/utils/types';
 
@@ -24,10 +24,8 @@ export function findEngineJob(selector: string): Job | null {
   return job && isInferenceJob(job) ? job : null;
 }
 
-/** Where InferenceEngine.py writes: `engine.output_folder` (relative to the toolkit root, the job's cwd), else `<job folder>/outputs`. */
+/** Where the engine writes: the `engine.output_folder` startJob gives it (server/uiFolders.ts), whatever the row says. */
 export function outputsFolderOf(job: Job): string {
-  const configured = firstProcess(parseJobConfig(job))?.engine?.output_folder;
-  if (typeof configured === 'string' && configured) return path.resolve(/*turbopackIgnore: true*/ toolkitRoot(), configured);
   return path.join(/*turbopackIgnore: true*/ engineFolder(job), 'outputs');
 }
 

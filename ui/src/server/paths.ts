@@ -6,6 +6,7 @@
  *   AITK_ROOT             the toolkit root (holds run.py and .venv)
  *   AITK_DB_PATH          the sqlite file
  *   AITK_TRAINING_FOLDER  the jobs folder; wins over the TRAINING_FOLDER setting
+ *   MODELS_PATH           the models folder; wins over the MODELS_PATH setting
  */
 import path from 'node:path';
 import { getSetting } from './settings';
@@ -32,4 +33,14 @@ export function trainingFolder(): string {
 /** `<training folder>/<job name>`: config, log.txt, pid.txt and, for engines, engine.json and outputs/. */
 export function jobFolder(jobName: string): string {
   return path.join(/*turbopackIgnore: true*/ trainingFolder(), jobName);
+}
+
+/**
+ * Where jobs look for models (and the engine for LoRAs besides the training folder): toolkit/paths.py's
+ * MODELS_PATH, which a started job gets from this server's environment, else the MODELS_PATH setting, else
+ * `<root>/models`. Relative paths are the toolkit root's, the job's working folder.
+ */
+export function modelsFolder(): string {
+  const configured = process.env.MODELS_PATH?.trim() || getSetting('MODELS_PATH')?.trim();
+  return path.resolve(/*turbopackIgnore: true*/ toolkitRoot(), configured || 'models');
 }

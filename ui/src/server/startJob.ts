@@ -8,13 +8,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { isInferenceJob, firstProcess, parseJobConfig } from './jobConfig';
+import { isInferenceJob, parseJobConfig } from './jobConfig';
 import { type Job, getJob, updateJob } from './jobs';
 import { lastLogLine, rotateLog } from './logFile';
-import { dbPath, jobFolder, toolkitRoot, trainingFolder } from './paths';
+import { jobFolder, modelsFolder, toolkitRoot } from './paths';
 import { isPidAlive } from './process';
 import { resolvePythonPath } from './pythonPath';
 import { getSetting } from './settings';
+import { withUiFolders } from './uiFolders';
 
 /** Children this server process launched and still waits on, by job id (their exit handler owns them). */
 const g = globalThis as unknown as { __aitkChildren?: Map<string, ChildProcess> };
@@ -22,18 +23,12 @@ export function watchedChildren(): Map<string, ChildProcess> {
   return (g.__aitkChildren ??= new Map());
 }
 
-/** Write the config the job runs with: the absolute DB path, and for engines the job folder for engine.json. */
+/**
+ * Write the config the job runs with: the folders are the UI's (server/uiFolders.ts), whatever the stored row
+ * says, so a row written before the API refused other folders still runs in its own.
+ */
 export function writeRunConfig(job: Job, folder: string): string {
-  const config = parseJobConfig(job);
-  const proc = firstProcess(config);
-  if (proc) {
-    proc.sqlite_db_path = dbPath();
-    if (isInferenceJob(job)) {
-      proc.engine = { ...(proc.engine ?? {}), job_folder: folder };
-      // AI Toolkit's trained LoRAs live there: the engine lists them (GET /loras) and may load them
-      proc.training_folder ??= trainingFolder();
-    }
-  }
+  const config = withUiFolders(parseJobConfig(job), job.name);
   const file = path.join(/*turbopackIgnore: true*/ folder, '.job_config.json');
   writeFileSync(file, JSON.stringify(config, null, 2));
   return file;
@@ -104,8 +99,7 @@ export function startJob(jobId: string): boolean {
     };
     const hfToken = getSetting('HF_TOKEN')?.trim();
     if (hfToken) env.HF_TOKEN = hfToken;
-    const modelsPath = getSetting('MODELS_PATH')?.trim();
-    if (modelsPath && !env.MODELS_PATH) env.MODELS_PATH = modelsPath;
+    env.MODELS_PATH = modelsFolder(); // the folder its model and LoRA roots name
 
     const logFd = openSync(logFile, 'a');
     let child: ChildProcess;

@@ -31,11 +31,14 @@ export function vramBudgetError(text: string): string | null {
   return Number.isFinite(gb) && gb > 0 ? null : 'VRAM budget: a number of GB above 0, or empty for the whole card';
 }
 
-/** A new engine job's config: AI Toolkit's extension job with one InferenceEngine process. */
+/**
+ * A new engine job's config: AI Toolkit's extension job with one InferenceEngine process. Its folders and DB path
+ * are left out: the server writes its own when it starts the job (server/uiFolders.ts).
+ */
 export function newEngineJobConfig(name: string, settings: EngineSettings): Config {
   const base = {
     job: 'extension',
-    config: { name, process: [{ type: 'InferenceEngine', sqlite_db_path: './aitk_db.db', device: 'auto', engine: {} }] },
+    config: { name, process: [{ type: 'InferenceEngine', device: 'auto', engine: {} }] },
     meta: { name, version: '1.0' },
   };
   return withEngineSettings(base, settings);

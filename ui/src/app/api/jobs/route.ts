@@ -3,12 +3,14 @@
  *   GET ?id=<id>            one job (null when absent)
  *   GET ?job_ref=<ref>      the most recently updated job with that ref
  *   GET [?job_type=][&only_active=true]   {jobs: [...]}, newest first
- *   POST {id?, name, gpu_ids, job_config, job_type?, job_ref?}  create (or update with id); 409 on a taken name
+ *   POST {id?, name, gpu_ids, job_config, job_type?, job_ref?}  create (or update with id); 409 on a taken name;
+ *        400 when job_config names a folder other than the UI's own (server/uiFolders.ts: the UI writes them)
  */
 import type { NextRequest } from 'next/server';
 import { engineFolder, readEngineJson } from '@/server/engines';
 import { isInferenceJob } from '@/server/jobConfig';
 import { DuplicateNameError, createJob, getJob, getJobByName, getJobByRef, listJobs, updateJob } from '@/server/jobs';
+import { foreignFolderKey } from '@/server/uiFolders';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -41,6 +43,8 @@ export async function POST(req: NextRequest) {
     return Response.json({ error: 'gpu_ids must be a string like "0" or "0,1"' }, { status: 400 });
   if (typeof job_config !== 'object' || job_config === null)
     return Response.json({ error: 'job_config must be an object' }, { status: 400 });
+  const foreign = foreignFolderKey(job_config, name);
+  if (foreign) return Response.json({ error: `${foreign}: the UI sets this itself when it starts the job; leave it out` }, { status: 400 });
   if (id) {
     const existing = getJob(id);
     if (!existing) return Response.json({ error: 'Job not found' }, { status: 404 });
