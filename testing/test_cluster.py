@@ -371,7 +371,9 @@ def test_every_route_but_health_needs_the_token(cluster):
     for method, path in ROUTES:
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             assert httpx.request(method, url + path, headers=headers).status_code == 401, (method, path, headers)
-    assert httpx.get(url + "/health").json()["cluster"]["replicas"] == 2
+    assert httpx.get(url + "/health").json() == {"ok": True}  # the replicas' detail needs the token
+    assert cluster.health()["cluster"]["replicas"] == 2
+    assert httpx.get(url + "/health", headers={"Host": "evil.example"}).status_code == 421
     assert cluster.client.http.get("/models").status_code == 200  # the right token passes
     too_big = b'{"model": {}, "sample": {"prompt": "' + b"x" * MAX_JSON_BODY + b'"}}'
     answer = cluster.client.http.post("/generate", content=too_big, headers={"Content-Type": "application/json"})

@@ -248,6 +248,34 @@ def test_health_reports_a_replica_that_did_not_answer():
     assert [r["ok"] for r in health["replicas"]] == [True, False] and health["counters"] == {"misses": 1}
 
 
+def test_the_ingress_keeps_the_engines_host_and_health_rules(tmp_path):
+    """The ingress's own /health: ``{"ok"}`` to anyone, every replica's folder and pids with the token; any Host
+    but a loopback name is 421 there as on an engine. The replicas are stand-ins: only the ingress runs here."""
+    import httpx
+
+    from extensions_built_in.inference_cluster.ingress import Cluster, create_ingress_app
+    from extensions_built_in.inference_engine.assets import AssetStore
+    from extensions_built_in.inference_engine.model_aliases import ModelAliases
+    from extensions_built_in.inference_engine.server import LoopbackServer
+
+    class Replicas:
+        async def each(self, method, *args):
+            return [("r1", {"ok": True, "busy": False, "queue": 0, "folder": "/secret/replica-0", "engine_pid": 7})]
+
+    cluster = Cluster(Replicas(), AssetStore(str(tmp_path / "assets")), ModelAliases(), 1, "residency")
+    server = LoopbackServer(create_ingress_app(cluster, "tok"), thread_name="ingress-test")
+    url = f"http://127.0.0.1:{server.start()}"
+    try:
+        assert httpx.get(url + "/health").json() == {"ok": True}
+        detailed = httpx.get(url + "/health", headers={"Authorization": "Bearer tok"}).json()
+        assert detailed["replicas"][0]["folder"] == "/secret/replica-0"
+        for path in ("/health", "/queue"):
+            r = httpx.get(url + path, headers={"Host": "evil.example", "Authorization": "Bearer tok"})
+            assert r.status_code == 421 and "127.0.0.1" in r.json()["detail"]
+    finally:
+        server.stop()
+
+
 def test_the_ingress_imports_neither_torch_nor_ray():
     code = (
         "import sys; import extensions_built_in.inference_cluster.ingress;"

@@ -63,17 +63,31 @@ def cancelled_in_the_end(engine_server, request_id) -> bool:
 # ---------------------------------------------------------------------------------------------- auth
 @pytest.mark.parametrize("method,path", ROUTES)
 @pytest.mark.parametrize(
-    "header", [None, "Bearer wrong", "Basic dGVzdA==", "Bearer test-token-but-longer", "bearer test-token"]
+    "header",
+    [
+        None,
+        "Bearer wrong",
+        "Basic dGVzdA==",
+        "Bearer test-token-but-longer",
+        "bearer test-token",
+        "Bearer test-tok",  # the token's start
+        "Bearer",  # the scheme alone ("Bearer " is the same on the wire: HTTP strips the trailing space)
+        "",
+        "test-token",  # no scheme
+        "Bearer test-tokenX",  # one character more
+        "Bearer test-token test-token",
+    ],
 )
 def test_every_route_but_health_needs_the_token(http, method, path, header):
-    headers = {"Authorization": header} if header else {}
+    headers = {"Authorization": header} if header is not None else {}
     r = http.request(method, path, headers=headers)
     assert r.status_code == 401
     assert "token" in r.json()["detail"]
 
 
-def test_health_is_open_and_reports_state(http):
-    r = http.get("/health")
+def test_health_is_open_and_reports_state_with_the_token(http, engine_server):
+    assert http.get("/health").json() == {"ok": True}  # test_security.py has what it keeps from whom
+    r = http.get("/health", headers=auth(engine_server))
     assert r.status_code == 200
     body = r.json()
     assert body["ok"] is True and {"busy", "queue", "active", "pool", "counters", "vram"} <= set(body)

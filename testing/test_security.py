@@ -201,3 +201,53 @@ def test_unload_while_a_generation_runs_is_409_at_once(http, engine_server):
     assert wait_until(lambda: engine_idle(engine_server), timeout=60)
     assert http.post("/unload", json={"all": True}).status_code == 200
     assert serves(engine_server)
+
+
+# ---------------------------------------------------------------------------------------------- DNS rebinding
+FOREIGN_HOSTS = [
+    "evil.example",
+    "evil.example:{port}",
+    "127.0.0.1.evil.example:{port}",
+    "localhost.evil.example",
+    "192.168.1.20:{port}",
+    "[::2]:{port}",
+    "127.0.0.1:{port}@evil.example",
+    "localhost:http",
+    "",
+]
+LOOPBACK_HOSTS = ["127.0.0.1:{port}", "127.0.0.1", "localhost:{port}", "LOCALHOST", "[::1]:{port}", "[::1]"]
+
+
+@pytest.mark.parametrize("path", ["/health", "/models", "/v1/models"])
+def test_a_foreign_host_is_421_before_the_token_on_every_route(http, engine_server, path):
+    """A page whose name was rebound to 127.0.0.1 sends its own name as Host: refused, token or not."""
+    port = engine_server.port
+    for host in FOREIGN_HOSTS:
+        for headers in ({"Host": host.format(port=port)}, {"Host": host.format(port=port), "Authorization": ""}):
+            r = http.get(path, headers=headers)
+            assert r.status_code == 421, (host, headers, r.status_code)
+            error = r.json()["error"]["message"] if path.startswith("/v1") else r.json()["detail"]
+            assert "127.0.0.1" in error
+    for host in LOOPBACK_HOSTS:
+        assert http.get(path, headers={"Host": host.format(port=port)}).status_code == 200, host
+
+
+def test_a_request_without_a_host_is_421(engine_server):
+    """HTTP/1.0 has no Host header; nothing honest talks to the engine that way."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", engine_server.port), timeout=10) as sock:
+        sock.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+        answer = b"".join(iter(lambda: sock.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 421"), answer[:200]
+
+
+def test_health_without_the_token_says_only_ok(engine_server):
+    """Open to a liveness probe, but nothing more: pool keys, model and LoRA paths and folders need the token."""
+    with httpx.Client(base_url=engine_server.url, timeout=60) as anonymous:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Bearer {engine_server.TOKEN}x"}):
+            r = anonymous.get("/health", headers=headers)
+            assert r.status_code == 200 and r.json() == {"ok": True}, (headers, r.text)
+        detailed = anonymous.get("/health", headers=auth(engine_server)).json()
+    assert detailed["ok"] is True and {"busy", "queue", "active", "pool", "counters", "assets"} <= set(detailed)
+    assert "pool" in engine_server.client.health()  # the Python client sends its token

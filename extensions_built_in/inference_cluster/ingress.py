@@ -1,7 +1,7 @@
 """The cluster's HTTP API: the engine's own routes (docs/PROTOCOL.md), each answered by the right replica.
 
-Clients cannot tell the cluster from an engine: same routes, same token rule (the engine's ``RequireToken`` and
-``BodyLimit``), same frames. What each route does here:
+Clients cannot tell the cluster from an engine: same routes, same Host and token rules (the engine's
+``install_guards`` and ``BodyLimit``), same frames. What each route does here:
 
 * a generation (``/generate``, ``/v1/images/*``) goes where the router places its model (router.py), and its
   stream is relayed as the replica sends it; the ingress notes which replica runs which request id;
@@ -42,8 +42,9 @@ from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.server import (
     MAX_JSON_BODY,
     BodyLimit,
-    RequireToken,
     bad_request,
+    has_token,
+    install_guards,
     receive_asset,
 )
 
@@ -67,12 +68,14 @@ def create_ingress_app(cluster: Cluster, token: str) -> FastAPI:
     app = FastAPI(title="AI Toolkit inference cluster", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=UPLOAD_PATHS)
     app.add_middleware(BodyLimit, limit=MAX_FORWARDED_BODY)
-    app.add_middleware(RequireToken, token=token, open_paths=("/health",))  # added last: runs first
+    install_guards(app, token)
     replicas = cluster.replicas
 
     @app.get("/health")
-    async def health():
-        return merge.health(await replicas.each("describe"), cluster.expected, cluster.routing)
+    async def health(request: Request):
+        """As the engine's: ``{"ok"}`` (any replica up) to anyone, every replica's detail with the token."""
+        merged = merge.health(await replicas.each("describe"), cluster.expected, cluster.routing)
+        return merged if has_token(request) else {"ok": merged["ok"]}
 
     @app.get("/metrics")
     async def metrics(request: Request):

@@ -80,6 +80,7 @@ class EngineClient:
         return response.json()
 
     def health(self) -> dict:
+        """Everything /health tells; a client without the token gets only ``{"ok": true}``."""
         return self._json("GET", "/health")
 
     def models(self) -> list:

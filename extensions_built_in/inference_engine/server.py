@@ -1,8 +1,10 @@
 """The engine's HTTP API: routes, validation, auth and the streaming response. No model code, no torch.
 
 uvicorn runs this on a thread bound to 127.0.0.1 with an ephemeral port; the generating main thread never
-waits on it. Every route but ``/health`` needs ``Authorization: Bearer <token>`` (the per-launch token in
-engine.json). Bad input becomes a 4xx whose JSON names the field, in FastAPI's own ``detail`` shape.
+waits on it. A ``Host`` other than a loopback name is refused first (421, host_check.py); then every route but
+``/health`` needs ``Authorization: Bearer <token>`` (the per-launch token in engine.json), and ``/health``
+says only ``{"ok": true}`` without it. Bad input becomes a 4xx whose JSON names the field, in FastAPI's own
+``detail`` shape.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetE
 from extensions_built_in.inference_engine.bodies import GenerateBody, UnloadBody
 from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
 from extensions_built_in.inference_engine.engine import Engine, EngineBusy, OutputInUse
+from extensions_built_in.inference_engine.host_check import LoopbackHost
 from extensions_built_in.inference_engine.openai_params import OpenAIError
 from extensions_built_in.inference_engine.outputs import download_name
 from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS, MEDIA_TYPE
@@ -47,14 +50,19 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         description="Resident diffusion engine. Every route but /health needs `Authorization: Bearer <token>` "
-        "(engine.json). POST /generate streams binary frames (docs/PROTOCOL.md). /v1/images/generations, "
-        "/v1/images/edits and /v1/models are OpenAI's Images API, errors in OpenAI's shape.",
+        "(engine.json); /health without it is only `{ok}`. POST /generate streams binary frames "
+        "(docs/PROTOCOL.md). /v1/images/generations, /v1/images/edits and /v1/models are OpenAI's Images API, "
+        "errors in OpenAI's shape.",
     )
     app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets", "/v1/images/edits"))
-    app.add_middleware(RequireToken, token=token, open_paths=("/health",))  # added last: runs first
+    install_guards(app, token)
 
     @app.get("/health")
-    async def health():
+    async def health(request: Request):
+        """``{"ok": true}`` to anyone, a liveness probe's answer; the rest (pool keys, model and LoRA paths,
+        folders) only with the token."""
+        if not has_token(request):
+            return {"ok": True}
         return await asyncio.to_thread(engine.health)
 
     @app.get("/metrics", responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}})
@@ -176,8 +184,21 @@ def create_app(engine: Engine, token: str) -> FastAPI:
     return app
 
 
+def install_guards(app: FastAPI, token: str) -> None:
+    """The Host check, then the token check, ahead of every other middleware (added last: they run first).
+    The engine's app and the cluster's ingress both install them here."""
+    app.add_middleware(RequireToken, token=token, open_paths=("/health",))
+    app.add_middleware(LoopbackHost)
+
+
+def has_token(request: Request) -> bool:
+    """Whether the request carried the bearer token (``RequireToken`` notes it for the open paths)."""
+    return bool(request.scope.get("state", {}).get("authorized"))
+
+
 class RequireToken:
     """401 unless ``Authorization`` is the bearer token, on every path but ``open_paths``; OpenAI-shaped on /v1.
+    An open path is served either way, told in ``scope["state"]["authorized"]`` whether the token came.
 
     Plain ASGI rather than ``@app.middleware("http")``: Starlette's BaseHTTPMiddleware wraps ``receive`` so that
     ``Request.is_disconnected`` never saw a client leave, and a ``?wait=1`` request (or an OpenAI JSON request)
@@ -187,10 +208,12 @@ class RequireToken:
         self.app, self.expected, self.open_paths = app, f"Bearer {token}".encode(), open_paths
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["path"] in self.open_paths:
+        if scope["type"] != "http":
             return await self.app(scope, receive, send)
         given = next((value for key, value in scope["headers"] if key == b"authorization"), b"")
-        if hmac.compare_digest(given, self.expected):
+        authorized = hmac.compare_digest(given, self.expected)
+        if authorized or scope["path"] in self.open_paths:
+            scope["state"] = {**scope.get("state", {}), "authorized": authorized}  # this request's own dict
             return await self.app(scope, receive, send)
         message = "missing or wrong bearer token"
         body = openai_api.unauthorized(message) if openai_api.is_openai_path(scope["path"]) else {"detail": message}
