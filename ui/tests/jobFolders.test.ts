@@ -13,6 +13,7 @@ import { closeDb } from '@/server/db';
 import { engineFolder } from '@/server/engines';
 import { type Job, createJob, enqueueJob, getJob, getJobByName } from '@/server/jobs';
 import { outputsFolderOf } from '@/server/outputs';
+import { setSetting } from '@/server/settings';
 import { startJob, watchedChildren } from '@/server/startJob';
 import { uiFolderValues } from '@/server/uiFolders';
 import { DEFAULT_ENGINE_SETTINGS, newEngineJobConfig, withEngineSettings } from '@/utils/engineSettings';
@@ -107,8 +108,8 @@ describe('POST /api/jobs and the UI-owned folders', () => {
     const own = uiFolderValues('eng');
     const same = engineConfig(
       'eng',
-      { job_folder: own['engine.job_folder'], output_folder: 'output/eng/outputs', assets_folder: own['engine.assets_folder'],
-        lora_roots: own['engine.lora_roots'], model_roots: ['models/'], compile_cache_dir: null },
+      { job_folder: own['engine.job_folder'], output_folder: 'output/eng/outputs/', assets_folder: own['engine.assets_folder'],
+        lora_roots: null, compile_cache_dir: null },
       { sqlite_db_path: './db/aitk_db.db', training_folder: own.training_folder, ray: { address: null } },
     );
     expect((await postJob({ name: 'eng', gpu_ids: '0', job_config: same, job_type: 'inference' })).status).toBe(200);
@@ -139,9 +140,9 @@ async function exited(jobId: string) {
 }
 
 describe('starting a stored row', () => {
-  // run.py that exits at once: the test reads the config the UI wrote for it
+  // run.py that says which models folder it got and exits: the test reads the config the UI wrote for it
   beforeEach(() => {
-    writeFileSync(path.join(root, 'run.py'), 'import sys\nsys.exit(0)\n');
+    writeFileSync(path.join(root, 'run.py'), 'import os\nprint("MODELS_PATH=" + os.environ["MODELS_PATH"])\n');
     process.env.AITK_PYTHON = 'python3';
   });
 
@@ -149,17 +150,15 @@ describe('starting a stored row', () => {
     const config = engineConfig('old');
     for (const [key, value] of Object.entries(FOREIGN)) setAt(config.config.process[0], key, value);
     (config.config.process as Record<string, unknown>[]).push({ type: 'InferenceCluster', ray: { address: 'auto' }, engine: { lora_roots: ['/'] } });
+    delete process.env.MODELS_PATH;
+    setSetting('MODELS_PATH', path.join(root, 'my-models'));
     const job = createJob({ name: 'old', gpu_ids: '0', job_config: config, job_type: 'inference' }); // straight into the DB
     enqueueJob(job.id);
     expect(startJob(job.id)).toBe(true);
     await exited(job.id);
     const folder = path.join(root, 'output', 'old');
     const written = JSON.parse(readFileSync(path.join(folder, '.job_config.json'), 'utf8'));
-    const models = path.join(root, 'models');
-    const engine = {
-      job_folder: folder, output_folder: path.join(folder, 'outputs'), assets_folder: path.join(folder, 'assets'),
-      lora_roots: [models, path.join(root, 'output')], model_roots: [models],
-    };
+    const engine = { job_folder: folder, output_folder: path.join(folder, 'outputs'), assets_folder: path.join(folder, 'assets') };
     const [first, second] = written.config.process;
     expect(first).toEqual({
       type: 'InferenceEngine', device: 'auto', sqlite_db_path: path.join(root, 'db', 'aitk_db.db'), training_folder: path.join(root, 'output'),
@@ -167,6 +166,8 @@ describe('starting a stored row', () => {
     });
     expect(second.engine).toEqual(engine);
     expect(second.ray).toEqual({});
+    // the engine's own LoRA and model roots start from the UI's models folder (here: the MODELS_PATH setting)
+    expect(readFileSync(path.join(folder, 'log.txt'), 'utf8')).toContain(`MODELS_PATH=${path.join(root, 'my-models')}\n`);
   });
 
   it('finds its engine.json and outputs in its own folder, not where the row says', () => {

@@ -99,7 +99,7 @@ export function startJob(jobId: string): boolean {
     };
     const hfToken = getSetting('HF_TOKEN')?.trim();
     if (hfToken) env.HF_TOKEN = hfToken;
-    env.MODELS_PATH = modelsFolder(); // the folder its model and LoRA roots name
+    env.MODELS_PATH = modelsFolder(); // the engine's model and LoRA roots start from it (server/uiFolders.ts)
 
     const logFd = openSync(logFile, 'a');
     let child: ChildProcess;

@@ -1,18 +1,19 @@
 /**
  * The folders a job started by this UI uses, written by the UI itself (utils/uiFolders.ts lists the keys): the
  * DB and training folder the UI runs on, an engine's job folder under the training folder with its outputs and
- * assets inside, LoRAs and models from the UI's models and training folders, the engine's own compile cache, and
- * a cluster's own Ray. A job config sent through the API may leave them out or repeat them; any other value is
- * refused (`foreignFolderKey`), and a stored row's values are replaced when the job starts (`withUiFolders`).
+ * assets inside, the engine's own LoRA and model roots (from the UI's models and training folders) and compile
+ * cache, and a cluster's own Ray. A job config sent through the API may leave them out or repeat them; any other
+ * value is refused (`foreignFolderKey`), and a stored row's values are replaced when the job starts
+ * (`withUiFolders`).
  */
 import path from 'node:path';
 import {
   ENGINE_PROCESS_TYPES, JOB_FOLDER_KEYS, UI_FOLDER_KEYS, type UiFolderKey, processEntries, setAt, valueAt,
 } from '@/utils/uiFolders';
-import { dbPath, jobFolder, modelsFolder, toolkitRoot, trainingFolder } from './paths';
+import { dbPath, jobFolder, toolkitRoot, trainingFolder } from './paths';
 
 /** What the UI writes for a job of this name; `undefined`: the key is left out (the engine's default). */
-export type UiFolderValues = Record<UiFolderKey, string | string[] | undefined>;
+export type UiFolderValues = Record<UiFolderKey, string | undefined>;
 
 export function uiFolderValues(jobName: string): UiFolderValues {
   const folder = jobFolder(jobName);
@@ -22,9 +23,9 @@ export function uiFolderValues(jobName: string): UiFolderValues {
     'engine.job_folder': folder,
     'engine.output_folder': path.join(/*turbopackIgnore: true*/ folder, 'outputs'),
     'engine.assets_folder': path.join(/*turbopackIgnore: true*/ folder, 'assets'),
-    // InferenceEngine.py's defaults, with this UI's folders: AI Toolkit's trained LoRAs are in the training folder
-    'engine.lora_roots': [modelsFolder(), trainingFolder()],
-    'engine.model_roots': [modelsFolder()],
+    // The engine's own roots, made from the MODELS_PATH startJob passes (modelsFolder) and the training folder above
+    'engine.lora_roots': undefined,
+    'engine.model_roots': undefined,
     'engine.compile_cache_dir': undefined, // the engine's cache folder under the toolkit root
     'ray.address': undefined, // a cluster job starts its own Ray and stops it with the job
   };
@@ -33,12 +34,8 @@ export function uiFolderValues(jobName: string): UiFolderValues {
 /** A path as the job reads it: relative ones are the toolkit root's (the job's working folder). */
 const resolved = (value: string) => path.resolve(/*turbopackIgnore: true*/ toolkitRoot(), value);
 
-function sameValue(sent: unknown, own: string | string[] | undefined): boolean {
-  if (typeof own === 'string') return typeof sent === 'string' && resolved(sent) === own;
-  if (Array.isArray(own)) {
-    return Array.isArray(sent) && sent.length === own.length && sent.every((s, i) => typeof s === 'string' && resolved(s) === own[i]);
-  }
-  return false;
+function sameValue(sent: unknown, own: string | undefined): boolean {
+  return own !== undefined && typeof sent === 'string' && resolved(sent) === own;
 }
 
 /**
