@@ -7,7 +7,9 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { NextRequest } from 'next/server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { GET as serveRoute } from '@/app/api/files/[...filePath]/route';
 import { isPrivate, resolveServable } from '@/server/files';
 import { MAX_TAIL_BYTES, readLogTail } from '@/server/logFile';
 import { checkRequest, hostName } from '@/server/requestGuard';
@@ -89,8 +91,10 @@ describe('/api/files never serves private files', () => {
   mkdirSync(path.join(job, '.tmp'), { recursive: true });
   const outside = mkdtempSync(path.join(os.tmpdir(), 'aitk-outside-'));
   writeFileSync(path.join(outside, 'secret.png'), 'x');
+  // The engine writes engine.json as a temp file first (`.engine.json.<random>.tmp`; before, `engine.json.tmp`)
+  const BEING_WRITTEN = ['engine.json.tmp', '.engine.json.k3Jx9q.tmp', 'Engine.Json.TMP', 'engine.json.bak', 'outputs/a.png.tmp'];
   for (const f of ['engine.json', 'pid.txt', '.job_config.json', 'config.yaml', 'log.txt', 'outputs/a.png',
-    'outputs/a.json', 'outputs/.thumbs/a.png.jpg', '.tmp/b.png']) writeFileSync(path.join(job, f), 'x');
+    'outputs/a.json', 'outputs/.thumbs/a.png.jpg', '.tmp/b.png', ...BEING_WRITTEN]) writeFileSync(path.join(job, f), 'x');
   symlinkSync(path.join(job, 'engine.json'), path.join(job, 'outputs', 'token.png')); // a media name for a secret
   symlinkSync(path.join(outside, 'secret.png'), path.join(job, 'outputs', 'escape.png')); // a link out of the root
 
@@ -108,6 +112,25 @@ describe('/api/files never serves private files', () => {
       expect(serves(rel), rel).toBe(false);
     }
     expect(isPrivate(path.join(job, 'ENGINE.JSON'), root)).toBe(true);
+  });
+
+  it("refuses engine.json's temp files and copies, and any file being written (*.tmp)", () => {
+    for (const rel of BEING_WRITTEN) expect(serves(rel), rel).toBe(false);
+  });
+
+  it('answers 404 for them through the real /api/files route, and serves a result', async () => {
+    process.env.AITK_TRAINING_FOLDER = root;
+    try {
+      const get = async (rel: string) => {
+        const file = path.join(job, rel);
+        const req = new NextRequest(`http://127.0.0.1:8675/api/files/${encodeURIComponent(file)}`);
+        return (await serveRoute(req, { params: Promise.resolve({ filePath: [file] }) })).status;
+      };
+      expect(await get('outputs/a.png')).toBe(200);
+      for (const rel of ['engine.json', ...BEING_WRITTEN]) expect(await get(rel), rel).toBe(404);
+    } finally {
+      delete process.env.AITK_TRAINING_FOLDER;
+    }
   });
 
   it('follows links before deciding', () => {

@@ -31,15 +31,23 @@ export function resolveInside(segments: string[], roots: string[]): string | nul
 /**
  * Files under the training folder that are never served, whatever the path: /api/files is public (media
  * elements cannot send a token), so it must not hand out what a job keeps for itself: dotfiles and dot-folders
- * (`.job_config.json`, `.tmp/`), an engine's `engine.json` (its bearer token), `pid.txt`, and configs.
+ * (`.job_config.json`, `.tmp/`, the engine's `.engine.json.<random>.tmp`), an engine's `engine.json` (its bearer
+ * token) and any `engine.json.*` (the file it is written as before its rename, a copy), `pid.txt`, configs, and
+ * `*.tmp` files (being written: a result before its rename, a token before engine.json's).
  */
 const PRIVATE_NAMES = new Set(['engine.json', 'pid.txt']);
-const PRIVATE_EXTS = new Set(['.json', '.yaml', '.yml', '.toml', '.env']);
+const PRIVATE_PREFIXES = ['engine.json.'];
+const PRIVATE_EXTS = new Set(['.json', '.yaml', '.yml', '.toml', '.env', '.tmp']);
 
 export function isPrivate(file: string, root: string): boolean {
   const parts = path.relative(root, file).split(path.sep);
-  const name = parts.at(-1) ?? '';
-  return parts.some((p) => p.startsWith('.')) || PRIVATE_NAMES.has(name) || PRIVATE_EXTS.has(path.extname(name).toLowerCase());
+  const name = (parts.at(-1) ?? '').toLowerCase();
+  return (
+    parts.some((p) => p.startsWith('.')) ||
+    PRIVATE_NAMES.has(name) ||
+    PRIVATE_PREFIXES.some((prefix) => name.startsWith(prefix)) ||
+    PRIVATE_EXTS.has(path.extname(name))
+  );
 }
 
 /**
