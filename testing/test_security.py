@@ -251,3 +251,44 @@ def test_health_without_the_token_says_only_ok(engine_server):
         detailed = anonymous.get("/health", headers=auth(engine_server)).json()
     assert detailed["ok"] is True and {"busy", "queue", "active", "pool", "counters", "assets"} <= set(detailed)
     assert "pool" in engine_server.client.health()  # the Python client sends its token
+
+
+# ---------------------------------------------------------------------------------------------- the output folder
+def test_a_link_in_the_output_folder_is_neither_served_nor_deleted(http, engine_server, tmp_path):
+    """A link put into the output folder (by a job, a script, a shared folder) served any file the engine could
+    read; now a link is 404 for GET and DELETE, as a missing file, and the listing leaves it out."""
+    folder = engine_server.engine.output_folder
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(b"not yours")
+    inside = os.path.join(folder, "plain.png")
+    with open(inside, "wb") as f:
+        f.write(b"a result")
+    links = {"stolen.png": str(secret), "alias.png": inside}  # out of the folder, and within it
+    for name, target in links.items():
+        os.symlink(target, os.path.join(folder, name))
+    try:
+        assert http.get("/outputs/plain.png").content == b"a result"
+        for name in links:
+            assert http.get(f"/outputs/{name}").status_code == 404
+            assert http.get(f"/outputs/{name}?download=1").status_code == 404
+            assert http.delete(f"/outputs/{name}").status_code == 404
+            assert os.path.islink(os.path.join(folder, name))
+        assert secret.read_bytes() == b"not yours" and os.path.exists(inside)
+        listed = {e["name"] for e in http.get("/outputs").json()}
+        assert "plain.png" in listed and not listed & set(links)
+    finally:
+        for name in [*links, "plain.png"]:
+            os.remove(os.path.join(folder, name))
+
+
+def test_a_file_name_that_is_not_utf8_leaves_the_listing_whole(http, engine_server):
+    """``GET /outputs`` answered 500 for the whole folder because of one such name."""
+    odd = os.path.join(os.fsencode(engine_server.engine.output_folder), b"caf\xe9-\xff.png")
+    with open(odd, "wb") as f:
+        f.write(b"x")
+    try:
+        r = http.get("/outputs")
+        assert r.status_code == 200 and isinstance(r.json(), list)
+        assert all(e["name"].isprintable() for e in r.json())
+    finally:
+        os.remove(odd)

@@ -15,6 +15,7 @@ import time
 from typing import Optional
 from urllib.parse import quote
 
+from extensions_built_in.inference_engine.assets import is_inside
 from toolkit.media import save_generated
 from toolkit.media_info import info_for
 
@@ -29,17 +30,18 @@ class Outputs:
         return f"{self.url_prefix}/{quote(os.path.abspath(path), safe='')}"
 
     def listing(self, limit: int = 100) -> list[dict]:
-        """Finished files, newest first, each with its sidecar."""
+        """Finished files, newest first, each with its sidecar. A name that is not UTF-8 (a file put there by
+        hand) is left out: JSON cannot carry it, and the whole listing failed on it."""
         entries = []
         for name in os.listdir(self.folder):
             path = os.path.join(self.folder, name)
-            if name.startswith(".") or name.endswith((".json", ".tmp")):
+            if name.startswith(".") or name.endswith((".json", ".tmp")) or not _is_utf8(name):
                 continue
             try:
                 st = os.stat(path)
             except OSError:
                 continue
-            if os.path.isfile(path):
+            if owned_file(path, self.folder):
                 entries.append(
                     {
                         "name": name,
@@ -140,6 +142,21 @@ def download_name(result_path: str) -> str:
     words = re.sub(r"[^A-Za-z0-9]+", "_", str(sample.get("prompt") or "")).strip("_")[:60].rstrip("_")
     stem = "_".join(str(p) for p in (words, sample.get("seed")) if p not in ("", None))
     return (stem or os.path.splitext(os.path.basename(result_path))[0]) + os.path.splitext(result_path)[1]
+
+
+def owned_file(path: str, folder: str) -> bool:
+    """A regular file that is the folder's own: not a link, whose target could be any file the engine can read,
+    and nothing whose real path leaves ``folder``."""
+    return os.path.isfile(path) and not os.path.islink(path) and is_inside(os.path.realpath(path), folder)
+
+
+def _is_utf8(name: str) -> bool:
+    """``os.listdir`` hands undecodable bytes back as lone surrogates, which no UTF-8 encoder takes."""
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def sidecar_of(result_path: str) -> str:

@@ -25,7 +25,7 @@ from extensions_built_in.inference_engine.catalog import list_checkpoints, list_
 from extensions_built_in.inference_engine.engine import Engine, EngineBusy, OutputInUse
 from extensions_built_in.inference_engine.host_check import LoopbackHost
 from extensions_built_in.inference_engine.openai_params import OpenAIError
-from extensions_built_in.inference_engine.outputs import download_name
+from extensions_built_in.inference_engine.outputs import download_name, owned_file
 from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS, MEDIA_TYPE
 from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.request_queue import QueueFull
@@ -159,11 +159,11 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         return await asyncio.to_thread(engine.list_outputs, limit)
 
     def output_path(name: str, results_only: bool = False) -> str:
-        """A file in the output folder by its bare name (no folders, nothing hidden); ``results_only``: not a
-        sidecar or a file being written either (those go with their result)."""
+        """A file in the output folder by its bare name (no folders, nothing hidden, no link out of it);
+        ``results_only``: not a sidecar or a file being written either (those go with their result)."""
         path = os.path.join(engine.output_folder, os.path.basename(name))
         hidden = name.startswith(".") or (results_only and name.endswith((".json", ".tmp")))
-        if os.path.basename(name) != name or hidden or not os.path.isfile(path):
+        if os.path.basename(name) != name or hidden or not owned_file(path, engine.output_folder):
             raise HTTPException(404, f"no output named {name!r}")
         return path
 
