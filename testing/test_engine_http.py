@@ -499,6 +499,14 @@ def test_a_full_queue_is_429_with_retry_after_and_the_engine_serves_on(tmp_path,
                 r = http.post("/generate", json=body_for("sd1"))
                 assert r.status_code == 429 and "full" in r.json()["detail"]
                 assert 1 <= int(r.headers["retry-after"]) <= 60
+            # Refused before the body is read: a body that would be a 422 is not even parsed, and the connection
+            # that carried an unread 600 KB body still serves the next request.
+            unread = http.post("/generate", content=b"{" + b" " * 600_000, headers={"content-type": "application/json"})
+            assert unread.status_code == 429 and "full" in unread.json()["detail"]
+            openai = http.post("/v1/images/generations", json={"prompt": "x", "model": "no-such-model"})
+            assert openai.status_code == 429 and openai.json()["error"]["code"] == "rate_limit_exceeded"
+            assert int(openai.headers["retry-after"]) >= 1
+            assert http.post("/generate", json={"model": {"arch": "nope"}}).status_code == 429
             assert len(h.client.queue()["pending"]) == 2
             h.client.cancel(blocker_id)
             for client, response, frames in waiting:

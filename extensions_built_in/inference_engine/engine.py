@@ -26,7 +26,7 @@ from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from extensions_built_in.inference_engine.outputs import Outputs
 from extensions_built_in.inference_engine.request import Request
 from extensions_built_in.inference_engine.request_checks import RequestChecks
-from extensions_built_in.inference_engine.request_queue import RequestQueue
+from extensions_built_in.inference_engine.request_queue import QueueFull, RequestQueue
 from extensions_built_in.inference_engine.resident import LoadFailed, ResidentModel
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
@@ -153,6 +153,14 @@ class Engine:
         self.counters["requests"] += 1
         frames.emit("status", stage="queued", message="Waiting in queue", position=position)
         return req
+
+    def refusal_if_full(self) -> Optional[QueueFull]:
+        """The 429 a new request would get now, decided before its body is read or checked: under overload
+        most requests are refused, and reading, validating and planning each only to refuse it took the HTTP
+        thread's time from the streams it serves."""
+        if not self.queue.full():
+            return None
+        return QueueFull(self.queue.max_pending, self._retry_after_s())
 
     def position_field(self, req: Request) -> dict:
         """``{"position": n}`` while queued (1-based place in line), ``{}`` once it runs."""

@@ -44,6 +44,10 @@ class RequestQueue(Generic[T]):
         self._changed = threading.Condition(self._lock)
 
     # ------------------------------------------------------------------ server side
+    def full(self) -> bool:
+        """At the cap now (a hint for refusing early: ``push`` decides under the lock)."""
+        return bool(self.max_pending) and len(self._line) >= self.max_pending
+
     def push(self, item: T, retry_after_s: int) -> int:
         """Put ``item`` at the end of the line; its 1-based place. ``QueueFull`` at the cap."""
         with self._lock:

@@ -55,6 +55,7 @@ def create_app(engine: Engine, token: str) -> FastAPI:
         "errors in OpenAI's shape.",
     )
     app.add_middleware(BodyLimit, limit=MAX_JSON_BODY, exempt=("/assets", "/v1/images/edits"))
+    app.add_middleware(RefuseWhenFull, engine=engine)  # after the token check: a stranger learns nothing
     install_guards(app, token)
 
     @app.get("/health")
@@ -219,6 +220,30 @@ class RequireToken:
         body = openai_api.unauthorized(message) if openai_api.is_openai_path(scope["path"]) else {"detail": message}
         response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
         await response(scope, receive, send)
+
+
+class RefuseWhenFull:
+    """429 with ``Retry-After`` for a new generation while the queue is at its cap, before its body is read:
+    under overload most requests are refused, and each one read, validated and checked only to be refused took
+    the event loop from the streams it serves (``Engine.submit`` still refuses the few that race past here)."""
+
+    PATHS = ("/generate", "/v1/images/generations", "/v1/images/edits")
+
+    def __init__(self, app, engine: Engine):
+        self.app, self.engine = app, engine
+
+    async def __call__(self, scope, receive, send):
+        full = None
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in self.PATHS:
+            full = self.engine.refusal_if_full()
+        if full is None:
+            return await self.app(scope, receive, send)
+        headers = {"Retry-After": str(full.retry_after_s)}
+        if openai_api.is_openai_path(scope["path"]):
+            body = OpenAIError(429, str(full), None, "rate_limit_exceeded", type="requests").body()
+        else:
+            body = {"detail": str(full)}
+        await JSONResponse(body, status_code=429, headers=headers)(scope, receive, send)
 
 
 class BodyLimit:
