@@ -6,6 +6,7 @@ import os
 import pytest
 
 from testing import test_engine_http
+from testing.conftest import ROOT
 from testing.test_engine_http import auth, png_bytes
 from testing.test_inference_engine import body_for
 
@@ -69,3 +70,65 @@ def test_upload_without_file_field_is_422(http, engine_server):
 
 
 # ---------------------------------------------------------------------------------------------- disconnects and queue
+
+
+def blank_png(side: int) -> bytes:
+    """A ``side``² RGB PNG of a few dozen KB (all black), written row by row: nothing here holds its pixels."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    packer, row = zlib.compressobj(9), b"\x00" * (1 + 3 * side)
+    pixels = b"".join(packer.compress(row) for _ in range(side)) + packer.flush()
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
+STORE_EIGHT_AT_ONCE = """
+import sys, threading
+from PIL import Image, PngImagePlugin  # imported before the baseline: their own memory is not the decodes'
+from extensions_built_in.inference_engine.assets import AssetStore
+
+def memory_mb(key):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
+
+data, store = open(sys.argv[1], "rb").read(), AssetStore(sys.argv[2])
+start, stored = threading.Barrier(8), []
+def upload():
+    start.wait()
+    stored.append(store.store(data))
+threads = [threading.Thread(target=upload) for _ in range(8)]
+before = memory_mb("VmRSS")
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(stored), memory_mb("VmHWM") - before)
+"""
+
+
+def test_concurrent_uploads_of_many_pixels_decode_a_few_at_a_time(tmp_path):
+    """Each upload is decoded in full; eight 4096² PNGs of ~50 KB at once held eight decoded images (48 MB of
+    pixels each; the peak grew by 440-490 MB). Now at most ``MAX_FULL_DECODES`` run together: 130-150 MB."""
+    import subprocess
+    import sys
+
+    from extensions_built_in.inference_engine.assets import MAX_FULL_DECODES
+
+    side = 4096
+    (tmp_path / "big.png").write_bytes(blank_png(side))
+    done = subprocess.run(
+        [sys.executable, "-c", STORE_EIGHT_AT_ONCE, str(tmp_path / "big.png"), str(tmp_path / "assets")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, growth_mb = done.stdout.split()
+    image_mb = side * side * 3 / 2**20
+    assert int(count) == 8
+    assert float(growth_mb) < (MAX_FULL_DECODES + 2) * image_mb, f"peak grew by {growth_mb} MB"
