@@ -316,8 +316,8 @@ def start_ui(work: Path, max_queue: int, port: int) -> tuple[list, Target]:
             },
         },
     ).json()
-    httpx.get(f"{base}/api/jobs/{job['id']}/start", headers=headers, timeout=30)
-    httpx.get(f"{base}/api/queue/0/start", headers=headers, timeout=30)
+    httpx.post(f"{base}/api/jobs/{job['id']}/start", headers=headers, timeout=30)
+    httpx.post(f"{base}/api/queue/0/start", headers=headers, timeout=30)
 
     def healthy():
         try:

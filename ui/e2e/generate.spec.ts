@@ -353,6 +353,8 @@ test('the real server refuses other sites and never serves engine.json', async (
   const moved = await request.post('/api/jobs', { headers: json, data: { name: 'moved', gpu_ids: '0', job_config: movedConfig } });
   expect(moved.status()).toBe(400); // a job config cannot move the engine's folders
   expect((await moved.json()).error).toContain('config.process[0].engine.output_folder');
+  // state changes are POSTs: an <img> on another page cannot stop a job
+  expect((await request.get('/api/jobs/any-id/stop', { headers: authHeaders() })).status()).toBe(405);
   const crossSite = await request.get('/api/settings', { headers: { ...authHeaders(), 'sec-fetch-site': 'cross-site' } });
   expect(crossSite.status()).toBe(403);
   const rebinding = await request.get('/api/settings', { headers: { ...authHeaders(), host: 'evil.example:8676' } });

@@ -139,14 +139,14 @@ export async function startEngineJob(request: APIRequestContext, name: string, j
   });
   expect(created.status()).toBe(200);
   const jobId = (await created.json()).id as string;
-  expect((await request.get(`/api/jobs/${jobId}/start`, { headers: authHeaders() })).status()).toBe(200);
-  expect((await request.get('/api/queue/0/start', { headers: authHeaders() })).status()).toBe(200);
+  expect((await request.post(`/api/jobs/${jobId}/start`, { headers: authHeaders() })).status()).toBe(200);
+  expect((await request.post('/api/queue/0/start', { headers: authHeaders() })).status()).toBe(200);
   return jobId;
 }
 
 /** Stop a spec's own engine job and wait for its process to exit. */
 export async function stopEngineJob(request: APIRequestContext, jobId: string, name: string) {
-  await request.get(`/api/jobs/${jobId}/stop`, { headers: authHeaders() });
+  await request.post(`/api/jobs/${jobId}/stop`, { headers: authHeaders() });
   await expect
     .poll(async () => (await (await request.get(`/api/jobs?id=${jobId}`, { headers: authHeaders() })).json()).status, { timeout: 60_000 })
     .toBe('stopped');
@@ -180,7 +180,7 @@ export async function stopAllEngines(request: APIRequestContext) {
   const active = ['running', 'queued', 'stopping'];
   const list = async () => (await (await request.get('/api/jobs?job_type=inference', { headers: authHeaders() })).json()).jobs as { id: string; status: string }[];
   for (const job of await list()) {
-    if (job.status === 'running') await request.get(`/api/jobs/${job.id}/stop`, { headers: authHeaders() });
+    if (job.status === 'running') await request.post(`/api/jobs/${job.id}/stop`, { headers: authHeaders() });
   }
   await expect.poll(async () => (await list()).filter((j) => active.includes(j.status)).length, { timeout: 60_000 }).toBe(0);
 }

@@ -75,7 +75,7 @@ async function stop() {
   stopping = true;
   if (jobId) {
     console.log('\nStopping the engine job…');
-    await api('GET', `/api/jobs/${jobId}/stop`).catch(() => undefined);
+    await api('POST', `/api/jobs/${jobId}/stop`).catch(() => undefined);
     // `stopping` until the engine process has gone: the UI must outlive it to record `stopped`.
     const active = ['running', 'queued', 'stopping'];
     await until('the engine job stopping', 30, async () => !active.includes((await api('GET', `/api/jobs?id=${jobId}`)).json.status)).catch(() => undefined);
@@ -88,7 +88,7 @@ try {
   await until('the UI answering', 120, async () => (await api('GET', '/api/jobs')).status === 200);
   jobId = await demoJob();
   for (const url of [`/api/jobs/${jobId}/start`, '/api/queue/0/start']) {
-    const r = await api('GET', url);
+    const r = await api('POST', url);
     if (r.status !== 200) throw new Error(`${url}: ${r.status} ${r.text}`);
   }
   console.log('Starting the engine on builtin:shapes (the first start builds nothing: the model ships in the repository)…');

@@ -50,7 +50,7 @@ describe('requestGuard', () => {
     expect(checkRequest('GET', '/api/settings', h({ host: 'evil.example' }))?.status).toBe(403);
   });
 
-  it('refuses cross-site requests of every method, GETs too (start and stop are GETs)', () => {
+  it('refuses cross-site requests of every method, GETs too', () => {
     for (const site of ['cross-site', 'same-site']) {
       expect(checkRequest('GET', '/api/jobs/x/stop', h({ ...LOCAL, 'sec-fetch-site': site }))?.status).toBe(403);
       expect(checkRequest('POST', '/api/jobs', h({ ...LOCAL, 'sec-fetch-site': site }))?.status).toBe(403);

@@ -1,7 +1,7 @@
 'use client';
 /** Start / stop / delete for one job, as AI Toolkit offers them (utils/jobs.ts getAvaliableJobActions). */
 import { useState } from 'react';
-import { apiJson } from '@/utils/api';
+import { POST, apiJson } from '@/utils/api';
 import { type Job, displayStatus } from '@/utils/types';
 
 export default function JobActions({ job, onChange, compact = false }: { job: Job; onChange: () => void; compact?: boolean }) {
@@ -15,8 +15,8 @@ export default function JobActions({ job, onChange, compact = false }: { job: Jo
     if (confirmText && !confirm(confirmText)) return;
     setBusy(true);
     try {
-      await apiJson(path);
-      if (path.endsWith('/start')) await apiJson(`/api/queue/${encodeURIComponent(job.gpu_ids)}/start`);
+      await apiJson(path, POST);
+      if (path.endsWith('/start')) await apiJson(`/api/queue/${encodeURIComponent(job.gpu_ids)}/start`, POST);
     } catch (e) {
       alert((e as Error).message);
     } finally {

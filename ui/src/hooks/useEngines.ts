@@ -8,7 +8,7 @@
 import { useCallback, useMemo, useState } from 'react';
 import { isServing, useEngineHealths } from './useEngineHealths';
 import { usePoll } from './usePoll';
-import { apiJson, postJson } from '@/utils/api';
+import { POST, apiJson, postJson } from '@/utils/api';
 import { DEFAULT_ENGINE_SETTINGS, type EngineSettings, newEngineJobConfig, withEngineSettings } from '@/utils/engineSettings';
 import type { EngineCandidate, EnginePick, ModelRef } from '@/utils/pickEngine';
 import { withoutUiFolders } from '@/utils/uiFolders';
@@ -84,8 +84,8 @@ export function useEngines(initialChoice: string | null) {
         const body = { id: job?.id, name, gpu_ids: gpuIds, job_config: startConfig(name, job, settings), job_type: 'inference' };
         job = await apiJson<Job>('/api/jobs', postJson(body));
       }
-      if (!ACTIVE_STATUSES.includes(job.status)) await apiJson(`/api/jobs/${job.id}/start`);
-      await apiJson(`/api/queue/${encodeURIComponent(job.gpu_ids)}/start`);
+      if (!ACTIVE_STATUSES.includes(job.status)) await apiJson(`/api/jobs/${job.id}/start`, POST);
+      await apiJson(`/api/queue/${encodeURIComponent(job.gpu_ids)}/start`, POST);
       select(job.id);
       await jobs.refresh();
     },
@@ -94,7 +94,7 @@ export function useEngines(initialChoice: string | null) {
 
   const stop = useCallback(
     async (jobId: string) => {
-      await apiJson(`/api/jobs/${jobId}/stop`);
+      await apiJson(`/api/jobs/${jobId}/stop`, POST);
       await jobs.refresh();
     },
     [jobs],

@@ -153,7 +153,7 @@ export function deleteJobRow(id: string): void {
   db().prepare('DELETE FROM "Job" WHERE id = ?').run(id);
 }
 
-/** Put a job at the back of its GPU's queue (AI Toolkit's `GET /api/jobs/:id/start`; the worker starts it). */
+/** Put a job at the back of its GPU's queue (`POST /api/jobs/:id/start`; the worker starts it). */
 export function enqueueJob(id: string): Job | null | 'stopping' {
   const job = getJob(id);
   if (!job) return null;

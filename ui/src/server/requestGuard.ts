@@ -5,8 +5,10 @@
  * - `Host` must name this machine (localhost, 127.0.0.1, [::1]) or a host the user added to
  *   `AITK_ALLOWED_HOSTS` (comma-separated): a DNS-rebinding page reaches us under its own name and is refused.
  * - A browser request must come from the UI's own pages: `Sec-Fetch-Site`, when sent, is `same-origin` or
- *   `none` (on every method: AI Toolkit's start/stop routes are GETs); a state-changing one's `Origin`, when
- *   sent, is this very host. Scripts and curl send neither and pass (they are no web page acting for the user).
+ *   `none` (on every method: a GET from another site is refused too, though no GET here changes anything); a
+ *   state-changing one's `Origin`, when sent, is this very host. Scripts and curl send neither and pass (they are
+ *   no web page acting for the user). Where a browser sends neither header on a GET (an <img> in an older
+ *   browser), nothing changes because every state change is a POST (AI Toolkit's start/stop are GETs; ours not).
  * - A state-changing request with a body must say what it is: `application/json`, or `multipart/form-data`
  *   for uploads (`/assets` and OpenAI's `/v1/images/edits`). The content types a cross-site HTML form can send
  *   without a preflight (text/plain, urlencoded) are refused even where the JSON would parse.
@@ -39,7 +41,7 @@ export function checkRequest(method: string, pathname: string, headers: Headers)
   if (!host || !allowedHosts().includes(hostName(host))) {
     return { status: 403, error: `host ${JSON.stringify(host)} is not allowed; add it to AITK_ALLOWED_HOSTS` };
   }
-  // Every method: AI Toolkit's start/stop routes are GETs, and an <img> on another site can send a GET.
+  // Every method: an <img> on another site can send a GET, and what a GET answers is no other site's to read.
   const site = headers.get('sec-fetch-site');
   if (site !== null && site !== 'same-origin' && site !== 'none') {
     return { status: 403, error: `cross-site request refused (Sec-Fetch-Site: ${site})` };

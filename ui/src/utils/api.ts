@@ -71,3 +71,6 @@ export const postJson = (body: unknown): RequestInit => ({
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify(body),
 });
+
+/** A POST without a body: how the job and queue actions (start, stop, …) are sent; they answer no GET. */
+export const POST: RequestInit = { method: 'POST' };

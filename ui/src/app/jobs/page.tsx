@@ -4,7 +4,7 @@ import Link from 'next/link';
 import StatusBadge from '@/components/StatusBadge';
 import JobActions from '@/components/JobActions';
 import { usePoll } from '@/hooks/usePoll';
-import { apiJson } from '@/utils/api';
+import { POST, apiJson } from '@/utils/api';
 import { type Job, type Queue, displayStatus, isInferenceJob } from '@/utils/types';
 
 export default function JobsPage() {
@@ -16,7 +16,7 @@ export default function JobsPage() {
   };
 
   async function toggleQueue(q: Queue) {
-    await apiJson(`/api/queue/${encodeURIComponent(q.gpu_ids)}/${q.is_running ? 'stop' : 'start'}`);
+    await apiJson(`/api/queue/${encodeURIComponent(q.gpu_ids)}/${q.is_running ? 'stop' : 'start'}`, POST);
     refresh();
   }
 

@@ -1,4 +1,4 @@
-/** Stop the job if it runs, remove its folder under the training folder, delete the row. */
+/** Stop the job if it runs, remove its folder under the training folder, delete the row. POST or DELETE, never GET. */
 import { deleteJob } from '@/server/stopJob';
 
 export const dynamic = 'force-dynamic';
@@ -9,4 +9,4 @@ async function handle(_req: Request, ctx: { params: Promise<{ jobID: string }> }
   return deleteJob(id) ? Response.json({ deleted: id }) : Response.json({ error: 'Job not found' }, { status: 404 });
 }
 
-export { handle as GET, handle as POST, handle as DELETE };
+export { handle as POST, handle as DELETE };

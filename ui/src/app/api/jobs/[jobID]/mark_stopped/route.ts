@@ -1,4 +1,4 @@
-/** Mark the row stopped without signalling anything (for rows whose process is long gone). */
+/** Mark the row stopped without signalling anything (for rows whose process is long gone). POST only, as every state change. */
 import { getJob } from '@/server/jobs';
 import { markStopped } from '@/server/stopJob';
 
@@ -12,4 +12,4 @@ async function handle(_req: Request, ctx: { params: Promise<{ jobID: string }> }
   return Response.json(getJob(id));
 }
 
-export { handle as GET, handle as POST };
+export { handle as POST };

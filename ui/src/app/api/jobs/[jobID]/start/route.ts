@@ -1,4 +1,7 @@
-/** Queue the job on its GPUs (AI Toolkit: a GET). The worker starts it once its queue runs. */
+/**
+ * Queue the job on its GPUs; the worker starts it once its queue runs. POST only, where AI Toolkit answers a GET:
+ * an <img> on another page can send a GET (ui/README.md, "State changes are POSTs").
+ */
 import { enqueueJob } from '@/server/jobs';
 
 export const dynamic = 'force-dynamic';
@@ -10,4 +13,4 @@ async function handle(_req: Request, ctx: { params: Promise<{ jobID: string }> }
   return job ? Response.json(job) : Response.json({ error: 'Job not found' }, { status: 404 });
 }
 
-export { handle as GET, handle as POST };
+export { handle as POST };

@@ -1,4 +1,7 @@
-/** Job.stop = 1 and SIGINT to its process (AI Toolkit: a GET). Returns the row as it was before. */
+/**
+ * Job.stop = 1 and SIGINT to its process; returns the row as it was before. POST only, where AI Toolkit answers a
+ * GET: an <img> on another page can send a GET (ui/README.md, "State changes are POSTs").
+ */
 import { stopJob } from '@/server/stopJob';
 
 export const dynamic = 'force-dynamic';
@@ -9,4 +12,4 @@ async function handle(_req: Request, ctx: { params: Promise<{ jobID: string }> }
   return job ? Response.json(job) : Response.json({ error: 'Job not found' }, { status: 404 });
 }
 
-export { handle as GET, handle as POST };
+export { handle as POST };

@@ -1,4 +1,4 @@
-/** Start the queue of these GPUs (created when missing); the worker then runs its queued jobs in order. */
+/** Start the queue of these GPUs (created when missing); the worker then runs its queued jobs in order. POST only. */
 import { setQueueRunning } from '@/server/jobs';
 
 export const dynamic = 'force-dynamic';
@@ -10,4 +10,4 @@ async function handle(_req: Request, ctx: { params: Promise<{ gpu_ids: string }>
   return Response.json({ gpu_ids: gpuIds, is_running: true });
 }
 
-export { handle as GET, handle as POST };
+export { handle as POST };

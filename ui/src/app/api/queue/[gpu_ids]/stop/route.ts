@@ -1,4 +1,4 @@
-/** Stop the queue of these GPUs: its running job is asked to go back to the queue. */
+/** Stop the queue of these GPUs: its running job is asked to go back to the queue. POST only. */
 import { setQueueRunning } from '@/server/jobs';
 
 export const dynamic = 'force-dynamic';
@@ -10,4 +10,4 @@ async function handle(_req: Request, ctx: { params: Promise<{ gpu_ids: string }>
   return Response.json({ gpu_ids: gpuIds, is_running: false });
 }
 
-export { handle as GET, handle as POST };
+export { handle as POST };
