@@ -292,3 +292,37 @@ def test_a_file_name_that_is_not_utf8_leaves_the_listing_whole(http, engine_serv
         assert all(e["name"].isprintable() for e in r.json())
     finally:
         os.remove(odd)
+
+
+# ---------------------------------------------------------------------------------------------- numeric caps
+CAPS = [
+    ("sample", "num_inference_steps", 500),
+    ("sample", "width", 4096),
+    ("sample", "height", 4096),
+    ("sample", "num_frames", 1025),
+    ("sample", "fps", 240),
+    ("sample", "batch_count", 16),
+    ("sample", "seed", 2**32 - 1),
+    ("sample", "guidance_scale", 100),
+    ("stream", "every_n_steps", 1000),
+    ("stream", "max_frames", 1024),
+    ("stream", "downsample", 64),
+]
+
+
+@pytest.mark.parametrize("section,field,cap", CAPS, ids=[c[1] for c in CAPS])
+def test_each_numeric_cap_is_exact(http, engine_server, section, field, cap):
+    """The cap itself passes the body's types and every check before the queue; one more is a 422 naming the
+    field. Hostile values far over a cap (test_engine_http.py) would not notice a cap moved from 500 to 5000."""
+    from extensions_built_in.inference_engine.bodies import GenerateBody
+
+    body = body_for("sd1")
+    body[section] = {**body.get(section, {}), field: cap}
+    parsed = GenerateBody.model_validate(body)
+    sample = parsed.sample.model_dump(exclude_none=True)
+    sample = {k: v for k, v in sample.items() if k not in ("batch_count", "batch_seeds")}  # as Engine.submit does
+    engine_server.engine.checks.resolve(parsed.model.model_dump(exclude_none=True), sample, parsed.stream.model_dump())
+    body[section][field] = cap + 1
+    r = http.post("/generate", json=body)
+    assert r.status_code == 422, r.text
+    assert [d["loc"] for d in r.json()["detail"]] == [["body", section, field]]
