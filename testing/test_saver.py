@@ -109,3 +109,57 @@ def test_stopping_the_engine_while_a_result_is_saved_still_delivers_it(tmp_path,
         harness.close()
     kinds = [f.type for f in frames]
     assert "result" in kinds and kinds[-1] == "end" and frames[-1].header["ok"] is True
+
+
+def test_a_disk_that_fills_mid_write_leaves_no_partial_file_and_loses_nothing_written(engine_server, monkeypatch):
+    """The disk fills while a result is encoded (half its bytes written, then ENOSPC), and then again while its
+    sidecar is written: each is an ``error`` frame, no partial file is listed, served or left in the folder, and
+    the files written before are untouched."""
+    import errno
+    import hashlib
+    import os
+
+    from toolkit import media as media_module
+
+    folder = engine_server.engine.output_folder
+    before = engine_server.client.generate_wait(body_for("sd1", steps=2))["result"]["path"]
+
+    def digests():
+        return {
+            os.path.join(root, n): hashlib.sha256(open(os.path.join(root, n), "rb").read()).hexdigest()
+            for root, _, names in os.walk(folder)
+            for n in names
+        }
+
+    kept = digests()
+    real_save = media_module._save_by_kind
+
+    def fills_mid_write(kind, media, path, *args, **kwargs):
+        real_save(kind, media, path, *args, **kwargs)
+        with open(path, "r+b") as f:  # what a write cut short by a full disk leaves
+            f.truncate(os.path.getsize(path) // 2)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(media_module, "_save_by_kind", fills_mid_write)
+    frames = list(engine_server.client.generate(body_for("sd1", steps=2, seed=5)))
+    errors = [f.header for f in frames if f.type == "error"]
+    assert errors and errors[0]["code"] == "internal" and "No space left" in errors[0]["message"]
+    assert frames[-1].type == "end" and not any(f.type == "result" for f in frames)
+    monkeypatch.undo()
+
+    real_dump = outputs_module.json.dump
+
+    def sidecar_fills(data, f, **kwargs):
+        f.write("{")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(outputs_module.json, "dump", sidecar_fills)
+    frames = list(engine_server.client.generate(body_for("sd1", steps=2, seed=6)))
+    assert [f.header["code"] for f in frames if f.type == "error"] == ["internal"]
+    monkeypatch.setattr(outputs_module.json, "dump", real_dump)
+
+    assert digests() == kept, "a failed save added, changed or removed a file"
+    listed = [row["name"] for row in engine_server.client.outputs()]
+    assert os.path.basename(before) in listed
+    after = engine_server.client.generate_wait(body_for("sd1", steps=2, seed=7))
+    assert after["http_status"] == 200 and os.path.isfile(after["result"]["path"])
