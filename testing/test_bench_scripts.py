@@ -109,6 +109,47 @@ def test_load_test_short_run_loses_nothing_and_refuses_every_hostile_body(tmp_pa
     assert counts["accepted"] > 0 and counts.get("ended_with_result", 0) > 0 and counts["hostile_refused"] > 0
     assert counts.get("refused_queue_full", 0) > 0  # 12 clients against a cap of 4
     assert result["ttfb_ms"]["n"] > 0 and result["engine"]["fds_after_warmup"][1] > 0
+    checked = result["results_at_the_end"]
+    assert checked["results"] > 0 and not (checked["missing"] or checked["broken"] or checked["temp_files_left"])
+    assert result["engine"]["rss_growth_last_30_min"]["growth_mb"] is None  # 8 s is not a soak
+
+
+def test_the_soak_s_rss_growth_is_the_last_engine_s_over_the_last_half_hour():
+    from testing.bench.load_soak import rss_growth
+
+    def samples(pid, start, end, rss_at):
+        return [{"t": t, "pid": pid, "rss_mb": rss_at(t)} for t in range(start, end + 1, 10)]
+
+    killed = samples(1, 0, 900, lambda t: 900.0)  # a killed engine's samples never count
+    flat = killed + samples(2, 920, 3600, lambda t: 500.0 + (3.0 if t > 3000 else 0.0))
+    assert rss_growth(flat)["growth_mb"] == 3.0 and rss_growth(flat)["pid"] == 2
+    creeping = killed + samples(2, 920, 3600, lambda t: 500.0 + t / 100)
+    assert rss_growth(creeping)["growth_mb"] == 16.8  # 0.6 MB a minute, medians 28 minutes apart: over 5 MB
+    short = samples(2, 0, 1500, lambda t: 500.0)
+    assert rss_growth(short)["growth_mb"] is None and "under 1800" in rss_growth(short)["why"]
+
+
+def test_the_soak_finds_a_missing_a_half_written_and_a_left_over_result(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from testing.bench.load_soak import check_results
+
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"r{i}.png"
+        Image.fromarray(np.zeros((16, 16, 3), np.uint8)).save(path)
+        path.with_suffix(".json").write_text("{}")
+        paths.append(str(path))
+    assert check_results(paths) == {"results": 3, "missing": [], "broken": [], "temp_files_left": []}
+    data = open(paths[1], "rb").read()
+    open(paths[1], "wb").write(data[: len(data) // 2])
+    os.remove(paths[2])
+    (tmp_path / ".tmp").mkdir()
+    (tmp_path / ".tmp" / "r9.png").write_bytes(b"x")
+    found = check_results(paths)
+    assert found["missing"] == [paths[2]] and found["broken"][0].startswith(paths[1])
+    assert found["temp_files_left"] == [str(tmp_path / ".tmp" / "r9.png")]
 
 
 def test_budget_probe_tiny_run_splits_each_request_into_phases(tmp_path, tiny_cache):
@@ -153,6 +194,7 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
         "--work",
         str(tmp_path / "w"),
         *"--tiny --families flux --budgets 0,24 --steps 2 --bare --engines 2 --repeats 2".split(),
+        *"--quality bf16,int8 --quality-steps 2 --memory-quality fast".split(),
     ]
     done = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"}
@@ -171,12 +213,23 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
         assert all(e["requests"] == 2 for e in run["engines"]) and len(run["repeats"]["new_prompt"]) == 1
         assert run["prompt_cache"]["misses"] == 3 and run["repeats"]["warm"][0]["step_s"] > 0
     assert flux["bare"]["step_s"] > 0 and len(flux["bare"]["steps_s"]) == 3
+    # The 24 GiB engine beside a neighbour holding the rest of the card, with no budget setting of its own.
+    engine = json.loads((tmp_path / "w" / "flux_24" / "engine_config.json").read_text())
+    assert "vram_budget_gb" not in engine["config"]["process"][0]["engine"]
+    assert flux["runs"]["24"]["budget_mode"] == "neighbour" and flux["runs"]["24"]["neighbour"]["pid"] > 0
+    assert "neighbour" not in flux["runs"]["0"] and result["meta"]["budget_mode"] == "neighbour"
+    assert flux["runs"]["24"]["memory_quality"]["asked"] == "fast" and "engine_found" in flux["runs"]["24"]
+    # --quality: in the full card's first engine, the reference twice (the same file) and int8 (CPU's 8 bits).
+    quality = flux["quality"]
+    assert quality["steps"] == 2 and quality["bf16"]["identical"] and not quality["reference"]["plan_quantized"]
+    assert quality["int8"]["plan_quantized"] and 20 < quality["int8"]["psnr_db"] and quality["int8"]["ssim"] > 0.5
     # Engines interleave across budgets, so a slow process is as likely under either.
     assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("flux ")] == ["0", "24"] * 2
     table = (out / "family_sweep.md").read_text()
     assert "| flux | full |" in table and "| flux | 24 GiB |" in table and "TINY smoke run" in table
     assert "2 engines)" in table
     assert "× bare" in table
+    assert "flux, 8-bit denoiser against bf16 (2 steps): bf16: identical; int8: " in table
 
 
 def test_plan_table_predicts_a_plan_or_a_reason_for_every_family_on_each_card():

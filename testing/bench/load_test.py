@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import json
 import os
 import random
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import httpx
 
@@ -34,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from extensions_built_in.inference_engine.protocol import FrameDecoder  # noqa: E402
+from testing.bench.load_soak import KillAndRestart, UIProcess, check_results, rss_growth  # noqa: E402
 from testing.engine_harness import wait_for  # noqa: E402
 
 ACTIONS = [("stream", 35), ("wait", 20), ("drop", 10), ("cancel", 10), ("hostile", 15), ("upload", 10)]
@@ -92,6 +96,16 @@ class Stats:
         self.not_refused: list = []
         self.max_queue = 0
         self.samples: list = []
+        self.results: list = []  # every result file the run was told about, checked at the end
+        self.interrupted: list = []  # requests in flight when the engine was killed on purpose
+        self.interrupted_from = self.interrupted_until = float("inf")
+
+    def lose(self, how: str, detail, started: float) -> None:
+        """A request that did not end as it must: lost, unless it was in flight during a deliberate kill."""
+        if started <= self.interrupted_until and time.monotonic() >= self.interrupted_from:
+            self.interrupted.append((how, detail))
+        else:
+            self.lost.append((how, detail))
 
     def count(self, key: str) -> None:
         self.counts[key] = self.counts.get(key, 0) + 1
@@ -100,8 +114,8 @@ class Stats:
 class Target:
     """Where requests go: the engine itself, or the UI's /api/inference proxy."""
 
-    def __init__(self, base: str, token: str, engine_pid: int):
-        self.base, self.token, self.engine_pid = base.rstrip("/"), token, engine_pid
+    def __init__(self, base: str, token: str, engine_pid: int, ui: Optional[UIProcess] = None):
+        self.base, self.token, self.engine_pid, self.ui = base.rstrip("/"), token, engine_pid, ui
 
     def url(self, path: str) -> str:
         return f"{self.base}{path}"
@@ -121,6 +135,8 @@ async def read_stream(
             types.append(frame.type)
             if frame.type == "error":
                 stats.count(f"error_frame_{frame.header.get('code')}")
+            if frame.type == "result":
+                stats.results.append(frame.header["path"])
             if frame.type == "status" and "position" in frame.header:
                 stats.max_queue = max(stats.max_queue, frame.header["position"])
         if stop_after and len(types) >= stop_after:
@@ -138,7 +154,9 @@ async def generate(client: httpx.AsyncClient, target: Target, stats: Stats, rng:
         r = await client.post(target.url("/generate"), params={"wait": 1}, json=body, timeout=180)
         record_status(stats, r.status_code, "wait")
         if r.status_code < 300 and "result" not in r.json():
-            stats.lost.append(("wait", r.text[:200]))
+            stats.lose("wait", r.text[:200], started)
+        elif r.status_code < 300:
+            stats.results.append(r.json()["result"]["path"])
         return
     async with client.stream("POST", target.url("/generate"), json=body, timeout=httpx.Timeout(30, read=30)) as r:
         record_status(stats, r.status_code, how)
@@ -165,7 +183,7 @@ async def generate(client: httpx.AsyncClient, target: Target, stats: Stats, rng:
         else:
             types, ended = await read_stream(r, stats, started)
         if not ended:
-            stats.lost.append((how, types[-5:]))
+            stats.lose(how, types[-5:], started)
         stats.count("ended_with_result" if "result" in types else "ended_with_error")
 
 
@@ -196,13 +214,13 @@ async def upload(client: httpx.AsyncClient, target: Target, stats: Stats, rng: r
         stats.not_refused.append(("upload good" if good else "upload corrupt", r.status_code))
 
 
-async def client_loop(i: int, target: Target, stats: Stats, deadline: float) -> None:
+async def client_loop(i: int, client: httpx.AsyncClient, target: Target, stats: Stats, deadline: float) -> None:
     rng = random.Random(i)
-    headers = {"authorization": f"Bearer {target.token}"}
     names, weights = zip(*ACTIONS)
-    async with httpx.AsyncClient(headers=headers, timeout=60) as client:
+    async with client:
         while time.monotonic() < deadline:
             how = rng.choices(names, weights)[0]
+            started = time.monotonic()
             try:
                 if how == "hostile":
                     await abuse(client, target, stats, rng)
@@ -213,7 +231,8 @@ async def client_loop(i: int, target: Target, stats: Stats, deadline: float) -> 
             except (httpx.TransportError, httpx.TimeoutException) as e:
                 stats.count(f"transport_{type(e).__name__}")
                 if how not in ("drop",):
-                    stats.lost.append((how, f"{type(e).__name__}: {e!r} {e.request.method} {e.request.url.path}"[:300]))
+                    detail = f"{type(e).__name__}: {e!r} {e.request.method} {e.request.url.path}"[:300]
+                    stats.lose(how, detail, started)
                 await asyncio.sleep(0.5)
 
 
@@ -224,20 +243,37 @@ def process_sample(pid: int) -> dict:
 
 
 async def sampler(target: Target, stats: Stats, deadline: float, every: float = 10.0) -> None:
+    """The engine's RSS and open descriptors (and the UI server's RSS, through the UI) every ``every`` s, named by
+    pid: after a deliberate kill the samples are the new engine's."""
     started = time.monotonic()
-    while time.monotonic() < deadline:
-        stats.samples.append({"t": round(time.monotonic() - started), **process_sample(target.engine_pid)})
-        await asyncio.sleep(every)
-    stats.samples.append({"t": round(time.monotonic() - started), **process_sample(target.engine_pid)})
+    while True:
+        sample = {"t": round(time.monotonic() - started), "pid": target.engine_pid}
+        with contextlib.suppress(OSError, StopIteration):  # the engine is down for a moment after a kill
+            sample |= process_sample(target.engine_pid)
+            if target.ui is not None:
+                sample["ui_rss_mb"] = process_sample(target.ui.proc.pid)["rss_mb"]
+            stats.samples.append(sample)
+        if time.monotonic() >= deadline:
+            return
+        await asyncio.sleep(min(every, max(0.0, deadline - time.monotonic())))
 
 
-async def run(target: Target, clients: int, duration: float) -> Stats:
+async def run(target: Target, clients: int, duration: float, kill_engine_at: float = 0) -> tuple[Stats, dict]:
     stats = Stats()
-    deadline = time.monotonic() + duration
-    await asyncio.gather(
-        sampler(target, stats, deadline), *(client_loop(i, target, stats, deadline) for i in range(clients))
-    )
-    return stats
+    headers = {"authorization": f"Bearer {target.token}"}
+    tls = ssl.create_default_context()  # one for all: each client loading the CA bundle took ~80 ms of the loop,
+    pool = [httpx.AsyncClient(headers=headers, timeout=60, verify=tls) for _ in range(clients)]  # before the clock
+    started = time.monotonic()
+    deadline = started + duration
+    tasks = [
+        sampler(target, stats, deadline),
+        *(client_loop(i, c, target, stats, deadline) for i, c in enumerate(pool)),
+    ]
+    chaos = KillAndRestart(kill_engine_at, target.ui, target, stats) if kill_engine_at else None
+    if chaos:
+        tasks.append(chaos.run(started))
+    await asyncio.gather(*tasks)
+    return stats, chaos.report if chaos else {}
 
 
 # ---------------------------------------------------------------------------------------------- targets
@@ -280,54 +316,12 @@ def start_ui(work: Path, max_queue: int, port: int) -> tuple[list, Target]:
         "NEXT_TELEMETRY_DISABLED": "1",
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
     }
-    log = open(work / "ui.log", "w")
-    ui = subprocess.Popen(["node", "scripts/start.mjs"], cwd=ROOT / "ui", env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    headers = {"authorization": f"Bearer {token}"}
-
-    def up():
-        try:
-            return httpx.get(f"{base}/api/jobs", headers=headers, timeout=5).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_for(up, 120, "the UI")
-    name = "load_engine"
-    job = httpx.post(
-        f"{base}/api/jobs",
-        headers=headers,
-        timeout=30,
-        json={
-            "name": name,
-            "gpu_ids": "0",
-            "job_type": "inference",
-            "job_config": {
-                "job": "extension",
-                "config": {
-                    "name": name,
-                    "process": [
-                        {
-                            "type": "InferenceEngine",
-                            "device": "cpu",
-                            "engine": {"max_queue": max_queue},
-                        }
-                    ],
-                },
-            },
-        },
-    ).json()
-    httpx.post(f"{base}/api/jobs/{job['id']}/start", headers=headers, timeout=30)
-    httpx.post(f"{base}/api/queue/0/start", headers=headers, timeout=30)
-
-    def healthy():
-        try:
-            return httpx.get(f"{base}/api/inference/health", headers=headers, timeout=5).json().get("ok")
-        except (httpx.HTTPError, ValueError):
-            return False
-
-    wait_for(healthy, 180, "the engine behind the UI")
-    info = json.loads((work / "output" / name / "engine.json").read_text())
-    return [ui], Target(f"{base}/api/inference", token, info["pid"])
+    ui = UIProcess(work, port, token, env, "load_engine")
+    ui.start()
+    ui.create_engine_job({"max_queue": max_queue})
+    ui.start_engine_job()
+    pid = ui.wait_for_engine()
+    return [], Target(f"{ui.base}/api/inference", token, pid, ui)
 
 
 def summarize(stats: Stats, target: str, clients: int, duration: float, max_queue: int) -> dict:
@@ -344,6 +338,7 @@ def summarize(stats: Stats, target: str, clients: int, duration: float, max_queu
         "server_error_examples": stats.server_errors[:5],
         "lost": len(stats.lost),
         "lost_examples": stats.lost[:5],
+        "interrupted_by_the_kill": len(stats.interrupted),
         "hostile_not_refused": stats.not_refused[:10],
         "max_queue_position_seen": stats.max_queue,
         "ttfb_ms": {"p50": q(0.5), "p95": q(0.95), "n": len(ttfb)},
@@ -351,7 +346,9 @@ def summarize(stats: Stats, target: str, clients: int, duration: float, max_queu
             "samples": stats.samples,
             "rss_mb_after_warmup": [min(s["rss_mb"] for s in warm), max(s["rss_mb"] for s in warm)],
             "fds_after_warmup": [min(s["fds"] for s in warm), max(s["fds"] for s in warm)],
+            "rss_growth_last_30_min": rss_growth(stats.samples),
         },
+        "results_at_the_end": check_results(stats.results),
     }
 
 
@@ -363,7 +360,22 @@ def main() -> int:
     parser.add_argument("--max-queue", type=int, default=64)
     parser.add_argument("--port", type=int, default=8677)
     parser.add_argument("--out", help="write the summary JSON here")
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=10,
+        help="lower this load generator's priority by this much "
+        "once the engine (and UI) run, so that on a small machine the latency is the engine's",
+    )
+    parser.add_argument(
+        "--kill-engine-at",
+        type=float,
+        default=0,
+        help="seconds in: kill -9 the engine, restart the UI, start the engine job again (--target ui)",
+    )
     args = parser.parse_args()
+    if args.kill_engine_at and args.target != "ui":
+        parser.error("--kill-engine-at restarts the UI: use it with --target ui")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory(prefix="aitk-load-") as tmp:
         work = Path(tmp)
@@ -374,12 +386,16 @@ def main() -> int:
                 procs.append(proc)
             else:
                 procs, target = start_ui(work, args.max_queue, args.port)
-            stats = asyncio.run(run(target, args.clients, args.duration))
+                procs.append(target.ui)
+            os.nice(args.nice)  # the engine and UI started above keep their priority
+            stats, kill = asyncio.run(run(target, args.clients, args.duration, args.kill_engine_at))
             time.sleep(1)
             alive = httpx.get(target.url("/health"), headers={"authorization": f"Bearer {target.token}"}, timeout=10)
             summary = summarize(stats, args.target, args.clients, args.duration, args.max_queue)
             summary["engine_answers_after"] = alive.status_code == 200 and alive.json().get("ok") is True
+            summary["kill_and_restart"] = kill
         finally:
+            procs = [getattr(p, "proc", p) for p in procs]  # the UI's current process
             for proc in procs:
                 proc.terminate()
             for proc in procs:
@@ -398,8 +414,12 @@ def main() -> int:
     )
     if args.out:
         Path(args.out).write_text(json.dumps(summary, indent=2))
+    results, growth = summary["results_at_the_end"], summary["engine"]["rss_growth_last_30_min"]["growth_mb"]
     ok = (
-        summary["server_errors"] == 0
+        not (results["missing"] or results["broken"] or results["temp_files_left"])
+        and (growth is None or growth < 5)
+        and (not args.kill_engine_at or kill.get("job_status_after_kill") == "error")
+        and summary["server_errors"] == 0
         and summary["lost"] == 0
         and not summary["hostile_not_refused"]
         and summary["max_queue_position_seen"] <= args.max_queue
