@@ -58,3 +58,42 @@ def test_keep_models_leaves_the_checkpoints_for_the_next_stage(tmp_path):
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert "queue done" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
     assert (models / "flux").read_text() == "built by stage a"
+
+
+def _stages(queue: str) -> list[tuple[str, str, list, str]]:
+    """(name, script, args, the comment just above) for each stage line of a queue file."""
+    stages, comment = [], ""
+    for line in (ROOT / "testing/bench/queues" / queue).read_text().splitlines():
+        if line.startswith("#"):
+            comment = line
+        elif line.strip():
+            name, script, *args = line.split()
+            stages.append((name, script, args, comment))
+    return stages
+
+
+def test_issue62s_queue_names_only_stages_and_flags_that_exist_with_an_estimate_each():
+    """testing/bench/queues/issue62_cards.txt: every stage parses as its script would parse it on the GPU machine
+    (gpu_queue.sh adds --out and --models), names families that exist, and carries its device-time estimate; the
+    families come in the issue's order of value, the cheap ones with their 8-bit quality."""
+    import importlib
+    import re
+
+    from toolkit.models.registry import ARCHS
+
+    stages = _stages("issue62_cards.txt")
+    assert len({name for name, *_ in stages}) == len(stages)
+    minutes, parsed = 0.0, []
+    for name, script, args, comment in stages:
+        module = importlib.import_module("testing.bench." + script.removesuffix(".py"))
+        parsed.append(module.build_parser().parse_args(["--out", f"/tmp/R/{name}", "--models", "/tmp/m", *args]))
+        assert parsed[-1].budget_mode == "neighbour" and set(parsed[-1].families.split(",")) <= set(ARCHS)
+        assert all(float(b.partition(":")[0]) >= 0 for b in parsed[-1].budgets.split(","))
+        estimate = re.match(r"# ~([0-9.]+) min \(cumulative ([0-9.]+)\)", comment)
+        assert estimate, f"{name}: no estimate above it"
+        minutes += float(estimate[1])
+        assert abs(minutes - float(estimate[2])) < 0.6, f"{name}: its cumulative estimate is off"
+    assert [a.families for a in parsed[:5]] == ["flux", "sdxl", "zimage", "qwen_image", "wan21"]
+    assert {a.families for a in parsed[5:]} == {"hidream", "wan22_14b", "flux2"}
+    assert all(a.quality for a in parsed[:5])
+    assert all(set(a.budgets.split(",")) == {"0", "24", "16", "12"} for a in parsed[:4])

@@ -4,7 +4,8 @@
     python3 testing/bench/budget_probe.py --out $OUT --wheels .whl_engine --budget-gb 24     # on the GPU machine
     .venv/bin/python testing/bench/budget_probe.py --out /tmp/probe --tiny                    # CPU smoke run
 
-The engine runs with ``engine.vram_budget_gb`` (a 24 GB card simulated on a larger one). For each option
+The budget is a 24 GB card simulated on a larger one: a neighbour process holds the rest of the GPU
+(``testing/bench/neighbour.py``; ``--budget-mode fraction``: ``engine.vram_budget_gb``). For each option
 (none, ``low_vram``, ``layer_offloading``, ``quantize``, ``low_vram`` + ``quantize``) a new engine gets a cold
 request and then the same request again; every frame is timestamped, so each request splits into load, prompt
 encoding, sampling, decoding and saving as the client sees them. That split is what the memory plan of issue
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
+from testing.bench.neighbour import add_budget_mode, card_budget, engine_found  # noqa: E402
 
 OPTIONS = {
     "none": {},
@@ -138,6 +140,7 @@ def probe(args) -> dict:
             "device": device,
             "tiny": tiny,
             "budget_gb": args.budget_gb or None,
+            "budget_mode": args.budget_mode,
             "steps": args.steps,
             "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
         },
@@ -162,13 +165,18 @@ def probe(args) -> dict:
         row: dict = {}
         started = time.monotonic()
         try:
-            with engine_process(
-                Path(args.work) / option,
-                device,
-                log=out / f"engine_{option.replace('+', '_')}.log",
-                vram_budget_gb=0 if tiny else args.budget_gb,
-                warm_up=True,
-            ) as client:
+            with (
+                card_budget(args.budget_gb, args.budget_mode, device) as (budget_options, record),
+                engine_process(
+                    Path(args.work) / option,
+                    device,
+                    log=out / f"engine_{option.replace('+', '_')}.log",
+                    warm_up=True,
+                    model_roots=[str(args.models)],  # request paths to checkpoints load only from there
+                    **budget_options,
+                ) as client,
+            ):
+                row.update(record, engine_found=engine_found(client.health()))
                 row["cold"] = timed_request(client, body)
                 if "error" not in row["cold"]:
                     row["warm"] = timed_request(client, body)
@@ -202,6 +210,7 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--te-layers", type=int, default=24, help="T5-XXL has 24")
     parser.add_argument("--options", default=",".join(OPTIONS))
+    add_budget_mode(parser)
     probe(parse_bench_args(parser, argv))
     return 0
 

@@ -7,15 +7,19 @@ issue #13 in docs/BENCHMARKS.md.
 
 Per family: build the real-size checkpoint (``testing/bench/real_build.py``: random init at the published
 configs, text encoders at real depth), then for each budget (0 = the whole card) a fresh engine
-(``engine.vram_budget_gb``, ``engine.memory: auto``) gets a cold request at the family's native size and the
-same request again. Recorded: the plan the engine chose, median s/step, load and end-to-end times, peak VRAM,
-and the output file read back (kind, size, frames or duration). The checkpoint is deleted before the next
-family (the disk holds one at a time). JSON and markdown are rewritten after every run, so a cut run keeps
-what it measured.
+(``engine.memory: auto``) gets a cold request at the family's native size and the same request again. A budget
+is a smaller card: a neighbour process holds the rest of the GPU and the engine has no budget setting
+(``testing/bench/neighbour.py``; ``--budget-mode fraction``: ``engine.vram_budget_gb`` as in earlier runs).
+Recorded: the plan the engine chose, what it found free at start, median s/step, load and end-to-end times, peak
+VRAM, and the output file read back (kind, size, frames or duration); ``--quality`` adds the 8-bit denoiser's
+PSNR against bf16 in the full card's engine (``testing/bench/quality_8bit.py``). The checkpoint is deleted before
+the next family (the disk holds one at a time). JSON and markdown are rewritten after every run, so a cut run
+keeps what it measured.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -25,8 +29,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from testing.bench.gpu_machine import bench_parser, parse_bench_args  # noqa: E402
+from testing.bench.neighbour import add_budget_mode, card_budget, engine_found  # noqa: E402
+from testing.bench.quality_8bit import summary as quality_summary  # noqa: E402
 
 IMAGE_STEPS, VIDEO_STEPS = 8, 2
+BUDGET_MODES = {
+    "neighbour": "a neighbour process holds the rest of the card (the engine has no budget setting)",
+    "fraction": "engine.vram_budget_gb, the allocator's share of the card",
+}
 # Formats the GPU machine can write without PyAV (36 MB: it does not fit what a run carries): Pillow and soundfile.
 PLAIN_FORMATS = {"image": "png", "video": "webp", "audio": "wav"}
 
@@ -119,9 +129,10 @@ def checked_output(path: str, model_class, sample: dict) -> dict:
     return {"ok": all(got.get(k) == v for k, v in want.items() if v is not None), **got}
 
 
-def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
+def run_budget(args, arch: str, folder: Path, entry: str, then=None) -> dict:
     """One fresh engine under one budget entry: ``GiB`` (0: the whole card) or ``GiB:qtype`` (the plan's 8-bit
-    type forced through ``engine.memory_qtype``, to compare types on the same budget)."""
+    type forced through ``engine.memory_qtype``, to compare types on the same budget). ``then(client, row, body)``
+    runs in the same engine once the row is complete (the full card's 8-bit quality)."""
     from testing.bench.budget_probe import timed_request
     from testing.bench.engine_process import engine_process
     from toolkit.models.registry import get_model_class
@@ -134,24 +145,31 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
     device = "cpu" if args.tiny else "cuda"
     model = {"arch": arch, "name_or_path": str(folder), "dtype": "float32" if args.tiny else "bf16"}
     row: dict = {"budget_gb": budget or None, "memory_qtype": qtype or "auto", "sample": sample}
+    setting = {"memory_quality": args.memory_quality} if args.memory_quality else {}  # else the engine's default
     started = time.monotonic()
     name = entry.replace(":", "_")
     work = Path(args.work) / f"{arch}_{name}"
     log = Path(args.work) / f"engine_{arch}_{name}.log"  # not under --out: the GPU machine returns few files
     try:
-        with engine_process(
-            work,
-            device,
-            log=log,
-            start_timeout=300,
-            vram_budget_gb=0 if args.tiny else budget,
-            memory_qtype=qtype or "auto",
-            warm_up=True,
-            compile=args.compile,
-            attention=args.attention,
-            stacks=Path(args.out) / f"stacks_{arch}_{name}.txt" if args.stacks else None,
-            stacks_every_s=args.stacks or 30,
-        ) as client:
+        with (
+            card_budget(budget, args.budget_mode, device) as (budget_options, record),
+            engine_process(
+                work,
+                device,
+                log=log,
+                start_timeout=300,
+                model_roots=[str(args.models)],  # request paths to checkpoints load only from there
+                **budget_options,
+                **setting,
+                memory_qtype=qtype or "auto",
+                warm_up=True,
+                compile=args.compile,
+                attention=args.attention,
+                stacks=Path(args.out) / f"stacks_{arch}_{name}.txt" if args.stacks else None,
+                stacks_every_s=args.stacks or 30,
+            ) as client,
+        ):
+            row.update(record, engine_found=engine_found(client.health()))
             body = {
                 "model": model,
                 "sample": sample | control_images(model_class, sample, work, client),
@@ -159,7 +177,8 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             }
             # "warm" repeats the prompt (its encoding comes from the prompt cache, toolkit/models/prompt_cache.py);
             # "new_prompt" is a warm request that encodes a prompt of its own.
-            for name in ("cold", "warm", "new_prompt"):
+            first = dict(body)
+            for name in ("cold", "warm", "new_prompt")[: 3 if args.new_prompt else 2]:
                 if name == "new_prompt":
                     body["sample"] = new_prompt(body["sample"], 0)
                 row[name] = timed_request(client, body, keep_path=True)
@@ -170,6 +189,7 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
                 row["repeats"] = repeated_requests(client, body, args.repeats)
             health = client.health()
             row["plan"] = (health.get("memory") or {}).get("plan")
+            row["memory_quality"] = {"asked": args.memory_quality, "engine": reported_quality(health)}
             row["vram"] = health.get("vram")
             row["prompt_cache"] = health.get("prompt_cache")
             row["compile"] = {
@@ -179,6 +199,8 @@ def run_budget(args, arch: str, folder: Path, entry: str) -> dict:
             row["pool"] = [
                 {k: e[k] for k in ("class", "subfolder", "bytes", "device", "tier", "load_s")} for e in health["pool"]
             ]
+            if then is not None:
+                then(client, row, first)
     except Exception as e:  # one run's failure must not lose the others
         row["exception"] = f"{type(e).__name__}: {e}"[:800]
     if row.get("exception") or any("error" in (row.get(k) or {}) for k in ("cold", "warm", "new_prompt")):
@@ -203,6 +225,8 @@ def sweep(args) -> dict:
             "attention": args.attention,
             "gpu": None if args.tiny else torch.cuda.get_device_name(0),
             "budgets_gb": args.budgets,
+            "budget_mode": args.budget_mode,
+            "memory_quality": args.memory_quality,
         },
         "families": {},
     }
@@ -224,9 +248,10 @@ def sweep(args) -> dict:
         save(result, out)
         if "exception" not in family["build"]:
             # Engines interleaved across budgets (0, 24, 0, 24, ...): a slow process lands on any budget alike.
+            then = quality_step(args, arch, family, lambda: save(result, out))
             for _ in range(args.engines):
                 for entry in budgets:
-                    run = run_budget(args, arch, folder, entry)
+                    run = run_budget(args, arch, folder, entry, then if entry == "0" else None)
                     first = family["runs"].setdefault(entry, run)
                     first.setdefault("engines", []).append(engine_figures(run))
                     save(result, out)
@@ -239,6 +264,38 @@ def sweep(args) -> dict:
                 save(result, out)
         remove_real(str(folder))
     return result
+
+
+def quality_step(args, arch: str, family: dict, save):
+    """The full card engine's last step under ``--quality``: the 8-bit denoiser against bf16 at the family's own
+    step count, once per family (``family["quality"]``), saved after each variant; its failure is its own, never
+    the budget row's."""
+    from testing.bench.quality_8bit import measure
+    from toolkit.models.registry import get_model_class
+
+    if not args.quality:
+        return None
+
+    def then(client, row: dict, body: dict) -> None:
+        if "quality" in family or any("error" in (row.get(k) or {}) for k in ("cold", "warm")):
+            return
+        family["runs"].setdefault("0", row)  # kept before the quality requests run: a cut run keeps both
+        family["quality"] = {}
+        steps = args.quality_steps or get_model_class(arch).defaults.get("num_inference_steps")
+        sample = body["sample"] | ({"num_inference_steps": steps} if steps else {})
+        try:
+            measure(client, body | {"sample": sample}, args.quality.split(","), family["quality"], save)
+        except Exception as e:
+            family["quality"]["exception"] = f"{type(e).__name__}: {e}"[:800]
+            save()
+
+    return then
+
+
+def reported_quality(health: dict):
+    """``engine.memory_quality`` as the engine reports it (None from an engine that does not know the setting)."""
+    memory = health.get("memory") or {}
+    return memory.get("quality", memory.get("memory_quality", health.get("memory_quality")))
 
 
 def repeated_requests(client, body: dict, repeats: int) -> dict:
@@ -368,6 +425,12 @@ def render_markdown(result: dict) -> str:
                     "ok" if (row["output"] or {}).get("ok") else f"CHECK {row['output']}",
                 )
             )
+    mode = result["meta"].get("budget_mode", "fraction")
+    lines.append(f"\nBudgets: {BUDGET_MODES.get(mode, mode)}.")
+    for arch, family in result["families"].items():
+        if quality := family.get("quality"):
+            steps = quality.get("steps")
+            lines.append(f"- {arch}, 8-bit denoiser against bf16 ({steps} steps): {quality_summary(quality)}")
     note = "\n\nTINY smoke run (CPU, one layer per stack): not a measurement.\n" if result["meta"]["tiny"] else "\n"
     return "\n".join(lines) + note
 
@@ -390,7 +453,7 @@ def _ratio(a, b) -> str:
     return f"{a / b:.2f}×" if a and b else ""
 
 
-def main(argv=None) -> int:
+def build_parser():
     parser = bench_parser(__doc__, work="/tmp/aitk_sweep")
     parser.add_argument("--families", required=True)
     parser.add_argument(
@@ -439,7 +502,31 @@ def main(argv=None) -> int:
         choices=("auto", "default", "flash", "cudnn", "efficient", "fa4"),
         help="engine.attention for every engine (fa4: carry the flash-attn-4 wheels, fetch_gpu_wheels.sh --fa4)",
     )
-    sweep(parse_bench_args(parser, argv))
+    add_budget_mode(parser)
+    parser.add_argument(
+        "--memory-quality",
+        choices=("lossless", "balanced", "fast"),
+        help="engine.memory_quality for every engine (unset: the engine's default); each run records what the "
+        "engine reports",
+    )
+    parser.add_argument(
+        "--new-prompt",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a third request with a prompt of its own (--no-new-prompt: cold and warm only, for a 14 B video "
+        "model's minute-long requests)",
+    )
+    parser.add_argument(
+        "--quality",
+        help="VARIANT[,VARIANT]: in the full card's engine, the denoiser quantized to each qtype (float8, "
+        "float8dq, int8; bf16: the reference again) against bf16, PSNR and SSIM (testing/bench/quality_8bit.py)",
+    )
+    parser.add_argument("--quality-steps", type=int, default=0, help="the quality requests' steps (0: the family's)")
+    return parser
+
+
+def main(argv=None) -> int:
+    sweep(parse_bench_args(build_parser(), argv))
     return 0
 
 
