@@ -29,6 +29,15 @@ def test_the_parameters_text_is_a1111s_layout():
     ]
 
 
+def test_a_plan_that_quantized_or_streamed_is_named_among_the_settings():
+    """``Memory``: where the plan put weights in 8 bits or streamed them (toolkit/memory_quality.py ``file_note``);
+    a value with a comma is quoted, as A1111 quotes it, so its parser keeps the pair whole."""
+    pairs = parameters_text(CONFIG | {"memory": "float8dq transformer resident"}).splitlines()[-1]
+    assert "Arch: flux, Memory: float8dq transformer resident, Version" in pairs
+    assert 'Memory: "a, b"' in parameters_text(CONFIG | {"memory": "a, b"})
+    assert "Memory" not in parameters_text(CONFIG)
+
+
 @pytest.mark.parametrize(
     "ext,kind",
     [("png", "image"), ("jpg", "image"), ("webp", "image"), ("webp", "video"), ("mp4", "video"), ("wav", "audio"),

@@ -35,6 +35,7 @@ def parameters_text(config: dict) -> str:
         ("Model", model.get("name_or_path")),
         ("Arch", model.get("arch")),
         ("LoRA", model.get("lora_path")),
+        ("Memory", _quoted(config.get("memory"))),  # the memory plan's 8-bit or streamed placement
         ("Version", "ai-toolkit inference engine"),
     ]
     lines = [sample.get("prompt") or ""]
@@ -42,6 +43,11 @@ def parameters_text(config: dict) -> str:
         lines.append(f"Negative prompt: {sample['negative_prompt']}")
     lines.append(", ".join(f"{key}: {value}" for key, value in pairs if value not in (None, "")))
     return "\n".join(lines)
+
+
+def _quoted(value: Optional[str]) -> Optional[str]:
+    """A value with a comma or colon quoted, as A1111 quotes them (its parser splits pairs at commas)."""
+    return json.dumps(value) if value and any(c in value for c in ",:\n") else value
 
 
 def pil_save_kwargs(ext: str, info: Optional[dict]) -> dict:

@@ -28,6 +28,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Optional
 
+from toolkit.memory_quality import choose
+
 GIB = 1024**3
 QUANTIZED = ("quantized", "quantized_visit", "quantized_stream")
 OFF_GPU = ("visit", "quantized_visit", "stream", "quantized_stream")  # what waits in host RAM between uses
@@ -86,6 +88,10 @@ REF_TOKENS = 4096
 STREAM_COPY = 1.84
 STREAM_HIDDEN = 0.19
 STEP_COST = 12.0
+# The copy term's machine: the pinned host-to-device bandwidth, in GB/s, of the machine STREAM_COPY was fitted on
+# (testing/bench/pinned_probe.py, docs/bench/pinned_probe_2026-12-02). Where copies are slower the term grows by
+# the ratio (``copy_scale``: the engine measures its own link, toolkit/h2d_probe.py).
+STREAM_COPY_GBPS = 55.2
 # What a plan leaves unused before a streamed denoiser keeps blocks on the GPU: the working sets are estimates
 # (a float8 plan on the H200 needed 1 % more than its peak), and a kept block is cheap to give back, an
 # out-of-memory mid-step is not.
@@ -161,6 +167,9 @@ class Plan:
     source: str = "auto"  # "auto": planned; "options": the user's explicit options; "default": neither (off, CPU)
     work: Optional[Workload] = field(default=None, repr=False)  # the working sets it was planned with
     kept: dict = field(default_factory=dict)  # role -> bytes of a streamed denoiser that stay on the GPU
+    copy_scale: float = 1.0  # this machine's stream copy cost over the fit's (``stream_slowdown``)
+    why: Optional[str] = None  # why its bits: what engine.memory_quality weighed (toolkit/memory_quality.py)
+    replanned: Optional[str] = None  # why the engine planned again rather than keep the loaded placements
 
     @property
     def workload(self) -> Workload:
@@ -169,7 +178,13 @@ class Plan:
 
     @property
     def cost(self) -> float:
-        return plan_cost(self.parts, self.placements, self.vae_tiling, self.kept, self.workload.tokens)
+        return plan_cost(self.parts, self.placements, self.vae_tiling, self.kept, self.workload.tokens, self.copy_scale)
+
+    @property
+    def step_cost(self) -> float:
+        """A resident step in COST's units at the request's tokens: what a plan's cost adds to (its predicted
+        step), so that two plans' speeds compare (``toolkit/memory_quality.py``)."""
+        return STEP_COST * (self.workload.tokens or REF_TOKENS) / REF_TOKENS
 
     def work_of(self, stage: str) -> int:
         """The working set planned for the engine's stage: the largest of its phases' (``STAGE_KINDS``)."""
@@ -208,11 +223,15 @@ class Plan:
         tiles = f" in {self.vae_tile} px tiles" if self.vae_tile else ""
         return text + (f"; VAE tiled{tiles}" if self.vae_tiling else "")
 
+    def message(self) -> str:
+        """The status frame's line: the plan, then why it was planned again and why its bits, where they apply."""
+        return ". ".join(text for text in (f"Memory plan: {self.summary()}", self.replanned, self.why) if text)
+
     def stream_slowdowns(self) -> dict:
         """Role -> predicted step over the resident step, for the streamed denoisers (``stream_slowdown``)."""
-        tokens = self.workload.tokens
+        tokens, scale = self.workload.tokens, self.copy_scale
         return {
-            p.role: round(stream_slowdown(p, self.placements[p.role], self.kept.get(p.role, 0), tokens), 2)
+            p.role: round(stream_slowdown(p, self.placements[p.role], self.kept.get(p.role, 0), tokens, scale), 2)
             for p in self.parts
             if p.kind == "denoiser" and self.placements.get(p.role) in STREAMED
         }
@@ -228,6 +247,8 @@ class Plan:
             "qtype": self.qtype,
             "peak_gib": _gib(self.peak),
             "available_gib": _gib(self.available),
+            "quality": self.why,
+            "replanned": self.replanned,
             "components": {
                 role: {"placement": placement, "gib": _gib(sizes.get(role, 0))}
                 | ({"kept_gib": _gib(self.kept[role])} if role in self.kept else {})
@@ -330,32 +351,46 @@ def _quantized_bytes(part: Part) -> int:
     return int(part.bytes * QUANTIZED_RATIO[part.kind])
 
 
-def plan_cost(parts: tuple, placements: dict, vae_tiling: bool, kept: Optional[dict] = None, tokens: int = 0) -> float:
-    cost = sum(part_cost(p, placements[p.role], (kept or {}).get(p.role, 0), tokens) for p in parts)
+def plan_cost(
+    parts: tuple, placements: dict, vae_tiling: bool, kept: Optional[dict] = None, tokens: int = 0, scale: float = 1.0
+) -> float:
+    cost = sum(part_cost(p, placements[p.role], (kept or {}).get(p.role, 0), tokens, scale) for p in parts)
     moved = sum(_held_bytes(p, placements[p.role]) for p in parts if placements[p.role] in OFF_GPU)
     return cost + MOVE_COST_PER_GIB * moved / GIB + (TILING_COST if vae_tiling else 0.0)
 
 
-def part_cost(part: Part, placement: str, kept: int = 0, tokens: int = 0) -> float:
+def part_cost(part: Part, placement: str, kept: int = 0, tokens: int = 0, scale: float = 1.0) -> float:
     """COST, plus for a streamed denoiser the copies its step cannot hide (``stream_slowdown``). COST's entries
     are per step at REF_TOKENS and shrink with the step's compute as a whole, so the slowdown counts in those
     units scaled by tokens / REF_TOKENS."""
-    return COST[part.kind][placement] + _stream_cost(part, placement, kept, tokens)
+    return COST[part.kind][placement] + _stream_cost(part, placement, kept, tokens, scale)
 
 
-def _stream_cost(part: Part, placement: str, kept: int, tokens: int) -> float:
-    slowdown = stream_slowdown(part, placement, kept, tokens)
+def _stream_cost(part: Part, placement: str, kept: int, tokens: int, scale: float = 1.0) -> float:
+    slowdown = stream_slowdown(part, placement, kept, tokens, scale)
     return STEP_COST * (slowdown - 1.0) * (tokens or REF_TOKENS) / REF_TOKENS
 
 
-def stream_slowdown(part: Part, placement: str, kept: int = 0, tokens: int = 0) -> float:
+def stream_slowdown(part: Part, placement: str, kept: int = 0, tokens: int = 0, scale: float = 1.0) -> float:
     """A streamed denoiser's step over its resident step, as fitted above: less the more of it stays on the GPU
-    and the longer its step computes. 1.0 for anything else."""
+    and the longer its step computes, more where this machine's copies are slower (``scale``: its copy term over
+    the fit's). 1.0 for anything else."""
+    return 1.0 + max(0.0, scale * _copy_term(part, placement, kept, tokens) - STREAM_HIDDEN)
+
+
+def _copy_term(part: Part, placement: str, kept: int, tokens: int) -> float:
+    """The fit's copy term: the step share its copies would take, before the compute hides any."""
     if part.kind != "denoiser" or placement not in STREAMED:
-        return 1.0
+        return 0.0
     copied = max(0.0, 1.0 - kept / _held_bytes(part, placement))
     copied *= QUANTIZED_RATIO[part.kind] if placement == "quantized_stream" else 1.0
-    return 1.0 + max(0.0, STREAM_COPY * copied * REF_TOKENS / (tokens or REF_TOKENS) - STREAM_HIDDEN)
+    return STREAM_COPY * copied * REF_TOKENS / (tokens or REF_TOKENS)
+
+
+def copy_scale_for(part: Part, placement: str, kept: int, tokens: int, measured: float) -> Optional[float]:
+    """The copy scale at which ``stream_slowdown`` predicts the ``measured`` step; None where nothing streams."""
+    term = _copy_term(part, placement, kept, tokens)
+    return (measured - 1.0 + STREAM_HIDDEN) / term if term > 0 else None
 
 
 def candidates(parts: tuple, can_quantize: bool, can_stream: bool, quantize_denoiser: bool = False) -> list:
@@ -385,6 +420,7 @@ class _Option:
     held: int  # bytes waiting in host RAM (also the bytes it moves per request)
     cost: float  # COST's entry; a streamed denoiser's copies are priced once its kept share is known
     streamed: bool  # a streamed denoiser: it keeps what the plan leaves room for
+    eight_bit: bool  # a quantized placement: what ``engine.memory_quality`` weighs
 
 
 def _options(part: Part, placements: list, work: Workload) -> list:
@@ -397,6 +433,7 @@ def _options(part: Part, placements: list, work: Workload) -> list:
             _held_bytes(part, c) if c in OFF_GPU else 0,
             COST[part.kind][c],
             part.kind == "denoiser" and c in STREAMED,
+            c in QUANTIZED,
         )
         for c in placements
     ]
@@ -413,18 +450,23 @@ def plan_memory(
     can_stream: bool = True,
     quantize_denoiser: bool = False,
     only: Optional[dict] = None,
+    quality: str = "fast",
+    quality_db: Optional[float] = None,
+    copy_scale: float = 1.0,
 ) -> Plan:
     """The cheapest plan that fits ``available`` GPU bytes and ``host_available`` host bytes; ``qtype`` None
     when 8-bit weights are not possible here (no torchao). ``quantize_denoiser``: the request asked for an 8-bit
     denoiser (the ``fp8`` speed tier), so only its quantized placements are candidates. ``only``: role ->
-    placement, the candidates where still allowed (a resident plan's, kept while it fits). Raises
-    :class:`PlanDoesNotFit`."""
+    placement, the candidates where still allowed (a resident plan's, kept while it fits). ``quality``: whether
+    the cheapest plan may have 8-bit weights where a lossless one fits (``toolkit/memory_quality.py``; the
+    family's 8-bit PSNR is ``quality_db``). ``copy_scale``: this machine's stream copy cost over the fit's.
+    Raises :class:`PlanDoesNotFit`."""
     parts = tuple(parts)
     allowed = candidates(parts, qtype is not None, can_stream, quantize_denoiser)
     if only:
         allowed = [[only[p.role]] if only.get(p.role) in found else found for p, found in zip(parts, allowed)]
     options = [_options(p, placements, work) for p, placements in zip(parts, allowed)]
-    best = smallest = None  # (cost, peak, combo, tiling, kept) of each
+    best = smallest = lossless = None  # (cost, peak, combo, tiling, kept) of each
     for combo in itertools.product(*options):
         resident = sum(o.resident for o in combo)
         held = sum(o.held for o in combo)
@@ -437,13 +479,17 @@ def plan_memory(
                 continue  # neither the best nor the smallest
             kept = _kept(streamed, peak, available)
             cost = base + (TILING_COST if tiling else 0.0)
-            cost += sum(_stream_cost(o.part, o.placement, kept.get(o.part.role, 0), work.tokens) for o in streamed)
+            cost += sum(
+                _stream_cost(o.part, o.placement, kept.get(o.part.role, 0), work.tokens, copy_scale) for o in streamed
+            )
             if smallest is None or (peak, cost) < (smallest[1], smallest[0]):
                 smallest = (cost, peak, combo, tiling, kept)
             if fits and (best is None or cost < best[0]):
                 best = (cost, peak, combo, tiling, kept)
+            if fits and (lossless is None or cost < lossless[0]) and not any(o.eight_bit for o in combo):
+                lossless = (cost, peak, combo, tiling, kept)
     if best is None:
-        plan = _plan(smallest, available, parts, qtype, work)
+        plan = _plan(smallest, available, parts, qtype, work, copy_scale)
         raise PlanDoesNotFit(
             arch,
             plan,
@@ -452,16 +498,18 @@ def plan_memory(
             host_available,
             work=max(work.denoise, work.decode_tiled if plan.vae_tiling else work.decode),
         )
-    plan = _plan(best, available, parts, qtype, work)
+    fastest, plain = (_plan(f, available, parts, qtype, work, copy_scale) for f in (best, lossless or best))
+    plan = fastest if quantize_denoiser else choose(quality, fastest, plain if lossless else None, arch, quality_db)
     plan.peak += sum(plan.kept.values())
     return plan
 
 
-def _plan(found: tuple, available: int, parts: tuple, qtype: Optional[str], work: Workload) -> Plan:
+def _plan(found: tuple, available: int, parts: tuple, qtype: Optional[str], work: Workload, scale: float) -> Plan:
     _, peak, combo, tiling, kept = found
     placements = {o.part.role: o.placement for o in combo}
     quantized = any(placement in QUANTIZED for placement in placements.values())
-    return Plan(placements, tiling, peak, available, parts, qtype if quantized else None, work=work, kept=kept)
+    q = qtype if quantized else None
+    return Plan(placements, tiling, peak, available, parts, q, work=work, kept=kept, copy_scale=scale)
 
 
 def _kept(streamed: list, peak: int, available: int) -> dict:

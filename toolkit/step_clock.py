@@ -22,6 +22,7 @@ class StepClock:
         self.streamed_before = streaming.hook_seconds()
         self.stages: list = []  # (stage, its start mark), in order (``stage_started``)
         self.collected_before = collector_seconds()
+        self.waited = streaming.time_denoiser_waits(device)  # streamed denoisers' stalls on their copies
 
     def gc_seconds(self) -> float:
         """What the garbage collector held the process for since sampling began (toolkit/gc_heap.py): a pause
@@ -74,10 +75,15 @@ class StepClock:
         the sampler is launch-bound, SDXL on an H200, it adds to every step directly, and unlike step times it
         barely moves with the machine's load); and the CPU time per step of a streamed model's block moves
         (``toolkit/models/streaming.py``: denoisers, and encoders streamed in 8 bits), which adds to a step that
-        waits for its CPU."""
+        waits for its CPU; and the GPU time per step the streamed denoisers' compute waited for their copies
+        (``stream_wait_ms``: a resident step would be the step less it, which the engine checks the plan's
+        predicted slowdown against)."""
         streamed = streaming.hook_seconds() - self.streamed_before
+        steps = max(1, len(self.hooks))
+        waits = [w for w in (s.wait_seconds() for s in self.waited) if w is not None]
         return {
             "step_s": self.median(),
             "hook_ms": round(statistics.median(self.hooks) * 1000, 3) if self.hooks else None,
-            "stream_ms": round(streamed * 1000 / max(1, len(self.hooks)), 3) if streamed else None,
+            "stream_ms": round(streamed * 1000 / steps, 3) if streamed else None,
+            "stream_wait_ms": round(sum(waits) * 1000 / steps, 3) if waits else None,
         }

@@ -10,6 +10,10 @@ plan) and is planned and run once more.
 
 The ``start`` frame carries a prediction made on the server thread from the last snapshot of free memory (only
 for local checkpoints: reading a hub id's sizes could mean downloading it there).
+
+A streamed denoiser is priced with this machine's copy speed (``stream_speed.py``: its bandwidth, and a correction
+from steps measured slower than predicted, after which the next request is planned afresh); whether a plan may
+have 8-bit weights is ``engine.memory_quality`` (``toolkit/memory_quality.py``).
 """
 
 from __future__ import annotations
@@ -19,12 +23,15 @@ import re
 from dataclasses import replace
 from typing import Optional
 
+from extensions_built_in.inference_engine.stream_speed import StreamSpeed
 from toolkit.device import take_stage_peak
 from toolkit.memory_plan import GIB, SMALLER_REQUEST, STAGE_KINDS, Plan, PlanDoesNotFit, Workload, plan_memory
+from toolkit.memory_quality import QUALITIES
 from toolkit.models.speed import fp8_options, wants_fp8
 from toolkit.models.streaming import kept_bytes
 from toolkit.models.v2.pool import (
     ComponentPool,
+    free_memory,
     host_available_bytes,
     host_reserve_bytes,
     module_bytes,
@@ -44,13 +51,25 @@ UNITS = {"GiB": GIB, "MiB": 1024**2, "KiB": 1024, "B": 1}
 
 
 class MemoryPlanner:
-    def __init__(self, device: str, mode: str, pool: ComponentPool, budget: Optional[int], qtype: str = "auto"):
+    def __init__(
+        self,
+        device: str,
+        mode: str,
+        pool: ComponentPool,
+        budget: Optional[int],
+        qtype: str = "auto",
+        quality: str = "balanced",
+    ):
         if mode not in MODES:
             raise ValueError(f"engine.memory must be one of {', '.join(MODES)} (got {mode!r})")
         if qtype not in PLAN_QTYPES:
             raise ValueError(f"engine.memory_qtype must be one of {', '.join(PLAN_QTYPES)} (got {qtype!r})")
+        if quality not in QUALITIES:
+            raise ValueError(f"engine.memory_quality must be one of {', '.join(QUALITIES)} (got {quality!r})")
         self.device = device
         self.mode = mode
+        self.quality = quality  # engine.memory_quality
+        self.streams = StreamSpeed()  # this machine's stream copy cost
         self.pool = pool
         self.budget = budget
         self.reserve_scale: dict[str, dict] = {}  # arch -> {kind: multiplier on that kind's working-set estimate}
@@ -95,8 +114,12 @@ class MemoryPlanner:
         if self.source(model_config) != "auto":
             return None
         self.refresh()
+        self.streams.measure_link(self.device)
+        replanned = self.streams.take_pending()  # a streamed step measured slower than planned: plan afresh
         try:
-            return self._decide(model_class, model_config, gen, resident)
+            plan = self._decide(model_class, model_config, gen, None if replanned else resident)
+            plan.replanned = replanned
+            return plan
         except (OSError, ValueError, KeyError):
             # Sizes unreadable (a missing or damaged file): no plan; the load reports the real problem as
             # load_failed, naming the file, instead of the planner failing first as an internal error.
@@ -114,11 +137,12 @@ class MemoryPlanner:
         if resident is None or resident.placements == fresh.placements:
             return fresh
         try:
-            return self._plan(
-                model_class, model_config, gen, available, host + host_reserve_bytes(), resident.placements
-            )
+            loaded = resident.placements
+            kept = self._plan(model_class, model_config, gen, available, host + host_reserve_bytes(), loaded)
         except PlanDoesNotFit:
             return fresh
+        kept.why = resident.why  # its placements' reason still holds
+        return kept
 
     def widen_after_oom(self, arch: str, plan: Plan, where: dict) -> bool:
         """An estimate proved short: plan this family with a wider reserve for the stage that ran out from now on,
@@ -157,6 +181,7 @@ class MemoryPlanner:
         out: dict = {"mode": self.mode, "source": source, "predicted": None}
         if source != "auto" or self.snapshot is None or not _local(model_config):
             return out
+        resident = None if self.streams.pending else resident
         try:
             out["predicted"] = self._decide(model_class, model_config, gen, resident).describe()
         except PlanDoesNotFit as e:
@@ -185,6 +210,9 @@ class MemoryPlanner:
                 qtype="float8dq" if fp8 else self.qtype_for(model_class),
                 quantize_denoiser=fp8,
                 only=only,
+                quality=self.quality,
+                quality_db=model_class.quality_8bit_db,
+                copy_scale=self.streams.copy_scale,
             )
 
         return plan_naming_what_fits(holder, gen, lambda request: tiled_to_fit(holder, request, plan_at))
@@ -254,13 +282,30 @@ class MemoryPlanner:
             f"GPU: {on_gpu}): {str(error).splitlines()[0] if str(error) else type(error).__name__}"
         )[:600]
 
+    def observe(self, plan: Optional[Plan], timings: dict) -> None:
+        """After a request ran under ``plan``: its streamed step checked against the prediction (``StreamSpeed``)."""
+        if self.active and plan is not None and plan.source == "auto":
+            self.streams.observe(plan, timings)
+
     def describe(self, plan: Optional[Plan]) -> dict:
         return {
             "mode": self.mode,
             "qtype": self.qtype,
+            "quality": self.quality,
             "reserve_scale": dict(self.reserve_scale),
             "plan": plan.describe() if plan is not None else None,
-        }
+        } | self.streams.describe()
+
+
+def free_after_oom(error: BaseException) -> None:
+    """Out of memory: free what the failed attempt allocated before anything else runs. Its traceback keeps
+    every frame's locals alive (a half-loaded module, the step's tensors), so those are cleared first: on
+    the H200, a Wan 2.1 I2V request that ran out of memory while loading left 23.9 GiB allocated with
+    nothing in the pool."""
+    import traceback
+
+    traceback.clear_frames(error.__traceback__)
+    free_memory()
 
 
 def tiled_to_fit(holder, gen, plan_at) -> Plan:
@@ -358,4 +403,7 @@ def _readable(path: str) -> bool:
         from toolkit.models.tiny import RECIPE_VERSION, cache_root
 
         return os.path.isdir(os.path.join(cache_root(), f"v{RECIPE_VERSION}", path[len("tiny:") :].replace("/", "__")))
-    return path.startswith("builtin:") or os.path.exists(path)
+    from toolkit.models.v2.sources import source_kind
+
+    # A hub id loads from the hub even where a folder of that name sits in the working directory (sources.py).
+    return path.startswith("builtin:") or (source_kind(path) == "local" and os.path.exists(os.path.expanduser(path)))

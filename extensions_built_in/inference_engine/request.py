@@ -13,8 +13,10 @@ from extensions_built_in.inference_engine.latent_preview import checkpoint_previ
 from extensions_built_in.inference_engine.request_checks import StreamOptions
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import MAX_SEED, GenerateImageConfig, ModelConfig
+from toolkit.memory_quality import file_note
 
 if TYPE_CHECKING:
+    from toolkit.memory_plan import Plan
     from toolkit.step_clock import StepClock
 
 
@@ -33,6 +35,7 @@ class Request:
     created: float = field(default_factory=time.time)
     timings: dict = field(default_factory=dict)
     clock: Optional[StepClock] = None  # the image being made's steps and stages (engine ``_generate``)
+    plan: Optional[Plan] = None  # the memory plan it runs under, once planned
     batch_count: int = 1
     batch_seeds: str = "consecutive"
 
@@ -51,6 +54,8 @@ class Request:
         }
         if self.batch_count > 1:
             config["batch"] = {"count": self.batch_count, "seeds": self.batch_seeds}
+        if note := file_note(self.plan):  # 8-bit or streamed weights: the result file says so
+            config["memory"] = note
         return config
 
     def images(self) -> Iterator["BatchImage"]:

@@ -54,6 +54,24 @@ def _timed(method: Callable) -> Callable:
     return timed
 
 
+def time_denoiser_waits(device) -> list:
+    """From now on, time how long the compute stream waits for the blocks of the denoisers streamed on
+    ``device`` (``BlockStream.time_waits``; an encoder's waits are no step's). Returns those streams."""
+    import torch
+
+    device = torch.device(device)
+    streams = [s for s in list(_live) if s.rest_stays and _same_device(s.device, device)]
+    for s in streams:
+        s.time_waits()
+    return streams
+
+
+def _timing_event():
+    import torch
+
+    return torch.cuda.Event(enable_timing=True)
+
+
 def kept_bytes(device) -> int:
     """Bytes of streamed models' kept blocks on ``device``: memory the pool does not list (a streamed component
     waits on the host), which the next plan may count on as its own (``MemoryPlanner.refresh``)."""
@@ -117,6 +135,9 @@ class BlockStream:
         self.kept: set = set()  # blocks that stay on the device (``keep``)
         self.sizes = [module_bytes(block) for block in self.blocks]
         self.side = torch.cuda.Stream(self.device) if self.device.type == "cuda" else None
+        # The compute stream's stalls on this stream's copies, as pairs of events around each (``time_waits``).
+        self.new_event: Optional[Callable] = _timing_event if self.side is not None else None
+        self.waits: Optional[list] = None
         # What lies outside the block lists (embeddings, norms, heads): an encoder's is on the GPU only while it
         # runs (a Mistral encoder's embedding table alone is 1.3 GB, which the plan does not count once it is
         # done); a denoiser's (``rest_stays``: small, and needed every step) stays, which also lets a pipeline
@@ -183,12 +204,39 @@ class BlockStream:
             for j in [j for j in self.on_device if j not in (i, nxt)]:
                 self._leave(j)
             if i not in self.on_device:
-                self._bring(i, None)
+                self._stalled(lambda: self._bring(i, None))  # copied on the compute stream itself
             event = self.on_device[i]
             if event is not None:
-                torch.cuda.current_stream(self.device).wait_event(event)
+                self._stalled(lambda: torch.cuda.current_stream(self.device).wait_event(event))
         if nxt is not None and nxt not in self.on_device:
             self._bring(nxt, self.side)
+
+    def time_waits(self) -> None:
+        """Time, from now on, how long the compute stream stalls on this stream's copies: a block it copies
+        itself, or waits for from the side stream (``wait_seconds``). Off without CUDA events to time with."""
+        self.waits = [] if self.new_event is not None else None
+
+    def wait_seconds(self) -> Optional[float]:
+        """The stalls timed since ``time_waits``, summed, and timing off; None where none were timed. The events
+        are read once, after the last has completed: one wait per request, none per step."""
+        waits, self.waits = self.waits, None
+        if waits:
+            waits[-1][1].synchronize()
+        return None if waits is None else sum(begin.elapsed_time(end) for begin, end in waits) / 1000.0
+
+    def _stalled(self, stall: Callable) -> None:
+        """``stall`` between two events on the compute stream, while timing is on: what the GPU spent there is
+        what a resident block would not have cost."""
+        if self.waits is None:
+            return stall()
+        import torch
+
+        compute = torch.cuda.current_stream(self.device) if self.device.type == "cuda" else None
+        begin, end = self.new_event(), self.new_event()
+        begin.record(compute)
+        stall()
+        end.record(compute)
+        self.waits.append((begin, end))
 
     def _bring(self, i: int, stream) -> None:
         import torch
