@@ -149,7 +149,9 @@ def test_the_soak_finds_a_missing_a_half_written_and_a_left_over_result(tmp_path
     (tmp_path / ".tmp" / "r9.png").write_bytes(b"x")
     found = check_results(paths)
     assert found["missing"] == [paths[2]] and found["broken"][0].startswith(paths[1])
-    assert found["temp_files_left"] == [str(tmp_path / ".tmp" / "r9.png")]
+    (tmp_path / "r0.json.tmp").write_text("{")
+    found = check_results(paths)
+    assert found["temp_files_left"] == [str(tmp_path / ".tmp" / "r9.png"), str(tmp_path / "r0.json.tmp")]
 
 
 def test_budget_probe_tiny_run_splits_each_request_into_phases(tmp_path, tiny_cache):

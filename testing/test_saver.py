@@ -163,3 +163,21 @@ def test_a_disk_that_fills_mid_write_leaves_no_partial_file_and_loses_nothing_wr
     assert os.path.basename(before) in listed
     after = engine_server.client.generate_wait(body_for("sd1", steps=2, seed=7))
     assert after["http_status"] == 200 and os.path.isfile(after["result"]["path"])
+
+
+def test_an_engine_starting_removes_what_a_killed_one_left_half_written_and_keeps_every_result(tmp_path):
+    """``kill -9`` mid-save leaves ``.tmp/<name>`` and ``<name>.json.tmp``: the next engine on the folder removes
+    them, and nothing else (results, their sidecars and thumbnails, a link that only looks like a temp file)."""
+    folder = tmp_path / "outputs"
+    (folder / ".tmp").mkdir(parents=True)
+    (folder / ".thumbs").mkdir()
+    half = [folder / ".tmp" / "a.png", folder / ".tmp" / "a.png.thumb.jpg", folder / "b.json.tmp"]
+    kept = [folder / "c.png", folder / "c.json", folder / ".thumbs" / "c.png.jpg"]
+    for path in half + kept:
+        path.write_bytes(b"x")
+    outside = tmp_path / "outside.json.tmp"
+    outside.write_bytes(b"mine")
+    (folder / "d.json.tmp").symlink_to(outside)
+    outputs_module.Outputs(str(folder), "/outputs")
+    assert [p for p in half if p.exists()] == [] and all(p.exists() for p in kept)
+    assert outside.read_bytes() == b"mine"

@@ -25,6 +25,17 @@ class Outputs:
         self.folder = os.path.abspath(folder)
         self.url_prefix = url_prefix
         os.makedirs(self.folder, exist_ok=True)
+        self.remove_unfinished()
+
+    def remove_unfinished(self) -> None:
+        """Temp files an engine killed mid-write left (``.tmp/`` of save_media, sidecars' ``*.json.tmp``): never
+        a result, and nothing else writes here while this engine starts (one engine per output folder)."""
+        temp_dir = os.path.join(self.folder, ".tmp")
+        left = [os.path.join(temp_dir, n) for n in _names(temp_dir)]
+        left += [os.path.join(self.folder, n) for n in _names(self.folder) if n.endswith(".json.tmp")]
+        for path in left:
+            if os.path.isfile(path) and not os.path.islink(path):
+                _remove_quietly(path)
 
     def url(self, path: str) -> str:
         return f"{self.url_prefix}/{quote(os.path.abspath(path), safe='')}"
@@ -169,3 +180,17 @@ def read_json(path: str) -> Optional[dict]:
             return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def _names(folder: str) -> list:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass

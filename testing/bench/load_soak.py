@@ -40,7 +40,7 @@ def rss_growth(samples: list, window_s: float = PLATEAU_WINDOW_S, span_s: float 
 
 def check_results(paths: list) -> dict:
     """Every result the run was told about is still there, whole (its image decodes, its sidecar parses), and
-    no temp file is left in the output folder."""
+    no temp file is left in the output folder (the engine that replaced a killed one removes those at start)."""
     from PIL import Image
 
     missing, broken = [], []
@@ -61,6 +61,12 @@ def check_results(paths: list) -> dict:
         for folder in folders
         if os.path.isdir(os.path.join(folder, ".tmp"))
         for name in os.listdir(os.path.join(folder, ".tmp"))
+    ]
+    leftovers += [
+        os.path.join(folder, name)
+        for folder in folders
+        for name in os.listdir(folder)
+        if name.endswith(".tmp") and os.path.isfile(os.path.join(folder, name))
     ]
     return {"results": len(paths), "missing": missing[:10], "broken": broken[:10], "temp_files_left": leftovers[:10]}
 
@@ -117,6 +123,11 @@ class UIProcess:
             ["node", "scripts/start.mjs"], cwd=root / "ui", env=self.env, stdout=log, stderr=subprocess.STDOUT
         )
         wait_for(self._up, 120, "the UI")
+
+    def server_pid(self) -> int:
+        """Next's server: the child that scripts/start.mjs spawns (the parent only relays signals)."""
+        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+            return int(f.read().split()[0])
 
     def restart(self) -> None:
         self.proc.terminate()

@@ -100,6 +100,10 @@ class Stats:
         self.interrupted: list = []  # requests in flight when the engine was killed on purpose
         self.interrupted_from = self.interrupted_until = float("inf")
 
+    def engine_down(self) -> bool:
+        """Inside the deliberate kill's window: from the kill until the new engine serves (and a little)."""
+        return self.interrupted_from <= time.monotonic() <= self.interrupted_until
+
     def lose(self, how: str, detail, started: float) -> None:
         """A request that did not end as it must: lost, unless it was in flight during a deliberate kill."""
         if started <= self.interrupted_until and time.monotonic() >= self.interrupted_from:
@@ -189,7 +193,9 @@ async def generate(client: httpx.AsyncClient, target: Target, stats: Stats, rng:
 
 def record_status(stats: Stats, status: int, what: str) -> None:
     stats.count(f"http_{status}")
-    if status >= 500:
+    if status >= 500 and stats.engine_down():
+        stats.count("5xx_while_the_engine_was_killed")  # the UI's 502/503 for an engine that is not there
+    elif status >= 500:
         stats.server_errors.append((what, status))
 
 
@@ -200,7 +206,7 @@ async def abuse(client: httpx.AsyncClient, target: Target, stats: Stats, rng: ra
     except (httpx.TransportError, httpx.TimeoutException) as e:
         raise type(e)(f"hostile {what}: {e}", request=e.request) from e
     record_status(stats, r.status_code, f"hostile {what}")
-    if not 400 <= r.status_code < 500:
+    if not 400 <= r.status_code < 500 and not (r.status_code >= 500 and stats.engine_down()):
         stats.not_refused.append((what, r.status_code))
     stats.count("hostile_refused")
 
@@ -210,6 +216,8 @@ async def upload(client: httpx.AsyncClient, target: Target, stats: Stats, rng: r
     data = png(seed=rng.randint(0, 1000)) if good else b"\x89PNG\r\n\x1a\n" + os.urandom(200)
     r = await client.post(target.url("/assets"), files={"file": ("x.png", data, "image/png")}, timeout=60)
     record_status(stats, r.status_code, "upload")
+    if r.status_code >= 500 and stats.engine_down():
+        return
     if good and r.status_code != 201 or not good and r.status_code != 422:
         stats.not_refused.append(("upload good" if good else "upload corrupt", r.status_code))
 
@@ -251,7 +259,7 @@ async def sampler(target: Target, stats: Stats, deadline: float, every: float = 
         with contextlib.suppress(OSError, StopIteration):  # the engine is down for a moment after a kill
             sample |= process_sample(target.engine_pid)
             if target.ui is not None:
-                sample["ui_rss_mb"] = process_sample(target.ui.proc.pid)["rss_mb"]
+                sample["ui_rss_mb"] = process_sample(target.ui.server_pid())["rss_mb"]
             stats.samples.append(sample)
         if time.monotonic() >= deadline:
             return
