@@ -283,6 +283,7 @@ def test_engine_config_keys_take_effect(tmp_path):
             "assets_max_age_hours": 2,
             "vram_budget_gb": 22,
             "memory": "off",
+            "memory_quality": "lossless",
             "default_model": {"arch": "sd1", "name_or_path": "tiny:sd1", "dtype": "float32"},
             "models": {"tiny": {"arch": "sd1", "name_or_path": "tiny:sd1", "sample": {"width": 64}}},
         },
@@ -295,6 +296,7 @@ def test_engine_config_keys_take_effect(tmp_path):
             assert health["max_queue"] == 3  # enforced: test_request_queue.py, test_engine_http.py
             assert health["vram_budget"] == {"requested_gb": 22, "bytes": None}  # CUDA only: test_device.py
             assert health["memory"]["mode"] == "off"  # the planner itself: test_memory_plan.py
+            assert health["memory"]["quality"] == "lossless"  # what it does: test_memory_per_card.py
             assert client._json("GET", "/checkpoints")["roots"] == [
                 str(tmp_path / "models")
             ]  # listing: test_lora_catalog

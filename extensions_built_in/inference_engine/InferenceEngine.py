@@ -45,6 +45,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.vram_budget_gb = float(self.get_conf("engine.vram_budget_gb", 0) or 0)
         self.memory = str(self.get_conf("engine.memory", "auto"))
         self.memory_qtype = str(self.get_conf("engine.memory_qtype", "auto"))
+        self.memory_quality = str(self.get_conf("engine.memory_quality", "balanced"))  # toolkit/memory_quality.py
         self.compile = str(self.get_conf("engine.compile", "auto"))  # off | auto | max (toolkit/models/compile.py)
         self.compile_cache_dir = self.get_conf("engine.compile_cache_dir")
         self.attention = str(self.get_conf("engine.attention", "auto"))  # toolkit/models/attention.py
@@ -82,6 +83,7 @@ class InferenceEngine(BaseExtensionProcess):
             vram_budget_gb=self.vram_budget_gb,
             memory=self.memory,
             memory_qtype=self.memory_qtype,
+            memory_quality=self.memory_quality,
             compile=self.compile,
             compile_cache_dir=self.compile_cache_dir,
             attention=self.attention,

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
 from extensions_built_in.inference_engine.latent_preview import LatentSender, shrink_tensor
-from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+from extensions_built_in.inference_engine.memory_planner import MemoryPlanner, free_after_oom
 from extensions_built_in.inference_engine.metrics import EngineMetrics
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from extensions_built_in.inference_engine.outputs import Outputs
@@ -37,7 +37,7 @@ from toolkit.models import prompt_cache as prompts
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import describe_all
 from toolkit.models.speed import wants_fp8
-from toolkit.models.v2.pool import ComponentPool, free_memory, is_oom
+from toolkit.models.v2.pool import ComponentPool, is_oom
 from toolkit.paths import MODELS_PATH
 from toolkit.sample_step_hook import GenerationCancelled
 from toolkit.step_clock import StepClock
@@ -64,6 +64,7 @@ class Engine:
         vram_budget_gb: float = 0,
         memory: str = "auto",
         memory_qtype: str = "auto",
+        memory_quality: str = "balanced",
         compile: str = "off",
         compile_cache_dir: Optional[str] = None,
         attention: str = "auto",
@@ -88,7 +89,7 @@ class Engine:
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
         self.metrics = EngineMetrics(self.pool, self.queue)  # GET /metrics
-        self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"], memory_qtype)
+        self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"], memory_qtype, memory_quality)
         if self.memory.active:
             self.memory.refresh()
         self.latents = LatentSender()
@@ -342,6 +343,7 @@ class Engine:
                 images=image.count,
             )
         media = self._load_and_generate(req, started)
+        self.memory.observe(req.plan, req.timings)  # a streamed step slower than planned: re-plan the next
         req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
         self._on_status(req, "Saving", "saving")
         req.timings.update(sampled_at=round(time.time(), 4), stage_s=req.clock.stage_seconds())
@@ -362,7 +364,7 @@ class Engine:
             return "cancelled", "Engine stopping"
         if is_oom(error):
             where = self.memory.oom_snapshot(req.stage, error)
-            self._free_after_oom(error)
+            free_after_oom(error)
             return "oom", self.memory.oom_message(where, error)
         traceback.print_exception(error)  # a bug: the client gets one line, the engine log where it happened
         return "internal", f"{type(error).__name__}: {error}"[:2000]
@@ -373,9 +375,8 @@ class Engine:
         for attempt in (1, 2):
             plan = self.memory.plan(req.model_class, req.model, req.sample, self.resident.plan_of(req.model))
             if plan is not None:
-                req.stream.emit(
-                    "status", stage="loading", message=f"Memory plan: {plan.summary()}", memory=plan.describe()
-                )
+                req.stream.emit("status", stage="loading", message=plan.message(), memory=plan.describe())
+            req.plan = plan  # the result file names its placement
             try:
                 # No local keeps the holder: a failed plan's holder (its 8-bit copies on the GPU) must be gone
                 # before the next plan loads.
@@ -389,7 +390,7 @@ class Engine:
                 self.resident.drop()
                 # What the failed plan loaded is no longer this request's: the next plan's loads may evict it.
                 self.pool.begin_request()
-                self._free_after_oom(e)
+                free_after_oom(e)
                 req.stream.emit(
                     "status",
                     stage="loading",
@@ -436,19 +437,13 @@ class Engine:
         if req.cancelled.is_set():
             raise GenerationCancelled()  # between components while loading, or before sampling
         if stage and stage != req.stage:
-            self._record_stage(req)
+            self.memory.end_stage(req.stage, req.timings)  # its peak and what was on the GPU, in the timings
             if req.clock is not None:
                 req.clock.stage_started(stage)
         req.stage, req.message = stage or req.stage, message
         req.stream.emit("status", stage=req.stage, message=message)
         if stage == "loading":
             self._set_info(message, force=True)
-
-    def _record_stage(self, req: Request) -> None:
-        """GPU only: the stage that ends now, in the result's timings: its peak allocation (``peak_gib``) and the
-        weights each component had on the GPU at its end (``gpu_gib``)."""
-        for key, value in self.memory.end_stage(record=req.stage not in ("queued", "saving")).items():
-            req.timings.setdefault(key, {})[req.stage] = value
 
     def _on_step(self, req: Request, step, state: dict) -> None:
         started = time.perf_counter()
@@ -480,14 +475,6 @@ class Engine:
             )
             self.latents.send(req.stream, done, tensor, req.model_class.latent.layout)
         self._set_info(f"Generating {done}/{step.num_steps}")
-
-    def _free_after_oom(self, error: BaseException) -> None:
-        """Out of memory: free what the failed attempt allocated before anything else runs. Its traceback keeps
-        every frame's locals alive (a half-loaded module, the step's tensors), so those are cleared first: on
-        the H200, a Wan 2.1 I2V request that ran out of memory while loading left 23.9 GiB allocated with
-        nothing in the pool."""
-        traceback.clear_frames(error.__traceback__)
-        free_memory()
 
     def _maybe_idle_unload(self) -> None:
         if (

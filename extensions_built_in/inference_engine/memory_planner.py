@@ -99,6 +99,7 @@ class MemoryPlanner:
 
     # ------------------------------------------------------------------ main thread
     def refresh(self) -> tuple[int, int]:
+        self.streams.measure_link(self.device)  # once, at the engine's start: what a stream's copies cost here
         # A streamed denoiser's kept blocks are this engine's too (the next plan keeps or frees them), though the
         # pool lists the component as waiting on the host.
         own = self.pool.device_bytes(self.device) + kept_bytes(self.device)
@@ -114,7 +115,6 @@ class MemoryPlanner:
         if self.source(model_config) != "auto":
             return None
         self.refresh()
-        self.streams.measure_link(self.device)
         replanned = self.streams.take_pending()  # a streamed step measured slower than planned: plan afresh
         try:
             plan = self._decide(model_class, model_config, gen, None if replanned else resident)
@@ -262,15 +262,15 @@ class MemoryPlanner:
                 found[e.key.subfolder or e.key.cls.rsplit(".", 1)[-1]] = round(size / GIB, 2)
         return found
 
-    def end_stage(self, record: bool = True) -> dict:
-        """GPU only: the stage that just ended (its peak is reset either way), for the result's timings when
-        ``record``: its peak, and each component's weights on the GPU at its end. A visitor still there says why a
-        stage went over its plan (SD3's first request on 16 GiB peaked 1.7 GiB above its later ones through
-        sampling and decoding: docs/BENCHMARKS.md)."""
+    def end_stage(self, stage: str, timings: dict) -> None:
+        """GPU only: the ``stage`` that just ended (its peak is reset either way), in a result's ``timings`` (but
+        ``queued`` and ``saving``): its peak allocation (``peak_gib``), and each component's weights on the GPU at
+        its end (``gpu_gib``). A visitor still there says why a stage went over its plan (SD3's first request on
+        16 GiB peaked 1.7 GiB above its later ones through sampling and decoding: docs/BENCHMARKS.md)."""
         peak = take_stage_peak()
-        if peak is None or not record:
-            return {}
-        return {"peak_gib": round(peak / GIB, 3), "gpu_gib": self.on_device_gib()}
+        if peak is not None and stage not in ("queued", "saving"):
+            timings.setdefault("peak_gib", {})[stage] = round(peak / GIB, 3)
+            timings.setdefault("gpu_gib", {})[stage] = self.on_device_gib()
 
     @staticmethod
     def oom_message(where: dict, error: BaseException) -> str:
@@ -403,7 +403,4 @@ def _readable(path: str) -> bool:
         from toolkit.models.tiny import RECIPE_VERSION, cache_root
 
         return os.path.isdir(os.path.join(cache_root(), f"v{RECIPE_VERSION}", path[len("tiny:") :].replace("/", "__")))
-    from toolkit.models.v2.sources import source_kind
-
-    # A hub id loads from the hub even where a folder of that name sits in the working directory (sources.py).
-    return path.startswith("builtin:") or (source_kind(path) == "local" and os.path.exists(os.path.expanduser(path)))
+    return path.startswith("builtin:") or os.path.exists(path)
