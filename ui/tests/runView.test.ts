@@ -51,6 +51,23 @@ describe('applyFrame', () => {
     expect(v.elapsedMs).toBe(15_001);
   });
 
+  it('the memory line shows the predicted plan, then the plan with why it was planned again and its bits', () => {
+    const predicted = { summary: 'transformer stream to the GPU as they run', quality: null, replanned: null };
+    const plan = {
+      summary: 'transformer float8dq on the GPU',
+      replanned: "re-planned: the streamed transformer's step measured 1.46x resident, predicted 1.15x",
+      quality: 'fast: float8dq transformer resident, 1.26x faster than the best lossless plan',
+    };
+    const v = fold([
+      frame('start', 0, { config: { sample: {} }, output: { kind: 'image' }, memory: { predicted } }),
+      frame('status', 1, { stage: 'queued', message: 'Waiting in queue', position: 1 }),
+    ]);
+    expect(v.memory).toBe('transformer stream to the GPU as they run');
+    applyFrame(v, frame('status', 2, { stage: 'loading', message: 'Memory plan: …', memory: plan }));
+    applyFrame(v, frame('status', 3, { stage: 'loading', message: 'Loading flux: transformer' }));
+    expect(v.memory).toBe(`${plan.summary} · ${plan.replanned} · ${plan.quality}`);
+  });
+
   it('a batch counts its images and keeps the latest result', () => {
     const v = fold([
       start(0, 3),

@@ -42,6 +42,7 @@ export interface RunView {
   image: number;
   images: number;
   error: { code: string; message: string } | null;
+  memory: string | null; // the memory plan and why (start frame's prediction, then the plan's status frame)
   elapsedMs: number;
   startedAt: number | null; // the engine's clock (ms) at the start frame: elapsed survives a re-attach
 }
@@ -49,8 +50,14 @@ export interface RunView {
 export const IDLE: RunView = {
   requestId: null, phase: 'idle', message: '', step: 0, total: 0, etaS: null, itS: null, position: null, seed: null,
   spec: null, outputKind: null, latentStep: 0, latentCount: 0, result: null, results: 0, image: 1, images: 1,
-  error: null, elapsedMs: 0, startedAt: null,
+  error: null, memory: null, elapsedMs: 0, startedAt: null,
 };
+
+/** The memory plan's line: where the components live, then why it was planned again and why its bits. */
+export function memoryLine(memory: unknown): string | null {
+  const m = memory as { summary?: string; replanned?: string | null; quality?: string | null } | null | undefined;
+  return m?.summary ? [m.summary, m.replanned, m.quality].filter(Boolean).join(' · ') : null;
+}
 
 export const FINISHED: Phase[] = ['idle', 'done', 'error', 'cancelled'];
 
@@ -69,6 +76,7 @@ export function applyFrame(v: RunView, frame: Frame): void {
       v.seed = config.sample?.seed ?? null;
       v.total = config.sample?.num_inference_steps ?? 0;
       v.images = config.batch?.count ?? 1;
+      v.memory = memoryLine((h.memory as { predicted?: unknown } | undefined)?.predicted);
       v.startedAt = frame.header.t;
       v.elapsedMs = 0;
       v.phase = 'queued';
@@ -79,6 +87,7 @@ export function applyFrame(v: RunView, frame: Frame): void {
       v.message = String(h.message ?? '');
       v.position = typeof h.position === 'number' ? h.position : null;
       if (typeof h.image === 'number') v.image = h.image;
+      v.memory = memoryLine(h.memory) ?? v.memory;
       break;
     case 'progress':
       v.phase = 'sampling';

@@ -131,6 +131,11 @@ export default function PreviewPanel({ view, latent, busy, onCancel }: Props) {
           {view.position ? <span>queue position {view.position}</span> : null}
           <span className="text-gray-500">{view.message}</span>
         </div>
+        {view.memory && (
+          <div className="mt-1 text-xs text-gray-500" data-testid="memory-plan">
+            memory: {view.memory}
+          </div>
+        )}
         {view.error && view.phase !== 'cancelled' && (
           <div className="mt-2 text-sm text-rose-400" data-testid="run-error">
             {view.error.code}: {view.error.message}
