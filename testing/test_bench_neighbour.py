@@ -59,28 +59,47 @@ def test_each_budget_mode_gives_the_engine_its_own_options_and_the_neighbour_liv
 def test_a_bench_that_dies_takes_its_neighbour_with_it():
     """Killed outright (no finally runs), the bench still closes the neighbour's stdin: the neighbour exits and
     the memory it held is the card's again, for the next stage's engine."""
-    script = (
-        "import sys, time\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
+    start = (
         "from testing.bench.neighbour import neighbour\n"
-        "with neighbour(24, 'cpu') as held:\n"
-        "    print(held['pid'], flush=True)\n"
-        "    time.sleep(120)\n"
+        "hold = neighbour(24, 'cpu')  # kept: a context manager collected mid-run would stop the neighbour\n"
+        "held = hold.__enter__()\n"
+        "print(held['pid'], flush=True)"
     )
+    pid = _orphaned_by_a_killed_bench(start)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the neighbour outlived its bench")
+
+
+def _orphaned_by_a_killed_bench(start_child: str) -> int:
+    """A bench that starts a child (``start_child`` prints its pid), then is killed outright; the child's pid."""
+    script = f"import sys, time\nsys.path.insert(0, {str(ROOT)!r})\n{start_child}\ntime.sleep(120)\n"
     bench = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         pid = int(bench.stdout.readline())
         assert _alive(pid)
-        bench.kill()
-        bench.wait()
-        deadline = time.monotonic() + 10
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(pid), "the neighbour outlived its bench"
     finally:
         bench.kill()
-        if "pid" in locals() and _alive(pid):
-            os.kill(pid, signal.SIGKILL)
+        bench.wait()
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pid
+
+
+def test_an_engine_goes_with_the_bench_that_started_it():
+    """engine_process starts the engine with ``die_with_parent``: a bench killed outright left its engine holding
+    the GPU beside the next stage's (the queue's own CPU run, a stage stopped by SIGTERM)."""
+    start = (
+        "import subprocess\n"
+        "from testing.bench.engine_process import die_with_parent\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], preexec_fn=die_with_parent)\n"
+        "print(child.pid, flush=True)"
+    )
+    pid = _orphaned_by_a_killed_bench(start)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the engine outlived its bench")
 
 
 def test_a_neighbour_that_cannot_hold_says_why_before_any_engine_starts():

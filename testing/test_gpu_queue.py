@@ -97,3 +97,18 @@ def test_issue62s_queue_names_only_stages_and_flags_that_exist_with_an_estimate_
     assert {a.families for a in parsed[5:]} == {"hidream", "wan22_14b", "flux2"}
     assert all(a.quality for a in parsed[:5])
     assert all(set(a.budgets.split(",")) == {"0", "24", "16", "12"} for a in parsed[:4])
+
+
+def test_a_queue_file_changed_while_the_queue_runs_does_not_change_the_run(tmp_path):
+    """Each GPU call lays the working tree down again: a queue file edited here meanwhile must not reach the loop
+    that is running (it read the new file from the old byte offset: half a line as a stage, then the first again)."""
+    queue, fake = tmp_path / "queue", tmp_path / "python"
+    queue.write_text("first x.py\nsecond x.py\n")
+    edited = "# a comment line added above the stages\\nother x.py\\nfirst x.py\\nsecond x.py\\n"
+    fake.write_text(f"#!/bin/sh\nprintf '{edited}' > {queue}\n")  # every stage rewrites the queue file
+    fake.chmod(0o755)
+    env = {**os.environ, "TINY": "1", "PYTHON": str(fake), "MODELS": str(tmp_path / "models")}
+    cmd = ["bash", "testing/bench/gpu_queue.sh", str(queue), str(tmp_path / "results")]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert "queue done" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert [line.split()[0] for line in (tmp_path / "results/rc.txt").read_text().splitlines()] == ["first", "second"]

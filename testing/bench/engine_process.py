@@ -4,8 +4,10 @@ no GIL), a client once engine.json exists, and a batch of requests sent at once.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+PR_SET_PDEATHSIG = 1
 
 # A Python thread, not faulthandler's watchdog: that one reads other threads' frames without the GIL, and an
 # engine sampled every 2 s died silently during its imports once on the build box.
@@ -80,6 +84,7 @@ def engine_process(
         stdout=out,
         stderr=subprocess.STDOUT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=die_with_parent,
     )
     try:
         deadline = time.monotonic() + start_timeout
@@ -104,6 +109,15 @@ def engine_process(
             proc.kill()
         if log:
             out.close()
+
+
+def die_with_parent() -> None:
+    """``preexec_fn``: the engine gets SIGTERM when the bench that started it dies. A bench killed outright (kill,
+    a time limit) runs no ``finally``, and its engine went on holding the GPU beside the next stage's engine and
+    neighbour (testing/bench/neighbour.py). Linux only; libc is loaded before the fork, so the child runs no
+    import."""
+    if _LIBC is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _died(proc: subprocess.Popen, wait_s: float = 5) -> Optional[str]:

@@ -24,6 +24,9 @@ else
   python=python3 extra=()
 fi
 models=${MODELS:-/tmp/aitk_models}
+# The loop reads a copy: bash reads its input by byte offset as it goes, and each GPU call lays the working tree
+# down again, so a queue file changed meanwhile ran a stage named by half a line, then the first stage again.
+snapshot=$(mktemp) && cp "$queue" "$snapshot" || exit 1
 # The card's clocks, power and temperature every half second beside the whole queue: a request slower than the one
 # before it is either the card (power or heat) or the engine, and only these rows tell which (2026-12-06).
 if [ "${TINY:-0}" != 1 ] && command -v nvidia-smi >/dev/null; then
@@ -41,6 +44,7 @@ while read -r name script args; do
   echo "$name rc=$? $(date +%T)" >>"$results/rc.txt"
   [ "${KEEP_MODELS:-0}" = 1 ] || rm -rf "${models:?}"/*
   rm -rf /tmp/aitk_sweep
-done <"$queue"
+done <"$snapshot"
+rm -f "$snapshot"
 [ -n "${sampler:-}" ] && kill "$sampler"
 echo "queue done"

@@ -31,7 +31,7 @@ import threading
 from pathlib import Path
 
 GIB = 1024**3
-CHUNK = 4 * GIB  # several allocations rather than one: a card's free memory need not be one contiguous range
+CHUNK = 4 * GIB  # pieces rather than one request the size of the card: the hold needs no single range that large
 MODES = ("neighbour", "fraction")
 READY = "HOLDING "
 
@@ -54,7 +54,6 @@ def hold(leave: int, device: str) -> tuple[dict, list]:
     torch.cuda.init()
     free, total = torch.cuda.mem_get_info(index)  # after this process's own context
     tensors = [torch.empty(size, dtype=torch.uint8, device=f"cuda:{index}") for size in chunks(free, leave)]
-    torch.cuda.synchronize(index)
     report.update(total=total, free_before=free, held=sum(t.numel() for t in tensors))
     report["free_after"] = torch.cuda.mem_get_info(index)[0]
     return report, tensors
