@@ -54,6 +54,7 @@ class InferenceCluster(InferenceEngine):
     def run(self):
         from ray import serve
 
+        self.claim_folders()  # before a replica is given the output folder or an upload lands (folders.py)
         self.ui.update_status("running", "Starting Ray")
         self.ui.start_stop_watcher()
         started_ray = self.start_ray()

@@ -66,6 +66,7 @@ class InferenceEngine(BaseExtensionProcess):
         from extensions_built_in.inference_engine.server import EngineServer
         from toolkit.device import resolve_device
 
+        self.claim_folders()
         self.ui.update_status("running", "Starting server")
         self.ui.start_stop_watcher()
         previous_sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
@@ -121,6 +122,18 @@ class InferenceEngine(BaseExtensionProcess):
                 server.stop()
                 engine.unload_all()
 
+    def claim_folders(self) -> None:
+        """Before anything serves or deletes in them (folders.py): the job folder's own ``outputs`` and ``assets``
+        are the engine's; a folder configured elsewhere must be empty, absent, or marked by an earlier run."""
+        from extensions_built_in.inference_engine.folders import claim_all
+
+        claim_all(
+            {
+                "outputs": (self.output_folder, _same(self.output_folder, os.path.join(self.job_folder, "outputs"))),
+                "assets": (self.assets_folder, _same(self.assets_folder, os.path.join(self.job_folder, "assets"))),
+            }
+        )
+
     def write_engine_json(self, host: str, port: int, token: str) -> None:
         """0600 from the first byte, under a fresh temp name (private_file.py): the token in it is the only key
         to the engine."""
@@ -161,6 +174,10 @@ def uninterruptible(previous_sigterm):
     finally:
         signal.signal(signal.SIGINT, previous_sigint)
         signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _same(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _raise_keyboard_interrupt(signum, frame):

@@ -3,9 +3,9 @@
 Uploads come from whoever holds the token, and they stay on the user's disk: each is decoded in full before
 it is kept (a truncated or disguised file is refused), its pixel count is checked from the header before any
 decoding (an 11000² PNG of 470 KB would decode to 508 MB; PIL's own guard only fires at twice its limit),
-and the folder has a quota: files older than ``max_age_s`` go first, then the oldest, never one a waiting or
-running request still names. A reference in a request is an asset id or a path inside the engine's own
-folders, nothing else.
+and the folder has a quota over the uploads it wrote (nothing else in the folder is ever removed): those older
+than ``max_age_s`` go first, then the oldest, never one a waiting or running request still names. A reference
+in a request is an asset id or a path inside the engine's own folders, nothing else.
 
 No HTTP and no torch here: the server hands over bytes, the engine asks for paths.
 """
@@ -88,14 +88,18 @@ class AssetStore:
             )
 
     def _files(self) -> list[tuple[str, float, int]]:
+        """The uploads ``store`` wrote (``<uuid4 hex>.<ext>``), the only files the quota counts and removes: a
+        user's ``notes.txt`` or ``photo.png`` beside them stays, even in the engine's own folder."""
         found = []
         for name in os.listdir(self.folder):
             path = os.path.join(self.folder, name)
+            if not is_upload_name(name) or os.path.islink(path):
+                continue
             try:
                 st = os.stat(path)
             except OSError:  # removed meanwhile
                 continue
-            if not name.startswith(".") and os.path.isfile(path):
+            if os.path.isfile(path):
                 found.append((path, st.st_mtime, st.st_size))
         return found
 
@@ -161,6 +165,12 @@ def is_asset_id(ref: str) -> bool:
     return len(ref) == 32 and all(c in "0123456789abcdef" for c in ref)
 
 
+def is_upload_name(name: str) -> bool:
+    """A name ``AssetStore.store`` gives: a uuid4 in hex, then the extension of an accepted format."""
+    stem, _, ext = name.partition(".")
+    return is_asset_id(stem) and stem[12] == "4" and stem[16] in "89ab" and ext in FORMATS.values()
+
+
 def _remove(path: str) -> None:
     try:
         os.remove(path)
@@ -181,6 +191,7 @@ __all__ = [
     "MAX_UPLOAD_BYTES",
     "MAX_UPLOAD_PIXELS",
     "is_asset_id",
+    "is_upload_name",
     "is_inside",
     "paths_named_by",
     "real_path",
