@@ -44,6 +44,7 @@ class ClusterJob:
         if routing:
             process["cluster"]["routing"] = routing
         process["cluster"].update(cluster or {})
+        process["engine"]["model_roots"] = [str(self.tmp)]  # the caller's folder is the replicas' models folder
         process["engine"].update(engine or {})
         if device:
             process["device"] = device

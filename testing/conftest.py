@@ -23,6 +23,15 @@ def tiny_cache(tmp_path_factory):
     return os.environ["AITK_TINY_CACHE"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def suite_model_root(tmp_path_factory):
+    """Checkpoints the tests build (single files, copies of tiny ones) live in pytest's temp folders: the engines
+    this process starts take that folder as a model root beside the defaults (testing/engine_harness.py), as an
+    operator lists the folder their checkpoints live in."""
+    os.environ.setdefault("AITK_TEST_MODEL_ROOT", str(tmp_path_factory.getbasetemp()))
+    return os.environ["AITK_TEST_MODEL_ROOT"]
+
+
 @pytest.fixture(scope="session")
 def engine_server(tmp_path_factory, tiny_cache):
     from testing.engine_harness import EngineHarness

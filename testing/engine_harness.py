@@ -14,6 +14,17 @@ def wait_for(predicate, timeout, what):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def suite_model_roots():
+    """The engine's default model roots plus the folder the suite builds its checkpoints in (conftest.py sets
+    ``AITK_TEST_MODEL_ROOT``); None outside pytest: the engine's defaults."""
+    import os
+
+    from extensions_built_in.inference_engine.model_sources import default_model_roots
+
+    extra = os.environ.get("AITK_TEST_MODEL_ROOT")
+    return default_model_roots() + [extra] if extra else None
+
+
 class EngineHarness:
     """The real engine and HTTP server in this process on an ephemeral port; the engine loop on a thread."""
 
@@ -29,6 +40,7 @@ class EngineHarness:
         # Off unless a test asks: these engines share the test process, where a frozen heap would hold every
         # other test's objects too (testing/test_gc_heap.py turns it on and thaws after).
         engine_options.setdefault("freeze_heap", False)
+        engine_options.setdefault("model_roots", suite_model_roots())
         self.engine = Engine(device, str(folder / "outputs"), str(folder / "assets"), **engine_options)
         self.server = EngineServer(self.engine, self.TOKEN)
         self.port = self.server.start()

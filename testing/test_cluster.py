@@ -347,7 +347,8 @@ def test_metrics_of_the_ingress_and_of_every_replica_move_as_the_requests_did(cl
     before = scrape(cluster)
     generate(cluster, A, seed=71)  # streamed
     assert cluster.client.generate_wait(body_for(B, seed=72))["http_status"] == 200
-    bad = cluster.client.generate_wait(body_for(A, seed=73) | {"model": {"arch": A, "name_or_path": "/no/such/model"}})
+    missing = str(cluster.tmp / "no_such_model")  # inside the replicas' model roots, never written: a load failure
+    bad = cluster.client.generate_wait(body_for(A, seed=73) | {"model": {"arch": A, "name_or_path": missing}})
     failed = bad["error"]["code"]  # the engine's word for it; both sides must count it the same
     after = scrape(cluster)
 

@@ -202,12 +202,12 @@ if pytest is not None:
         assert list(stages) == ["encoding", "sampling", "decoding"] and min(stages.values()) > 0
         assert stages["sampling"] >= timings["step_s"] and sum(stages.values()) <= timings["sample_s"] + 0.001
 
-    def test_wait_mode_reports_a_load_failure_as_json(engine_server):
+    def test_wait_mode_reports_a_load_failure_as_json(engine_server, tmp_path):
         body = body_for("sd1")
-        body["model"]["name_or_path"] = "/no/such/model"
+        body["model"]["name_or_path"] = str(tmp_path / "no_such_model")  # inside the model roots, never written
         out = engine_server.client.generate_wait(body)
         assert out["http_status"] == 424 and out["error"]["code"] == "load_failed"
-        assert "/no/such/model" in out["error"]["message"]
+        assert "no_such_model" in out["error"]["message"]
 
 
 def pytest_cli():

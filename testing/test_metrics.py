@@ -69,7 +69,7 @@ def test_metrics_needs_the_token(http, engine_server):
     assert {name for name in names if name.startswith("aitk_engine_vram_")} == (vram if cuda else set())
 
 
-def test_metrics_move_by_exactly_what_the_requests_did(http, engine_server):
+def test_metrics_move_by_exactly_what_the_requests_did(http, engine_server, tmp_path):
     client = engine_server.client
     assert wait_until(lambda: engine_idle(engine_server), timeout=60)
     client.unload()
@@ -82,7 +82,7 @@ def test_metrics_move_by_exactly_what_the_requests_did(http, engine_server):
     assert frames[-1].header["ok"] and len(results) == 1
     # 2. Streamed, fails with an error frame.
     failing = body_for("sd1")
-    failing["model"]["name_or_path"] = "/no/such/model"
+    failing["model"]["name_or_path"] = str(tmp_path / "no_such_model")  # inside the model roots, never written
     frames = list(client.generate(failing))
     assert [f.header["code"] for f in frames if f.type == "error"] == ["load_failed"]
     # 3. Detached, ok, and 4. detached, cancelled while it waits behind 3 (only a stream's end sees that one).

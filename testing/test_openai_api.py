@@ -157,10 +157,10 @@ def test_partial_images_preview_the_result(client):
         assert red_minus_blue(picture, centre) - red_minus_blue(picture, corners) > 100, event.type
 
 
-def test_a_failure_after_queueing_is_an_error_event_or_status(client):
+def test_a_failure_after_queueing_is_an_error_event_or_status(client, tmp_path):
     """A model that fails to load: JSON callers get the engine's status (424), streams an ``error`` event, which
     the SDK's iterator raises."""
-    model = "sd1:/nonexistent/checkpoint"
+    model = f"sd1:{tmp_path / 'nonexistent_checkpoint'}"  # inside the engine's model roots, never written
     with pytest.raises(openai.APIStatusError) as e:
         client.images.generate(model=model, prompt="x")
     assert e.value.status_code == 424 and e.value.body["code"] == "load_failed"

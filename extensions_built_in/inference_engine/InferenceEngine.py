@@ -54,7 +54,11 @@ class InferenceEngine(BaseExtensionProcess):
         self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))
         # AI Toolkit writes the LoRAs it trains into the training folder: they load without configuration.
         self.lora_roots = self.get_conf("engine.lora_roots") or [MODELS_PATH, os.path.abspath(training_folder)]
-        self.model_roots = self.get_conf("engine.model_roots") or [MODELS_PATH]
+        # Request paths to checkpoints must lie under these (model_sources.py; None: the models folder and the
+        # Hugging Face cache); the operator's own default_model and models aliases below may point anywhere.
+        self.model_roots = self.get_conf("engine.model_roots")
+        self.allow_downloads = bool(self.get_conf("engine.allow_downloads", True))
+        self.max_download_gb = self.get_conf("engine.max_download_gb")  # None: no cap
         self.default_model = self.get_conf("engine.default_model")
         self.models = self.get_conf("engine.models")  # alias -> model settings, for the OpenAI Images API
         self.warm_up = bool(self.get_conf("engine.warm_up", True))
@@ -92,6 +96,9 @@ class InferenceEngine(BaseExtensionProcess):
             prompt_cache=self.prompt_cache,
             lora_roots=self.lora_roots,
             model_roots=self.model_roots,
+            allow_downloads=self.allow_downloads,
+            max_download_gb=self.max_download_gb,
+            default_model=self.default_model,
             models=self.models,
             on_info=lambda text: self.ui.update(info=text),
         )

@@ -19,10 +19,12 @@ from collections import deque
 from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
+from extensions_built_in.inference_engine.errors import EngineBusy, OutputInUse
 from extensions_built_in.inference_engine.latent_preview import LatentSender, shrink_tensor
 from extensions_built_in.inference_engine.memory_planner import MemoryPlanner, free_after_oom
 from extensions_built_in.inference_engine.metrics import EngineMetrics
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
+from extensions_built_in.inference_engine.model_sources import ModelSources, operator_sources
 from extensions_built_in.inference_engine.outputs import Outputs
 from extensions_built_in.inference_engine.request import Request
 from extensions_built_in.inference_engine.request_checks import RequestChecks
@@ -37,6 +39,7 @@ from toolkit.models import prompt_cache as prompts
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import describe_all
 from toolkit.models.speed import wants_fp8
+from toolkit.models.v2.hub import DownloadRefused
 from toolkit.models.v2.pool import ComponentPool, is_oom
 from toolkit.paths import MODELS_PATH
 from toolkit.sample_step_hook import GenerationCancelled
@@ -57,6 +60,9 @@ class Engine:
         keep_in_ram_gb: float = 0,
         lora_roots: Optional[list[str]] = None,
         model_roots: Optional[list[str]] = None,
+        allow_downloads: bool = True,
+        max_download_gb: Optional[float] = None,
+        default_model: Optional[dict] = None,
         on_info: Optional[Callable[[str], None]] = None,
         max_queue: int = 64,
         assets_max_gb: float = 2.0,
@@ -103,9 +109,11 @@ class Engine:
         self._last_info = (0.0, "")
         self._idle_since = time.monotonic()
         self.outputs = Outputs(self.output_folder, files_url_prefix)
-        self.checks = RequestChecks(device, self.assets, self.output_folder, lora_roots or [MODELS_PATH])
-        self.model_roots = [os.path.abspath(p) for p in model_roots or [MODELS_PATH]]  # listed for pickers only
-        self.model_aliases = ModelAliases(models)  # engine.models: names OpenAI clients use (openai_api.py)
+        trusted = operator_sources(models, default_model)  # the job config's own: they may point anywhere
+        self.sources = ModelSources(model_roots, trusted, allow_downloads, max_download_gb)
+        self.checks = RequestChecks(device, self.assets, self.output_folder, lora_roots or [MODELS_PATH], self.sources)
+        self.model_roots = self.sources.roots  # GET /checkpoints lists them too
+        self.model_aliases = ModelAliases(models, self.sources)  # engine.models: names OpenAI clients use
 
     @property
     def running(self) -> Optional[Request]:
@@ -356,7 +364,7 @@ class Engine:
             return "cancelled", "Cancelled"
         if isinstance(error, LoadFailed):
             return "load_failed", str(error)
-        if isinstance(error, LoraMismatch):
+        if isinstance(error, (LoraMismatch, DownloadRefused)):  # the request's LoRA or model, refused
             return "bad_request", str(error)
         if isinstance(error, PlanDoesNotFit):
             return "too_large", str(error)
@@ -372,6 +380,7 @@ class Engine:
     def _load_and_generate(self, req: Request, started: float):
         """Plan, load, sample. Out of memory under an automatic plan, loading or sampling: once more, with a plan
         that reserves a wider working set (an estimate was short, or something else took memory meanwhile)."""
+        self.sources.prepare_load(req.model_class, req.model)  # download rules, before a plan reads hub files
         for attempt in (1, 2):
             plan = self.memory.plan(req.model_class, req.model, req.sample, self.resident.plan_of(req.model))
             if plan is not None:
@@ -511,6 +520,7 @@ class Engine:
 
     def load_default(self, model: dict) -> None:
         """Warm load at start-up (``engine.default_model``), so the first request only samples."""
+        self.sources.prepare_default(model)
         self.resident.load_default(model, self.memory)
         self._set_info(self._idle_text(), force=True)
 
@@ -533,11 +543,3 @@ class Engine:
             self._on_info(text)
         except Exception as e:  # a locked DB must never fail a generation
             print(f"[engine] could not write job info: {e}", flush=True)
-
-
-class OutputInUse(RuntimeError):
-    pass
-
-
-class EngineBusy(RuntimeError):
-    """Main-thread work (``/unload``) cannot run while a generation does."""

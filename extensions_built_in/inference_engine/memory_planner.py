@@ -403,4 +403,7 @@ def _readable(path: str) -> bool:
         from toolkit.models.tiny import RECIPE_VERSION, cache_root
 
         return os.path.isdir(os.path.join(cache_root(), f"v{RECIPE_VERSION}", path[len("tiny:") :].replace("/", "__")))
-    return path.startswith("builtin:") or os.path.exists(path)
+    from toolkit.models.v2.sources import source_kind
+
+    # A hub id loads from the hub even where a folder of that name sits in the working directory (sources.py).
+    return path.startswith("builtin:") or (source_kind(path) == "local" and os.path.exists(os.path.expanduser(path)))

@@ -32,6 +32,10 @@ class ModelRequired(ValueError):
     """No ``model`` given and no alias to fall back on."""
 
 
+class ModelRefused(ValueError):
+    """An ``arch:name_or_path`` whose checkpoint a request may not name (``model_sources.py``)."""
+
+
 @dataclass(frozen=True)
 class ModelChoice:
     id: str
@@ -41,8 +45,9 @@ class ModelChoice:
 
 
 class ModelAliases:
-    def __init__(self, config: Optional[dict] = None):
+    def __init__(self, config: Optional[dict] = None, sources=None):
         self.created = int(time.time())
+        self.sources = sources  # a ModelSources: an arch:name_or_path passes its check before anything is stored
         self.entries = {alias: _entry(alias, value) for alias, value in _mapping(config).items()}
 
     def resolve(self, name: Optional[str]) -> ModelChoice:
@@ -58,6 +63,7 @@ class ModelAliases:
                 model = ModelBody(arch=arch, name_or_path=path).model_dump(exclude_none=True)
             except ValidationError as e:
                 raise UnknownModel(f"The model `{name}` is not usable: {_first_message(e)}") from None
+            self._check_source(name, arch, model)
             return ModelChoice(name, model, get_model_class(arch))
         hint = f"name a checkpoint of that family as '{arch}:<hub id, folder or tiny:{arch}>'" if arch in ARCHS else ""
         known = ", ".join(self.entries) or "none configured"
@@ -65,6 +71,19 @@ class ModelAliases:
             f"The model `{name}` does not exist. Use an engine.models alias ({known}) or 'arch:name_or_path'"
             + (f"; {hint}" if hint else "")
         )
+
+    def _check_source(self, name: str, arch: str, model: dict) -> None:
+        """The checks ``POST /generate`` applies to a checkpoint, here too: an edit's images are stored only
+        after its model is known to be allowed."""
+        from extensions_built_in.inference_engine.model_sources import SourceRefused
+        from toolkit.config_modules import ModelConfig
+
+        if self.sources is None:
+            return
+        try:
+            self.sources.check(get_model_class(arch), ModelConfig.from_dict(model))
+        except SourceRefused as e:
+            raise ModelRefused(f"The model `{name}` is not usable: {e}") from None
 
     def listing(self) -> list[dict]:
         """OpenAI's model objects: the aliases first, then every image family (its id takes a checkpoint:

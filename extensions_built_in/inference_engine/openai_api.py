@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
 from extensions_built_in.inference_engine.image_preview import partial_steps, preview_image
-from extensions_built_in.inference_engine.model_aliases import ModelRequired, UnknownModel
+from extensions_built_in.inference_engine.model_aliases import ModelRefused, ModelRequired, UnknownModel
 from extensions_built_in.inference_engine.openai_params import (
     ImageEditFields,
     ImageGenerationBody,
@@ -129,13 +129,15 @@ def create_router(engine) -> APIRouter:
 def choose(engine, name: Optional[str]):
     try:
         return engine.model_aliases.resolve(name)
-    except (UnknownModel, ModelRequired) as e:
+    except (UnknownModel, ModelRequired, ModelRefused) as e:
         raise model_error(e) from None
 
 
 def model_error(error: Exception) -> OpenAIError:
     if isinstance(error, ModelRequired):
         return OpenAIError(400, str(error), "model", "missing_required_parameter")
+    if isinstance(error, ModelRefused):
+        return OpenAIError(400, str(error), "model", "invalid_value")
     return OpenAIError(404, str(error), "model", "model_not_found")
 
 

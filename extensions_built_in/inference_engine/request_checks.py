@@ -1,17 +1,20 @@
-"""The checks a generate request passes before it is queued: its arch, memory options, LoRA and control-image
-paths, output format and sizes. Every refusal is a ``BadRequest`` naming its field, as FastAPI's own 422s do.
+"""The checks a generate request passes before it is queued: its arch, checkpoint, memory options, LoRA and
+control-image paths, output format and sizes. Every refusal is a ``BadRequest`` naming its field, as FastAPI's
+own 422s do.
 
-Paths from a request are resolved before they are checked (links followed): a LoRA only from the LoRA roots,
-a control image only as an uploaded asset or a file in the engine's own folders. No torch is needed: sizes are
-snapped by the family class without weights.
+Paths from a request are resolved before they are checked (links followed): a checkpoint only from the model
+roots (``model_sources.py``), a LoRA only from the LoRA roots, a control image only as an uploaded asset or a
+file in the engine's own folders. No torch is needed: sizes are snapped by the family class without weights.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Optional
 
 from extensions_built_in.inference_engine.assets import AssetError, AssetStore, is_inside, real_path
+from extensions_built_in.inference_engine.model_sources import ModelSources, SourceRefused
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import UnknownArchError, get_model_class
 from toolkit.models.speed import fp8_problem, speed_problem
@@ -35,8 +38,16 @@ class StreamOptions:
 
 
 class RequestChecks:
-    def __init__(self, device: str, assets: AssetStore, output_folder: str, lora_roots: list[str]):
+    def __init__(
+        self,
+        device: str,
+        assets: AssetStore,
+        output_folder: str,
+        lora_roots: list[str],
+        sources: Optional[ModelSources] = None,
+    ):
         self.device, self.assets, self.output_folder = device, assets, output_folder
+        self.sources = sources or ModelSources()
         self.lora_roots = [os.path.abspath(p) for p in lora_roots] + [assets.folder, output_folder]
         self.no_fp8 = fp8_problem(device)  # why the fp8 speed tiers cannot run here (None: they can)
 
@@ -47,6 +58,10 @@ class RequestChecks:
         except UnknownArchError as e:
             raise BadRequest(("body", "model", "arch"), str(e)) from None
         model_config = ModelConfig.from_dict(model)
+        try:  # first: nothing below may read a checkpoint path the request is not allowed to name
+            self.sources.check(model_class, model_config)
+        except SourceRefused as e:
+            raise BadRequest(("body", "model", e.field), str(e)) from None
         self.check_memory_options(model_config)
         if model_config.lora_path:
             model_config.lora_path = self.resolve_lora(model_config.lora_path, ("body", "model", "lora_path"))

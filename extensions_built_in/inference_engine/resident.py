@@ -27,6 +27,7 @@ from toolkit.models.compile import use_cache_dir as use_compile_cache_dir
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import get_model_class
 from toolkit.models.streaming import STREAM_ATTR
+from toolkit.models.v2.hub import DownloadRefused
 from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
 from toolkit.paths import TOOLKIT_ROOT
 from toolkit.sample_step_hook import GenerationCancelled
@@ -134,7 +135,7 @@ class ResidentModel:
         try:
             with active_pool(self.pool):
                 holder.load_model()
-        except (GenerationCancelled, LoraMismatch):
+        except (GenerationCancelled, LoraMismatch, DownloadRefused):  # the engine gives each its own error code
             raise
         except Exception as e:
             if is_oom(e):

@@ -193,6 +193,8 @@ def throughput(args) -> dict:
         bodies = {arch: body_for(arch, steps=args.steps) for arch in (A, B)}
     gpus = {"gpus_per_replica": args.gpus_per_replica}
     engine = {"vram_budget_gb": args.vram_budget_gb} if args.vram_budget_gb else {}
+    if args.real:  # request paths to checkpoints load only from the engine's model roots
+        engine["model_roots"] = [str(Path(args.real).resolve())]
     runs = {
         "one_replica": ("residency", 1),
         "residency": ("residency", args.replicas),

@@ -220,7 +220,12 @@ class CompileBench:
         for start in ("first_start", "after_restart"):
             folder = Path(self.args.work) / f"engine_{start}"
             with engine_process(
-                folder, self.device, log=folder / "engine.log", compile=self.mode, compile_cache_dir=str(cache)
+                folder,
+                self.device,
+                log=folder / "engine.log",
+                compile=self.mode,
+                compile_cache_dir=str(cache),
+                model_roots=[str(self.models)],  # the checkpoints it builds: request paths load only from there
             ) as client:
                 # The start-up warm-up (imports, CUDA context: ~10 s on the H200) is not the first request's: a
                 # request sent the moment engine.json appears waits behind it, and the 2026-12-01 rows counted it.
@@ -316,8 +321,8 @@ class CompileBench:
 
         folder = Path(self.args.work) / "engine_fast"
         row = self.results.setdefault("engine_fast", {})
-        heap = {"freeze_heap": self.args.freeze_heap == "on"}
-        with engine_process(folder, self.device, log=folder / "engine.log", compile=self.mode, **heap) as client:
+        options = {"freeze_heap": self.args.freeze_heap == "on", "model_roots": [str(self.models)]}  # its checkpoints
+        with engine_process(folder, self.device, log=folder / "engine.log", compile=self.mode, **options) as client:
             for speed in self.args.speeds.split(","):
                 try:
                     runs = [self._engine_image(client, speed) for _ in range(1 + self.args.repeats)]

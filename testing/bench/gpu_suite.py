@@ -495,6 +495,7 @@ class Suite:
             log=folder / "engine.log",
             keep_in_ram_gb=self.args.keep_in_ram_gb,
             lora_roots=[str(self.models)],
+            model_roots=[str(self.models)],  # the checkpoints it builds: request paths load only from there
             compile=self.args.compile,
             attention=self.args.attention,
         ) as client:

@@ -75,7 +75,8 @@ def run_peer_line(bench, cache) -> None:
     row = bench.results.setdefault("peer_line", {})
     heap = {"freeze_heap": bench.args.freeze_heap == "on"}
     peers = ["bare"] + [name for name in bench.args.fast_variants.split(",") if name in PEER_CACHES]
-    with engine_process(folder, bench.device, log=folder / "engine.log", compile=bench.mode, **heap) as client:
+    roots = {"model_roots": [str(bench.models)]}  # request paths to checkpoints load only from there
+    with engine_process(folder, bench.device, log=folder / "engine.log", compile=bench.mode, **heap, **roots) as client:
         first = bench._engine_image(client, "lossless")  # load and compile with the whole card free
         row["engine_first_s"] = first["s"]
         row["engine_plan"] = first["plan"]

@@ -88,7 +88,8 @@ def through_engine(args, device: str) -> dict:
         "stream": {"latents": "raw", "every_n_steps": 1},
     }
     saves, path = [], None
-    with engine_process(Path(args.work) / "engine", device, log=Path(args.out) / "engine.log") as client:
+    roots = {"model_roots": [str(args.models)]}  # request paths to checkpoints load only from there
+    with engine_process(Path(args.work) / "engine", device, log=Path(args.out) / "engine.log", **roots) as client:
         for _ in range(1 + args.repeats):
             for frame in client.generate(body):
                 if frame.type == "result":

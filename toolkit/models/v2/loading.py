@@ -15,8 +15,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from toolkit.models.v2.hub import fetch_component, folder_files, uses_variant
+from toolkit.models.v2.hub import config_source_of, fetch_component, folder_files, uses_variant
 from toolkit.models.v2.pool import ComponentKey, current_pool
+from toolkit.models.v2.sources import source_kind
 
 DTYPES = {
     "float16": "float16",
@@ -71,15 +72,19 @@ def resolve_source(
     report: Optional[Callable[[str], None]] = None,
     fetch: bool = True,
 ) -> ResolvedSource:
-    """Where the files are, on this machine: a hub id is fetched first (only what the loader reads, see
-    ``hub.fetch_component``; ``report`` hears what is downloaded and how big). ``fetch=False`` leaves a hub id
-    as it is, for a caller that reads one config through diffusers' own hub download."""
-    if name_or_path.startswith("tiny:"):
+    """Where the files are, on this machine: a hub id (``sources.py``) is fetched first, only what the loader reads
+    (``hub.fetch_component``; ``report`` hears what is downloaded and how big). ``fetch=False`` leaves it a hub id
+    for a caller that reads one config through diffusers' own hub download (``hub.config_source_of``)."""
+    if (kind := source_kind(name_or_path)) == "hub":
+        found = fetch_component(name_or_path, subfolder, variant, report) if fetch else config_source_of(name_or_path)
+        return ResolvedSource(found, subfolder, variant=variant)
+    if kind == "tiny":
         from toolkit.models.tiny import tiny_checkpoint
 
         name_or_path = tiny_checkpoint(name_or_path[len("tiny:") :])
-    elif name_or_path.startswith("builtin:"):
+    elif kind == "builtin":
         name_or_path = builtin_checkpoint(name_or_path[len("builtin:") :])
+    name_or_path = os.path.expanduser(name_or_path)
     if name_or_path.endswith(".safetensors"):
         if not os.path.isfile(name_or_path):
             raise FileNotFoundError(f"single-file checkpoint {name_or_path!r} does not exist")
@@ -95,12 +100,7 @@ def resolve_source(
         if subfolder and not os.path.isdir(os.path.join(path, subfolder)):
             subfolder = None
         return ResolvedSource(path, subfolder, variant=variant)
-    if os.path.isabs(name_or_path) or name_or_path.startswith((".", "~")) or name_or_path.count("/") != 1:
-        # Hub ids are exactly "org/name"; anything else was meant as a local path.
-        raise FileNotFoundError(f"model path {name_or_path!r} does not exist (and is not a hub id 'org/name')")
-    if not fetch:
-        return ResolvedSource(name_or_path, subfolder, variant=variant)
-    return ResolvedSource(fetch_component(name_or_path, subfolder, variant, report), subfolder, variant=variant)
+    raise FileNotFoundError(f"model path {name_or_path!r} does not exist (and is not a hub id 'org/name')")
 
 
 BUILTIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "builtin")
