@@ -64,7 +64,7 @@ def test_metrics_needs_the_token(http, engine_server):
         (("outcome", o),) for o in ("ok", *ERROR_CODES)
     }
     # Without CUDA there is no VRAM: the gauges are left out, not reported as 0.
-    cuda = http.get("/health").json()["vram"] is not None
+    cuda = http.get("/health", headers=auth(engine_server)).json()["vram"] is not None
     vram = {"aitk_engine_vram_bytes_in_use", "aitk_engine_vram_bytes_peak"}
     assert {name for name in names if name.startswith("aitk_engine_vram_")} == (vram if cuda else set())
 
@@ -73,7 +73,7 @@ def test_metrics_move_by_exactly_what_the_requests_did(http, engine_server, tmp_
     client = engine_server.client
     assert wait_until(lambda: engine_idle(engine_server), timeout=60)
     client.unload()
-    health_before = http.get("/health").json()["counters"]
+    health_before = http.get("/health", headers=auth(engine_server)).json()["counters"]
     before = scrape(http, engine_server)
 
     # 1. Streamed, ok (loads tiny:sd1 from nothing: pool misses).
@@ -94,7 +94,7 @@ def test_metrics_move_by_exactly_what_the_requests_did(http, engine_server, tmp_
     assert frames[-1].header["ok"] and len(results) == 2
 
     after = scrape(http, engine_server)
-    health_after = http.get("/health").json()
+    health_after = http.get("/health", headers=auth(engine_server)).json()
 
     def moved(name, **labels):
         return total(after, name, **labels) - total(before, name, **labels)
