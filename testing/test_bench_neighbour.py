@@ -44,10 +44,7 @@ def test_each_budget_mode_gives_the_engine_its_own_options_and_the_neighbour_liv
         pid = record["neighbour"]["pid"]
         assert options == {} and record["budget_mode"] == "neighbour" and _alive(pid)
         assert record["neighbour"]["held"] == 0 and record["neighbour"]["leave"] == 24 * GIB  # CPU: holds nothing
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid)
+    assert _gone(pid)
     with card_budget(24, "fraction", "cpu") as (options, record):
         assert options == {"vram_budget_gb": 24} and record == {"budget_mode": "fraction"}
     with card_budget(0, "neighbour", "cpu") as (options, record):  # the whole card: nobody beside the engine
@@ -65,14 +62,12 @@ def test_a_bench_that_dies_takes_its_neighbour_with_it():
         "held = hold.__enter__()\n"
         "print(held['pid'], flush=True)"
     )
-    pid = _orphaned_by_a_killed_bench(start)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
-        pytest.fail("the neighbour outlived its bench")
+    assert not _outlives_its_bench(start), "the neighbour outlived its bench"
 
 
-def _orphaned_by_a_killed_bench(start_child: str) -> int:
-    """A bench that starts a child (``start_child`` prints its pid), then is killed outright; the child's pid."""
+def _outlives_its_bench(start_child: str) -> bool:
+    """A bench starts a child (``start_child`` prints its pid) and is killed outright: is the child still there
+    after a while? (It is killed then, so a failing test leaves nothing behind.)"""
     script = f"import sys, time\nsys.path.insert(0, {str(ROOT)!r})\n{start_child}\ntime.sleep(120)\n"
     bench = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
@@ -81,10 +76,17 @@ def _orphaned_by_a_killed_bench(start_child: str) -> int:
     finally:
         bench.kill()
         bench.wait()
-    deadline = time.monotonic() + 10
+    survived = not _gone(pid)
+    if survived:
+        os.kill(pid, signal.SIGKILL)
+    return survived
+
+
+def _gone(pid: int, within_s: float = 10) -> bool:
+    deadline = time.monotonic() + within_s
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return pid
+    return not _alive(pid)
 
 
 def test_an_engine_goes_with_the_bench_that_started_it():
@@ -96,10 +98,7 @@ def test_an_engine_goes_with_the_bench_that_started_it():
         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], preexec_fn=die_with_parent)\n"
         "print(child.pid, flush=True)"
     )
-    pid = _orphaned_by_a_killed_bench(start)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
-        pytest.fail("the engine outlived its bench")
+    assert not _outlives_its_bench(start), "the engine outlived its bench"
 
 
 def test_a_neighbour_that_cannot_hold_says_why_before_any_engine_starts():
