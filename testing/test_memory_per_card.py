@@ -36,7 +36,7 @@ def planner_for(tmp_path, quality="balanced", db=None, monkeypatch=None) -> tupl
     planner.snapshot = (FREE, PLENTY_OF_RAM)
     planner.refresh = lambda: planner.snapshot
     if monkeypatch is not None:
-        monkeypatch.setattr(FluxModel, "quality_8bit_db", db)
+        monkeypatch.setattr(FluxModel, "quality_8bit_db", {} if db is None else {"float8dq": db})
     return planner, config
 
 
@@ -271,9 +271,9 @@ def test_memory_quality_reaches_the_planner_and_health(tmp_path, tiny_cache, mon
     seen, real = [], memory_planner.plan_memory
     monkeypatch.setattr(memory_planner, "plannable_bytes", lambda device, own: 64 * 2**30)
     monkeypatch.setattr(memory_planner, "plan_memory", lambda *a, **kw: seen.append(kw) or real(*a, **kw))
-    monkeypatch.setattr(SD1Model, "quality_8bit_db", 37.5)
+    monkeypatch.setattr(SD1Model, "quality_8bit_db", {"float8dq": 37.5, "float8": 20.0})
     h = EngineHarness(tmp_path, memory_quality="lossless")
-    h.engine.memory.active = True
+    h.engine.memory.active, h.engine.memory.qtype = True, "float8dq"  # as on an H100: the dB of that qtype passes
     try:
         run(h, sd1())
         assert h.client.health()["memory"]["quality"] == "lossless"

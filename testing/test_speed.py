@@ -95,9 +95,9 @@ def test_models_lists_the_tiers_each_family_offers_here(harness):
 
     families = {m["arch"]: m["speeds"] for m in describe_all()}
     assert families["flux"] == ["lossless", "fp8", "cache", "fast"]
-    assert families["sdxl"] == ["lossless", "fp8"]  # a UNet: no step cache
+    assert families["sdxl"] == ["lossless"]  # a UNet: no step cache; float8 activations measured broken
     speeds = {m["arch"]: m["speeds"] for m in harness.client.http.get("/models").json()}
     assert speeds["flux"] == ["lossless", "cache"] and speeds["sdxl"] == ["lossless"]  # this CPU engine
     assert speeds["wan21"] == ["lossless", "cache"]  # float8 activations off for video; FirstBlockCache
-    assert families["zimage"] == ["lossless", "fp8"] and speeds["zimage"] == ["lossless"]  # no step cache
+    assert families["zimage"] == ["lossless"] and speeds["zimage"] == ["lossless"]  # no step cache, float8 weights only
     assert all(s[0] == "lossless" for s in speeds.values())

@@ -198,6 +198,7 @@ class MemoryPlanner:
         if key not in self._sizes:
             self._sizes[key] = holder.memory_parts()
         fp8 = wants_fp8(gen.speed)
+        qtype = "float8dq" if fp8 else self.qtype_for(model_class)
 
         def plan_at(request, tile=None) -> Plan:
             return plan_memory(
@@ -207,11 +208,11 @@ class MemoryPlanner:
                 _scaled(holder.workload(request, tile), scales),
                 host,
                 budget=self.budget,
-                qtype="float8dq" if fp8 else self.qtype_for(model_class),
+                qtype=qtype,
                 quantize_denoiser=fp8,
                 only=only,
                 quality=self.quality,
-                quality_db=model_class.quality_8bit_db,
+                quality_db=model_class.quality_8bit_db.get(qtype),
                 copy_scale=self.streams.copy_scale,
             )
 

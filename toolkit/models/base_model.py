@@ -116,10 +116,10 @@ class BaseModel:
     # 1.02x the full card), while per-row activation scaling grows with tokens (Wan 2.1 I2V 480p: twice the bf16
     # working set, out of memory at 24 GiB; HunyuanVideo 1.5: a blank video). H200, 2026-12-01, docs/BENCHMARKS.md.
     float8_activations: ClassVar[bool] = True
-    # PSNR in dB of the family's output with the memory plan's 8-bit denoiser against bf16, measured at real size
-    # with real weights; ``engine.memory_quality: balanced`` takes 8 bits only from 35 dB (toolkit/memory_quality.py).
-    # None: not measured, so balanced keeps 16-bit weights wherever they fit.
-    quality_8bit_db: ClassVar[Optional[float]] = None
+    # qtype -> PSNR in dB of the family's output with that 8-bit denoiser against bf16 at real size (family_sweep.py
+    # --quality; docs/BENCHMARKS.md); ``engine.memory_quality: balanced`` takes 8 bits only from 35 dB
+    # (toolkit/memory_quality.py). A qtype not listed is not measured: balanced keeps 16-bit weights where they fit.
+    quality_8bit_db: ClassVar[dict] = {}
     step_cache: ClassVar[Optional[str]] = None  # the ``cache`` speed tier's kind (toolkit/models/speed.py), if any
     # Fewest steps the family's scheduler can take: Qwen-Image's and LTX-2's stretch sigmas to a terminal shift,
     # which divides by zero at one step (NaN sigmas, a blank result), so they say 2.

@@ -47,6 +47,7 @@ WAN21_LATENTS_STD = [
 
 class QwenImageModel(BaseModel):
     arch = "qwen_image"
+    quality_8bit_db = {"float8": 47.4, "float8dq": 46.7}  # vs bf16, random-init weights: family_sweep.py --quality
     modality = "image"
     description = "Qwen-Image (text-to-image)"
     pipeline_class = "QwenImagePipeline"
