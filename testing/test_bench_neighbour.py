@@ -119,7 +119,12 @@ class _FakeClient:
         vram = {"total": 80 * GIB, "used": 56 * GIB + GIB // 2, "budget": None}
         return {
             "vram": vram,
-            "memory": {"plan": {"summary": "all on the GPU"}, "quality": "fast"},
+            "memory": {
+                "plan": {"summary": "all on the GPU"},
+                "quality": "fast",
+                "h2d_gbps": 24.5,
+                "copy_correction": 1.3,
+            },
             "prompt_cache": {},
             "compile": {},
             "pool": [],
@@ -184,6 +189,7 @@ def test_family_sweep_starts_the_engine_with_no_budget_beside_a_neighbour_and_re
     assert len(started[0]["neighbours"]) == 1 and row["neighbour"]["pid"] == started[0]["neighbours"][0]
     assert row["budget_mode"] == "neighbour" and row["engine_found"]["free_gib"] == 23.5
     assert row["memory_quality"] == {"asked": "fast", "engine": "fast"}
+    assert row["link"]["h2d_gbps"] == 24.5 and row["link"]["copy_correction"] == 1.3  # the machine's link, kept
     assert not _alive(row["neighbour"]["pid"])
 
     started.clear()
