@@ -90,7 +90,7 @@ class KillAndRestart:
         killed = self.target.engine_pid
         os.kill(killed, signal.SIGKILL)
         self.ui.restart()
-        status = self.ui.wait_for_job_status("error", 60)
+        status = self.ui.wait_for_job_status("error", 180)
         self.ui.start_engine_job()
         self.target.engine_pid = self.ui.wait_for_engine(exclude_pid=killed)
         return {
@@ -150,13 +150,16 @@ class UIProcess:
         self.job_id = httpx.post(f"{self.base}/api/jobs", headers=self.headers, timeout=30, json=body).json()["id"]
 
     def start_engine_job(self) -> None:
-        httpx.post(f"{self.base}/api/jobs/{self.job_id}/start", headers=self.headers, timeout=30)
-        httpx.post(f"{self.base}/api/queue/0/start", headers=self.headers, timeout=30)
+        for path in (f"/api/jobs/{self.job_id}/start", "/api/queue/0/start"):
+            httpx.post(self.base + path, headers=self.headers, timeout=120).raise_for_status()
 
     def job_status(self) -> str:
-        return httpx.get(f"{self.base}/api/jobs", params={"id": self.job_id}, headers=self.headers, timeout=10).json()[
-            "status"
-        ]
+        """The Job row's status; "" while the UI, just restarted under the run's full load, does not answer."""
+        try:
+            url, params = f"{self.base}/api/jobs", {"id": self.job_id}
+            return httpx.get(url, params=params, headers=self.headers, timeout=30).json()["status"]
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return ""
 
     def wait_for_job_status(self, status: str, timeout: float) -> str:
         deadline = time.monotonic() + timeout

@@ -180,10 +180,12 @@ async def generate(client: httpx.AsyncClient, target: Target, stats: Stats, rng:
         if how == "cancel":
             request_id = r.headers.get("x-request-id")
             task = asyncio.create_task(read_stream(r, stats, started))
-            await asyncio.sleep(rng.random() * 0.5)
-            c = await client.post(target.url(f"/cancel/{request_id}"))
-            record_status(stats, c.status_code, "cancel")
-            types, ended = await task
+            try:
+                await asyncio.sleep(rng.random() * 0.5)
+                c = await client.post(target.url(f"/cancel/{request_id}"))
+                record_status(stats, c.status_code, "cancel")
+            finally:
+                types, ended = await task  # its own transport error, if any, is this request's
         else:
             types, ended = await read_stream(r, stats, started)
         if not ended:
