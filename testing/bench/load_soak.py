@@ -92,7 +92,7 @@ class KillAndRestart:
         self.ui.restart()
         status = self.ui.wait_for_job_status("error", 180)
         self.ui.start_engine_job()
-        self.target.engine_pid = self.ui.wait_for_engine(exclude_pid=killed)
+        self.target.engine_pid = self.ui.wait_for_engine(timeout=600, exclude_pid=killed)  # a start under full load
         return {
             "at_s": round(t0 - started, 1),
             "killed_pid": killed,

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import random
+import shutil
 import ssl
 import subprocess
 import sys
@@ -415,6 +416,10 @@ def main() -> int:
                     proc.kill()
             if args.target == "ui":
                 subprocess.run(["pkill", "-INT", "-f", str(work)], check=False)  # the engine job is detached
+            if args.out:  # the processes' logs outlive the run's folder: a failed soak is read from them
+                keep = Path(args.out).with_suffix(".logs")
+                shutil.rmtree(keep, ignore_errors=True)
+                shutil.copytree(work, keep, ignore=shutil.ignore_patterns("outputs", "assets", ".thumbs", "*.db*"))
     print(
         json.dumps(
             {k: v for k, v in summary.items() if k != "engine"}
