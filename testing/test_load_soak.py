@@ -1,6 +1,46 @@
-"""testing/bench/load_soak.py's readings: the RSS plateau of a soak and the result files checked at its end."""
+"""testing/bench/load_test.py in miniature, and load_soak.py's readings: the RSS plateau of a soak and the result
+files checked at its end."""
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_load_test_short_run_loses_nothing_and_refuses_every_hostile_body(tmp_path, tiny_cache):
+    """testing/bench/load_test.py in miniature (docs/RELIABILITY.md has the 200-client, 5-minute runs)."""
+    out = tmp_path / "load.json"
+    cmd = [
+        sys.executable,
+        "testing/bench/load_test.py",
+        "--target",
+        "engine",
+        "--clients",
+        "12",
+        "--duration",
+        "8",
+        "--max-queue",
+        "4",
+        "--out",
+        str(out),
+    ]
+    done = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["server_errors"] == 0 and result["lost"] == 0 and result["hostile_not_refused"] == []
+    assert result["max_queue_position_seen"] <= 4 and result["engine_answers_after"]
+    counts = result["counts"]
+    assert counts["accepted"] > 0 and counts.get("ended_with_result", 0) > 0 and counts["hostile_refused"] > 0
+    assert counts.get("refused_queue_full", 0) > 0  # 12 clients against a cap of 4
+    assert result["ttfb_ms"]["n"] > 0 and result["engine"]["fds_after_warmup"][1] > 0
+    checked = result["results_at_the_end"]
+    assert checked["results"] > 0 and not (checked["missing"] or checked["broken"] or checked["temp_files_left"])
+    assert result["engine"]["rss_growth_last_30_min"]["growth_mb"] is None  # 8 s is not a soak
 
 
 def test_the_soak_s_rss_growth_is_the_last_engine_s_over_the_last_half_hour():

@@ -89,7 +89,7 @@ STREAM_COPY = 1.84
 STREAM_HIDDEN = 0.19
 STEP_COST = 12.0
 # The copy term's machine: the pinned host-to-device bandwidth, in GB/s, of the machine STREAM_COPY was fitted on
-# (testing/bench/pinned_probe.py, docs/bench/pinned_probe_2026-12-02). Where copies are slower the term grows by
+# (measured by testing/bench/pinned_probe.py; docs/BENCHMARKS.md). Where copies are slower the term grows by
 # the ratio (``copy_scale``: the engine measures its own link, toolkit/h2d_probe.py).
 STREAM_COPY_GBPS = 55.2
 # What a plan leaves unused before a streamed denoiser keeps blocks on the GPU: the working sets are estimates

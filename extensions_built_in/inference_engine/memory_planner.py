@@ -300,9 +300,8 @@ class MemoryPlanner:
 
 def free_after_oom(error: BaseException) -> None:
     """Out of memory: free what the failed attempt allocated before anything else runs. Its traceback keeps
-    every frame's locals alive (a half-loaded module, the step's tensors), so those are cleared first: on
-    the H200, a Wan 2.1 I2V request that ran out of memory while loading left 23.9 GiB allocated with
-    nothing in the pool."""
+    every frame's locals alive (a half-loaded module, the step's tensors), so those are cleared first:
+    otherwise a load that ran out of memory keeps its half-loaded weights allocated with nothing in the pool."""
     import traceback
 
     traceback.clear_frames(error.__traceback__)
