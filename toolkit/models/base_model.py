@@ -16,6 +16,7 @@ from typing import Any, Callable, ClassVar, Optional
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
+from toolkit.models import tiny
 from toolkit.models.attention import attention_kernels
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
@@ -510,7 +511,7 @@ class BaseModel:
             "native_resolution": cls.native_resolution,
             "defaults": dict(cls.defaults),
             "output_exts": list(cls.output_exts),
-            "tiny_sample": dict(cls.tiny_sample),
+            "tiny_sample": tiny.sample(cls.arch),
             "latent": cls.latent.to_dict(),
         }
 

@@ -11,6 +11,7 @@ nothing may be fetched at test time. Each recipe's numbers are the real model's 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import string
 import tempfile
@@ -35,15 +36,11 @@ def tiny_checkpoint(name: str) -> str:
     folder = os.path.join(cache_root(), f"v{RECIPE_VERSION}", name.replace("/", "__"))
     if os.path.isfile(os.path.join(folder, "model_index.json")):
         return folder
-    from toolkit.models.registry import get_model_class
-
-    model_class = get_model_class(arch)
-    if not hasattr(model_class, "build_tiny"):
-        raise ValueError(f"arch {arch!r} has no tiny recipe")
+    build = recipe_builder(arch)
     os.makedirs(os.path.dirname(folder), exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".building-", dir=os.path.dirname(folder))
     try:
-        pipe = model_class.build_tiny(variant or None)
+        pipe = build(variant or None)
         pipe.save_pretrained(tmp, safe_serialization=True)
         try:
             os.rename(tmp, folder)
@@ -53,6 +50,39 @@ def tiny_checkpoint(name: str) -> str:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return folder
+
+
+def recipe_module(arch: str):
+    """The fixture module of ``arch`` under ``toolkit/models/tiny_recipes`` (its name is the arch's with every
+    character that cannot be in a module name made ``_``: ``ltx2.3`` -> ``ltx2_3``), or None."""
+    import importlib
+
+    name = re.sub(r"\W", "_", str(arch).partition(":")[0])
+    try:
+        return importlib.import_module(f"toolkit.models.tiny_recipes.{name}")
+    except ModuleNotFoundError as e:
+        if e.name != f"toolkit.models.tiny_recipes.{name}":
+            raise
+        return None
+
+
+def recipe_builder(arch: str):
+    """``build_tiny(variant)`` of ``arch``: its recipe module's, else (families not moved yet) its class's."""
+    from toolkit.models.registry import get_model_class
+
+    module = recipe_module(arch)
+    build = getattr(module, "build_tiny", None) or getattr(get_model_class(arch), "build_tiny", None)
+    if build is None:
+        raise ValueError(f"arch {arch!r} has no tiny recipe")
+    return build
+
+
+def sample(arch: str) -> dict:
+    """Small request settings that suit ``arch``'s tiny checkpoint (tests, the demo): its recipe's ``SAMPLE``."""
+    from toolkit.models.registry import get_model_class
+
+    module = recipe_module(arch)
+    return dict(getattr(module, "SAMPLE", None) or get_model_class(arch).tiny_sample)
 
 
 # ---------------------------------------------------------------------------------------------- tokenizers
