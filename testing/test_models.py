@@ -52,8 +52,7 @@ FAMILIES = {
 }
 
 
-def test_the_registry_holds_exactly_the_29_shipped_families_by_modality():
-    assert sum(len(archs) for archs in FAMILIES.values()) == 29
+def test_the_registry_holds_exactly_the_shipped_families_by_modality():
     assert sorted(ARCHS) == sorted(a for archs in FAMILIES.values() for a in archs)
     for modality, archs in FAMILIES.items():
         assert [a for a in archs if get_model_class(a).modality != modality] == []
