@@ -179,7 +179,7 @@ class UIProcess:
             try:
                 if json.loads(info_path.read_text())["pid"] == exclude_pid:
                     return False
-                health = httpx.get(f"{self.base}/api/inference/health", headers=self.headers, timeout=5)
+                health = httpx.get(f"{self.base}/api/inference/health", headers=self.headers, timeout=15)
                 return health.json().get("ok") is True
             except (OSError, ValueError, KeyError, httpx.HTTPError):
                 return False

@@ -245,6 +245,8 @@ async def client_loop(i: int, client: httpx.AsyncClient, target: Target, stats: 
                     detail = f"{type(e).__name__}: {e!r} {e.request.method} {e.request.url.path}"[:300]
                     stats.lose(how, detail, started)
                 await asyncio.sleep(0.5)
+            if stats.engine_down():  # a client backs off while the engine is gone, as any retrying client does
+                await asyncio.sleep(1 + rng.random())
 
 
 def process_sample(pid: int) -> dict:
