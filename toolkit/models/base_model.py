@@ -16,7 +16,7 @@ from typing import Any, Callable, ClassVar, Optional
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
-from toolkit.models import tiny
+from toolkit.models import arch_tags, tiny
 from toolkit.models.attention import attention_kernels
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
@@ -94,7 +94,7 @@ class SampleStep:
         return self.model.unpack_latents(tensor, self.gen)
 
 
-class BaseModel:
+class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag lookups (arch_tags.py)
     arch: ClassVar[str]
     modality: ClassVar[str]  # image | video | audio
     pipeline_class: ClassVar[str]
@@ -513,7 +513,7 @@ class BaseModel:
             "output_exts": list(cls.output_exts),
             "tiny_sample": tiny.sample(cls.arch),
             "latent": cls.latent.to_dict(),
-        }
+        } | cls.picker_facts()  # group, hub_id, tags
 
 
 def component_kind(role: str, comp: Component) -> str:
