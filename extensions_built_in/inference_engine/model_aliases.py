@@ -19,6 +19,7 @@ from typing import Optional
 from pydantic import ValidationError
 
 from extensions_built_in.inference_engine.bodies import ModelBody, SampleBody
+from toolkit.models.arch_tags import UnknownArchTag
 from toolkit.models.registry import ARCHS, UnknownArchError, get_model_class
 
 ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
@@ -128,7 +129,8 @@ def _entry(alias, value) -> ModelChoice:
     sample = model.pop("sample", None) or {}
     try:
         model_class = get_model_class(model["arch"])
-    except UnknownArchError as e:
+        model = model_class.model_for(model["arch"], model)  # checks the tag too: a typo stops the engine
+    except (UnknownArchError, UnknownArchTag) as e:
         raise ValueError(f"{where}.arch: {e}") from None
     if not isinstance(sample, dict) or "prompt" in sample:
         raise ValueError(f"{where}.sample must be a mapping of sample defaults (the prompt comes with each request)")

@@ -181,7 +181,7 @@ def parse_size(size: Optional[str], choice: ModelChoice) -> tuple[int, int]:
     """``WxH`` as given (the engine floors it to the family's divisibility), or ``auto``: the alias's size, else
     the family's native one."""
     if size in (None, "auto"):
-        defaults = choice.model_class.defaults
+        defaults = choice.model_class.defaults_for(choice.model.get("arch"))  # an alias's zimage:turbo: the tag's
         return (
             int(choice.sample.get("width") or defaults.get("width", choice.model_class.native_resolution)),
             int(choice.sample.get("height") or defaults.get("height", choice.model_class.native_resolution)),
@@ -198,7 +198,8 @@ def parse_size(size: Optional[str], choice: ModelChoice) -> tuple[int, int]:
 
 
 def steps_for(quality: Optional[str], choice: ModelChoice) -> int:
-    base = choice.sample.get("num_inference_steps") or choice.model_class.defaults.get("num_inference_steps", 30)
+    defaults = choice.model_class.defaults_for(choice.model.get("arch"))
+    base = choice.sample.get("num_inference_steps") or defaults.get("num_inference_steps", 30)
     return max(1, min(MAX_STEPS, math.ceil(base * QUALITY_STEPS[quality or "auto"])))
 
 

@@ -16,6 +16,7 @@ from typing import Optional
 from extensions_built_in.inference_engine.assets import AssetError, AssetStore, is_inside, real_path
 from extensions_built_in.inference_engine.model_sources import ModelSources, SourceRefused
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models.arch_tags import UnknownArchTag
 from toolkit.models.registry import UnknownArchError, get_model_class
 from toolkit.models.speed import fp8_problem, speed_problem
 from toolkit.models.v2.loading import check_qtype
@@ -53,9 +54,11 @@ class RequestChecks:
 
     def resolve(self, model: dict, sample: dict, stream: dict) -> tuple:
         """Semantic checks on an already type-checked body; every failure names its field."""
-        try:
-            model_class = get_model_class(model.get("arch") or "sd1")
-        except UnknownArchError as e:
+        arch = model.get("arch") or "sd1"
+        try:  # the tag too: zimage:turbo picks Z-Image-Turbo's defaults (toolkit/models/arch_tags.py)
+            model_class = get_model_class(arch)
+            defaults, model = model_class.defaults_for(arch), model_class.model_for(arch, model)
+        except (UnknownArchError, UnknownArchTag) as e:
             raise BadRequest(("body", "model", "arch"), str(e)) from None
         model_config = ModelConfig.from_dict(model)
         try:  # first: nothing below may read a checkpoint path the request is not allowed to name
@@ -68,7 +71,7 @@ class RequestChecks:
         for i, entry in enumerate(model_config.loras):
             entry["path"] = self.resolve_lora(entry["path"], ("body", "model", "loras", i, "path"))
         sample = {k: v for k, v in sample.items() if v is not None}
-        merged = {**model_class.defaults, **sample}
+        merged = {**defaults, **sample}
         if merged.get("output_ext") not in model_class.output_exts:
             raise BadRequest(
                 ("body", "sample", "output_ext"),

@@ -179,9 +179,11 @@ class ResidentModel:
     def load_default(self, model: dict, planner) -> None:
         """Warm load at start-up (``engine.default_model``), planned for the family's native size: a request of
         another size may plan (and load) differently."""
-        model_class = get_model_class(model.get("arch") or "sd1")
-        config = ModelConfig.from_dict(model)
-        native = {k: v for k, v in model_class.defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
+        arch = model.get("arch") or "sd1"
+        model_class = get_model_class(arch)
+        config = ModelConfig.from_dict(model_class.model_for(arch, model))
+        defaults = model_class.defaults_for(arch)  # zimage:turbo plans Z-Image-Turbo's size and steps
+        native = {k: v for k, v in defaults.items() if k in GenerateImageConfig.__dataclass_fields__}
         plan = planner.plan(model_class, config, GenerateImageConfig(prompt="", **native))
         self.pool.begin_request()
         self._keep(self.build(model_class, config, plan), holder_identity(config, plan))
