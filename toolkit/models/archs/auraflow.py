@@ -1,6 +1,5 @@
 """AuraFlow v0.x: MMDiT with a UMT5 (Pile-T5) text encoder on the SDXL VAE, 4-channel BCHW latents."""
 
-from toolkit.models import tiny
 from toolkit.models.archs.sdxl import SDXL_RGB_BIAS, SDXL_RGB_FACTORS
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
@@ -32,28 +31,3 @@ class AuraFlowModel(BaseModel):
     divisibility = 16  # 8x VAE x 2x2 patches
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=3.5, output_ext="png")
-    tiny_sample = dict(width=64, height=64, output_ext="png")
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import AuraFlowPipeline, AuraFlowTransformer2DModel, FlowMatchEulerDiscreteScheduler
-
-        tok = tiny.t5_tokenizer()
-        te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
-        tiny.seeded(tiny.variant_seed(variant))
-        tr = AuraFlowTransformer2DModel(
-            sample_size=8,
-            patch_size=2,
-            in_channels=4,
-            out_channels=4,
-            num_mmdit_layers=1,
-            num_single_dit_layers=1,
-            attention_head_dim=8,
-            num_attention_heads=4,
-            caption_projection_dim=32,
-            joint_attention_dim=32,  # == UMT5 d_model
-            pos_embed_max_size=64,
-        ).eval()
-        vae = tiny.vae_kl(latent_channels=4, scaling_factor=0.13025)
-        sched = FlowMatchEulerDiscreteScheduler(shift=1.73)
-        return AuraFlowPipeline(tokenizer=tok, text_encoder=te, vae=vae, transformer=tr, scheduler=sched)

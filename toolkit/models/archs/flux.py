@@ -1,7 +1,6 @@
 """Flux.1: flow-matching transformer whose pipeline packs 16-channel latents into 2x2 tokens."""
 
 from toolkit.memory_plan import WorkingSet
-from toolkit.models import tiny
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.Flux (comfy/latent_formats.py). They apply to (x - 0.1159) * 0.3611, which is the
@@ -56,7 +55,6 @@ class FluxModel(BaseModel):
     divisibility = 16
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=3.5, output_ext="png")
-    tiny_sample = dict(width=64, height=64, output_ext="png")
     step_cache = "magcache_flux"  # diffusers' MagCache with its Flux.1 ratios (H200: 1.93x at 28 steps)
     # Measured (H200, 1024x1024, the transformer visiting under a 24 GiB budget): sampling 0.49 GiB over the
     # weights, below the default's 0.88: the 24 GiB plan that lets the 22.2 GiB transformer visit in bf16 (1.00x
@@ -80,50 +78,3 @@ class FluxModel(BaseModel):
         from diffusers import FluxPipeline
 
         return FluxPipeline._unpack_latents(latents, gen.height, gen.width, self.latent.spatial_factor)
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import FlowMatchEulerDiscreteScheduler, FluxPipeline, FluxTransformer2DModel
-
-        tok, tok2 = tiny.clip_tokenizer(), tiny.t5_tokenizer()
-        te = tiny.clip_text_encoder(tok, hidden=32)
-        te2 = tiny.t5_text_encoder(tok2, d_model=32)
-        tiny.seeded(tiny.variant_seed(variant))
-        tr = FluxTransformer2DModel(
-            patch_size=1,
-            in_channels=64,
-            num_layers=1,
-            num_single_layers=1,
-            attention_head_dim=16,
-            num_attention_heads=2,
-            joint_attention_dim=32,
-            pooled_projection_dim=32,
-            guidance_embeds=True,
-            axes_dims_rope=(4, 6, 6),  # in_channels = 4 x 16 latent channels; sum(axes) == head dim
-        ).eval()
-        vae = tiny.vae_kl(
-            latent_channels=16,
-            use_quant_conv=False,
-            use_post_quant_conv=False,
-            scaling_factor=0.3611,
-            shift_factor=0.1159,
-        )
-        sched = FlowMatchEulerDiscreteScheduler(
-            shift=3.0,
-            use_dynamic_shifting=True,
-            base_shift=0.5,
-            max_shift=1.15,
-            base_image_seq_len=256,
-            max_image_seq_len=4096,
-        )
-        return FluxPipeline(
-            scheduler=sched,
-            vae=vae,
-            text_encoder=te,
-            tokenizer=tok,
-            text_encoder_2=te2,
-            tokenizer_2=tok2,
-            transformer=tr,
-            image_encoder=None,
-            feature_extractor=None,
-        )

@@ -4,8 +4,7 @@ Latents are packed and BatchNorm-normalised like Klein's (see flux2_klein.py); s
 """
 
 from toolkit.memory_plan import WorkingSet
-from toolkit.models import tiny
-from toolkit.models.archs.flux2_klein import FLUX2_LATENT, tiny_flux2_vae, unpack_flux2_latents
+from toolkit.models.archs.flux2_klein import FLUX2_LATENT, unpack_flux2_latents
 from toolkit.models.base_model import BaseModel, Component
 
 
@@ -28,7 +27,6 @@ class Flux2Model(BaseModel):
     native_resolution = 1024
     # Guidance-distilled: guidance_scale is an embedding, not CFG (no negative prompt).
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=4.0, output_ext="png")
-    tiny_sample = dict(width=64, height=64, output_ext="png")
     # Measured (H200, 1024x1024, everything resident: docs/bench/family_sweep_2026-12-02/flux2.json): sampling
     # 1.17 GiB over the weights, above the default's 0.88 (its 6144-wide stream carries twice Flux.1's activations
     # per token); fitted with ~15 % margin.
@@ -48,34 +46,3 @@ class Flux2Model(BaseModel):
         from diffusers import Flux2Pipeline
 
         return unpack_flux2_latents(Flux2Pipeline, self.parts["vae"], latents, gen.height, gen.width)
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import FlowMatchEulerDiscreteScheduler, Flux2Pipeline, Flux2Transformer2DModel
-
-        processor = tiny.mistral_text_processor()
-        te = tiny.mistral3_text_encoder(processor.tokenizer, hidden=16)
-        tiny.seeded(tiny.variant_seed(variant))
-        tr = Flux2Transformer2DModel(
-            patch_size=1,
-            in_channels=128,
-            num_layers=1,
-            num_single_layers=1,
-            attention_head_dim=16,
-            num_attention_heads=2,
-            joint_attention_dim=48,  # three stacked Mistral layers x hidden 16
-            timestep_guidance_channels=256,
-            axes_dims_rope=(4, 4, 4, 4),
-            guidance_embeds=True,
-        ).eval()
-        sched = FlowMatchEulerDiscreteScheduler(
-            shift=3.0,
-            use_dynamic_shifting=True,
-            base_shift=0.5,
-            max_shift=1.15,
-            base_image_seq_len=256,
-            max_image_seq_len=4096,
-        )
-        return Flux2Pipeline(
-            scheduler=sched, vae=tiny_flux2_vae(), text_encoder=te, tokenizer=processor, transformer=tr
-        )

@@ -5,7 +5,6 @@ and normalised with the VAE's BatchNorm statistics. Streamed latents are unpacke
 before decoding (tokens -> 128 x H/16 x W/16, BatchNorm denormalisation, un-patchify): B, 32, H/8, W/8.
 """
 
-from toolkit.models import tiny
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.Flux2 (comfy/latent_formats.py): 32 x 3, applied after its
@@ -62,22 +61,6 @@ def unpack_flux2_latents(pipeline_class, vae, latents, height: int, width: int):
     return pipeline_class._unpatchify_latents(x * std + mean)
 
 
-def tiny_flux2_vae():
-    """Production compression (4 blocks: 8x, then 2x2 patches) and 32 channels; BatchNorm statistics that are
-    not the identity, so the denormalisation in ``unpack_flux2_latents`` is exercised."""
-    import torch
-    from diffusers import AutoencoderKLFlux2
-
-    tiny.seeded()
-    vae = AutoencoderKLFlux2(
-        block_out_channels=(32, 32, 32, 32), layers_per_block=1, latent_channels=32, norm_num_groups=32, sample_size=64
-    ).eval()
-    with torch.no_grad():
-        vae.bn.running_mean.copy_(torch.linspace(-0.5, 0.5, vae.bn.running_mean.numel()))
-        vae.bn.running_var.copy_(torch.linspace(0.5, 2.0, vae.bn.running_var.numel()))
-    return vae
-
-
 class Flux2KleinModel(BaseModel):
     """Shared by the 4B and 9B classes: they differ in the Qwen3 size (3 x hidden = joint_attention_dim)."""
 
@@ -95,8 +78,6 @@ class Flux2KleinModel(BaseModel):
     native_resolution = 1024
     # The base checkpoints' settings (50 steps, CFG 4); the step-distilled ones ignore CFG (is_distilled).
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=4.0, output_ext="png")
-    tiny_sample = dict(width=64, height=64, output_ext="png")
-    tiny_te_hidden = 16
 
     def pipeline_kwargs(self, gen):
         return dict(
@@ -113,46 +94,12 @@ class Flux2KleinModel(BaseModel):
 
         return unpack_flux2_latents(Flux2KleinPipeline, self.parts["vae"], latents, gen.height, gen.width)
 
-    @classmethod
-    def build_tiny(cls, variant=None):
-        from diffusers import FlowMatchEulerDiscreteScheduler, Flux2KleinPipeline, Flux2Transformer2DModel
-
-        tok = tiny.qwen2_tokenizer()
-        # 28 layers: the pipeline stacks hidden states 9, 18 and 27 (text_encoder_out_layers' default).
-        te = tiny.qwen3_text_encoder(tok, hidden=cls.tiny_te_hidden, layers=28, kv_heads=1, causal_lm=True)
-        tiny.seeded(tiny.variant_seed(variant))
-        tr = Flux2Transformer2DModel(
-            patch_size=1,
-            in_channels=128,
-            num_layers=1,
-            num_single_layers=1,
-            attention_head_dim=16,
-            num_attention_heads=2,
-            joint_attention_dim=3 * cls.tiny_te_hidden,  # three stacked Qwen3 layers
-            timestep_guidance_channels=256,
-            axes_dims_rope=(4, 4, 4, 4),
-            guidance_embeds=False,
-        ).eval()
-        sched = FlowMatchEulerDiscreteScheduler(
-            shift=3.0,
-            use_dynamic_shifting=True,
-            base_shift=0.5,
-            max_shift=1.15,
-            base_image_seq_len=256,
-            max_image_seq_len=4096,
-        )
-        return Flux2KleinPipeline(
-            scheduler=sched, vae=tiny_flux2_vae(), text_encoder=te, tokenizer=tok, transformer=tr, is_distilled=False
-        )
-
 
 class Flux2Klein4BModel(Flux2KleinModel):
     arch = "flux2_klein_4b"
     description = "FLUX.2 [klein] 4B (Qwen3-4B text encoder)"
-    tiny_te_hidden = 16
 
 
 class Flux2Klein9BModel(Flux2KleinModel):
     arch = "flux2_klein_9b"
     description = "FLUX.2 [klein] 9B (Qwen3-8B text encoder)"
-    tiny_te_hidden = 24

@@ -30,10 +30,3 @@ class FluxKontextModel(FluxModel):
         from diffusers import FluxKontextPipeline
 
         return FluxKontextPipeline._unpack_latents(latents, gen.height, gen.width, self.latent.spatial_factor)
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import FluxKontextPipeline
-
-        flux = FluxModel.build_tiny(variant)
-        return FluxKontextPipeline(**{k: v for k, v in flux.components.items()})

@@ -1,6 +1,5 @@
 """Lumina-Image 2.0: Next-DiT with a Gemma-2 text encoder on Flux.1's 16-channel VAE, BCHW latents."""
 
-from toolkit.models import tiny
 from toolkit.models.archs.flux import FLUX_RGB_BIAS, FLUX_RGB_FACTORS
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
@@ -32,52 +31,3 @@ class Lumina2Model(BaseModel):
     divisibility = 16  # 8x VAE x 2x2 patches
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=4.0, output_ext="png")
-    tiny_sample = dict(width=64, height=64, output_ext="png")
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import FlowMatchEulerDiscreteScheduler, Lumina2Pipeline, Lumina2Transformer2DModel
-        from transformers import Gemma2Config, Gemma2Model
-
-        tok = tiny.gemma_tokenizer(model_max_length=256)
-        tiny.seeded()
-        te = Gemma2Model(
-            Gemma2Config(
-                vocab_size=len(tok),
-                hidden_size=32,
-                intermediate_size=64,
-                num_hidden_layers=2,
-                num_attention_heads=2,
-                num_key_value_heads=1,
-                head_dim=16,
-                max_position_embeddings=512,
-                sliding_window=64,
-                pad_token_id=tok.pad_token_id,
-                bos_token_id=tok.bos_token_id,
-                eos_token_id=tok.eos_token_id,
-            )
-        ).eval()
-        tiny.seeded(tiny.variant_seed(variant))
-        tr = Lumina2Transformer2DModel(
-            sample_size=8,
-            patch_size=2,
-            in_channels=16,
-            hidden_size=32,
-            num_layers=1,
-            num_refiner_layers=1,
-            num_attention_heads=2,
-            num_kv_heads=2,
-            multiple_of=16,
-            axes_dim_rope=(4, 6, 6),  # sum == head dim 16
-            axes_lens=(300, 64, 64),
-            cap_feat_dim=32,  # == Gemma-2 hidden size (hidden_states[-2] is used)
-        ).eval()
-        vae = tiny.vae_kl(
-            latent_channels=16,
-            use_quant_conv=False,
-            use_post_quant_conv=False,
-            scaling_factor=0.3611,
-            shift_factor=0.1159,
-        )
-        sched = FlowMatchEulerDiscreteScheduler(num_train_timesteps=1000, shift=6.0, use_dynamic_shifting=False)
-        return Lumina2Pipeline(transformer=tr, scheduler=sched, vae=vae, text_encoder=te, tokenizer=tok)

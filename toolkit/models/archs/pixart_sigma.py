@@ -1,6 +1,5 @@
 """PixArt-Sigma: DiT with a T5 text encoder on the SDXL VAE, epsilon prediction, 4-channel BCHW latents."""
 
-from toolkit.models import tiny
 from toolkit.models.archs.sdxl import SDXL_RGB_BIAS, SDXL_RGB_FACTORS
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
@@ -30,7 +29,6 @@ class PixArtSigmaModel(BaseModel):
     divisibility = 16  # 8x VAE x 2x2 patches (the pipeline itself checks only 8)
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=20, guidance_scale=4.5, output_ext="png")
-    tiny_sample = dict(width=64, height=64, output_ext="png")
 
     def pipeline_kwargs(self, gen):
         # Resolution binning would sample at the nearest trained aspect bucket and resize afterwards: the
@@ -46,33 +44,3 @@ class PixArtSigmaModel(BaseModel):
             clean_caption=False,
             **gen.extra_kwargs,
         )
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import DPMSolverMultistepScheduler, PixArtSigmaPipeline, PixArtTransformer2DModel
-
-        tok = tiny.t5_tokenizer(model_max_length=300)
-        te = tiny.t5_text_encoder(tok, d_model=32)
-        tiny.seeded(tiny.variant_seed(variant))
-        tr = PixArtTransformer2DModel(
-            sample_size=8,
-            num_layers=1,
-            patch_size=2,
-            attention_head_dim=8,
-            num_attention_heads=3,
-            caption_channels=32,  # == T5 d_model
-            in_channels=4,
-            cross_attention_dim=24,
-            out_channels=8,  # eps + learned sigma
-            attention_bias=True,
-            activation_fn="gelu-approximate",
-            num_embeds_ada_norm=1000,
-            norm_type="ada_norm_single",
-            norm_elementwise_affine=False,
-            norm_eps=1e-6,
-        ).eval()
-        vae = tiny.vae_kl(latent_channels=4, scaling_factor=0.13025)
-        sched = DPMSolverMultistepScheduler(
-            beta_start=0.0001, beta_end=0.02, beta_schedule="linear", prediction_type="epsilon", solver_order=2
-        )
-        return PixArtSigmaPipeline(tokenizer=tok, text_encoder=te, vae=vae, transformer=tr, scheduler=sched)

@@ -28,12 +28,3 @@ class QwenImageEditModel(QwenImageModel):
         # The pipeline re-sizes the control image to ~1 MP (same aspect) for the VAE and feeds it to the VL
         # encoder; the output size is the request's.
         return dict(super().pipeline_kwargs(gen), image=self.control_inputs(gen))
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import QwenImageEditPipeline
-
-        from toolkit.models import tiny
-
-        parts = QwenImageModel.tiny_parts(variant)
-        return QwenImageEditPipeline(processor=tiny.qwen2_vl_processor(parts["tokenizer"]), **parts)

@@ -16,13 +16,3 @@ class QwenImageEditPlusModel(QwenImageEditModel):
         # ("Picture 1: ...") and a 1024^2-area copy for the VAE of each.
         count = max(1, min(len(gen.control_images), self.max_control_images))
         return [self.control_image(gen, i, (gen.width, gen.height)) for i in range(count)]
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import QwenImageEditPlusPipeline
-
-        from toolkit.models import tiny
-        from toolkit.models.archs.qwen_image import QwenImageModel
-
-        parts = QwenImageModel.tiny_parts(variant)
-        return QwenImageEditPlusPipeline(processor=tiny.qwen2_vl_processor(parts["tokenizer"]), **parts)

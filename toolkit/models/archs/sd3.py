@@ -1,6 +1,5 @@
 """Stable Diffusion 3 / 3.5: MMDiT with two CLIPs and T5, flow matching, 16-channel BCHW latents."""
 
-from toolkit.models import tiny
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.SD3 (comfy/latent_formats.py): fitted on (x - 0.0609) * 1.5305, the space diffusers'
@@ -56,7 +55,6 @@ class SD3Model(BaseModel):
     divisibility = 16  # 8x VAE x 2x2 patches
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=7.0, output_ext="png")
-    tiny_sample = dict(width=64, height=64, output_ext="png")
 
     def pipeline_kwargs(self, gen):
         return dict(
@@ -69,48 +67,4 @@ class SD3Model(BaseModel):
             num_inference_steps=gen.num_inference_steps,
             guidance_scale=gen.guidance_scale,
             **gen.extra_kwargs,
-        )
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import FlowMatchEulerDiscreteScheduler, SD3Transformer2DModel, StableDiffusion3Pipeline
-
-        tok, tok2, tok3 = tiny.clip_tokenizer(), tiny.clip_tokenizer(), tiny.t5_tokenizer(model_max_length=256)
-        te = tiny.clip_text_encoder(tok, hidden=32, with_projection=True, projection_dim=32)
-        te2 = tiny.clip_text_encoder(tok2, hidden=32, with_projection=True, projection_dim=32)
-        te3 = tiny.t5_text_encoder(tok3, d_model=64)
-        tiny.seeded(tiny.variant_seed(variant))
-        tr = SD3Transformer2DModel(
-            sample_size=8,
-            patch_size=2,
-            in_channels=16,
-            out_channels=16,
-            num_layers=1,
-            attention_head_dim=8,
-            num_attention_heads=4,
-            caption_projection_dim=32,
-            pos_embed_max_size=16,
-            joint_attention_dim=64,  # == T5 d_model; the two CLIPs' 32+32 states are zero-padded up to it
-            pooled_projection_dim=64,  # == te.projection_dim + te2.projection_dim
-        ).eval()
-        vae = tiny.vae_kl(
-            latent_channels=16,
-            use_quant_conv=False,
-            use_post_quant_conv=False,
-            scaling_factor=1.5305,
-            shift_factor=0.0609,
-        )
-        sched = FlowMatchEulerDiscreteScheduler(shift=3.0)
-        return StableDiffusion3Pipeline(
-            transformer=tr,
-            scheduler=sched,
-            vae=vae,
-            text_encoder=te,
-            tokenizer=tok,
-            text_encoder_2=te2,
-            tokenizer_2=tok2,
-            text_encoder_3=te3,
-            tokenizer_3=tok3,
-            image_encoder=None,
-            feature_extractor=None,
         )

@@ -1,6 +1,5 @@
 """Stable Diffusion XL: UNet with two CLIP text encoders, epsilon prediction, 4-channel BCHW latents."""
 
-from toolkit.models import tiny
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.SDXL (comfy/latent_formats.py); diffusers' SDXL loop samples x * 0.13025, the space
@@ -46,7 +45,6 @@ class SDXLModel(BaseModel):
     divisibility = 8
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=30, guidance_scale=7.0, output_ext="png")
-    tiny_sample = dict(width=64, height=64, output_ext="png")
 
     def pipeline_kwargs(self, gen):
         return dict(
@@ -60,51 +58,4 @@ class SDXLModel(BaseModel):
             guidance_scale=gen.guidance_scale,
             guidance_rescale=gen.guidance_rescale,
             **gen.extra_kwargs,
-        )
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import EulerDiscreteScheduler, StableDiffusionXLPipeline, UNet2DConditionModel
-
-        tok, tok2 = tiny.clip_tokenizer(), tiny.clip_tokenizer()
-        te = tiny.clip_text_encoder(tok, hidden=32)
-        te2 = tiny.clip_text_encoder(tok2, hidden=32, with_projection=True, projection_dim=32)
-        tiny.seeded(tiny.variant_seed(variant))
-        unet = UNet2DConditionModel(
-            sample_size=8,
-            in_channels=4,
-            out_channels=4,
-            layers_per_block=1,
-            block_out_channels=(32, 64),
-            down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
-            up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
-            attention_head_dim=(2, 4),
-            use_linear_projection=True,
-            addition_embed_type="text_time",
-            addition_time_embed_dim=8,
-            transformer_layers_per_block=(1, 1),
-            norm_num_groups=32,
-            projection_class_embeddings_input_dim=6 * 8 + 32,  # 6 time ids x addition_time_embed_dim + te2 projection
-            cross_attention_dim=64,  # te.hidden + te2.hidden: the penultimate states are concatenated
-        ).eval()
-        vae = tiny.vae_kl(latent_channels=4, scaling_factor=0.13025)
-        sched = EulerDiscreteScheduler(
-            beta_start=0.00085,
-            beta_end=0.012,
-            beta_schedule="scaled_linear",
-            steps_offset=1,
-            timestep_spacing="leading",
-        )
-        return StableDiffusionXLPipeline(
-            vae=vae,
-            text_encoder=te,
-            text_encoder_2=te2,
-            tokenizer=tok,
-            tokenizer_2=tok2,
-            unet=unet,
-            scheduler=sched,
-            image_encoder=None,
-            feature_extractor=None,
-            force_zeros_for_empty_prompt=True,
-            add_watermarker=False,
         )

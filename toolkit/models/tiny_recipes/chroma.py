@@ -1,0 +1,51 @@
+"""Tiny Chroma (Chroma1-HD / Base): the fixture of toolkit/models/archs/chroma.py, random weights in the real
+model's shapes."""
+
+from toolkit.models import tiny
+
+SAMPLE = dict(width=64, height=64, output_ext="png")
+
+
+def build_tiny(variant=None):
+    from diffusers import ChromaPipeline, ChromaTransformer2DModel, FlowMatchEulerDiscreteScheduler
+
+    tok = tiny.t5_tokenizer()
+    te = tiny.t5_text_encoder(tok, d_model=32)
+    tiny.seeded(tiny.variant_seed(variant))
+    tr = ChromaTransformer2DModel(
+        patch_size=1,
+        in_channels=64,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=32,  # == T5 d_model; in_channels = 4 x 16 (2x2 packing)
+        axes_dims_rope=(4, 6, 6),
+        approximator_hidden_dim=32,
+        approximator_layers=1,
+        approximator_num_channels=16,
+    ).eval()
+    vae = tiny.vae_kl(
+        latent_channels=16,
+        use_quant_conv=False,
+        use_post_quant_conv=False,
+        scaling_factor=0.3611,
+        shift_factor=0.1159,
+    )
+    sched = FlowMatchEulerDiscreteScheduler(
+        shift=3.0,
+        use_dynamic_shifting=True,
+        base_shift=0.5,
+        max_shift=1.15,
+        base_image_seq_len=256,
+        max_image_seq_len=4096,
+    )
+    return ChromaPipeline(
+        scheduler=sched,
+        vae=vae,
+        text_encoder=te,
+        tokenizer=tok,
+        transformer=tr,
+        image_encoder=None,
+        feature_extractor=None,
+    )
