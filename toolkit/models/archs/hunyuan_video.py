@@ -3,10 +3,7 @@ llama-3) text encoder read at its third-last hidden state, plus CLIP-L's pooled 
 (guidance-distilled), so a negative prompt only acts when extra_kwargs sets ``true_cfg_scale`` > 1.
 """
 
-import re
-
 from toolkit.memory_plan import WorkingSet
-from toolkit.models import tiny
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.HunyuanVideo (comfy/latent_formats.py), fitted on x * 0.476986, which is what
@@ -30,10 +27,6 @@ HUNYUAN_VIDEO_RGB_FACTORS = (
     (0.0249, -0.0469, -0.1703),
 )
 HUNYUAN_VIDEO_RGB_BIAS = (0.0259, -0.0192, -0.0761)
-
-# The pipeline's default prompt template drops its first 95 tokens (crop_start, counted with the real Llama 3
-# tokenizer). The tiny tokenizer is built so that the same template prefix is exactly 95 tokens too.
-TEMPLATE_PREFIX_TOKENS = 95
 
 
 class HunyuanVideoModel(BaseModel):
@@ -67,7 +60,6 @@ class HunyuanVideoModel(BaseModel):
     defaults = dict(
         width=1280, height=720, num_inference_steps=50, guidance_scale=6.0, num_frames=129, fps=24, output_ext="mp4"
     )
-    tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
     # Measured (H200, 1280x720x129): sampling 12.4 GiB over the weights (464,400 latent positions: 27.5 KB each); an
     # untiled decode of the whole clip 50.5 GiB (441 B per pixel and frame).
     working_set = WorkingSet(per_position=32 * 1024, per_pixel=512, frames_at_once=0)
@@ -84,93 +76,4 @@ class HunyuanVideoModel(BaseModel):
             num_inference_steps=gen.num_inference_steps,
             guidance_scale=gen.guidance_scale,
             **gen.extra_kwargs,
-        )
-
-    @staticmethod
-    def tiny_tokenizer():
-        """Byte-level Llama 3 style tokenizer whose words make the default template prefix 95 tokens long."""
-        from diffusers.pipelines.hunyuan_video.pipeline_hunyuan_video import DEFAULT_PROMPT_TEMPLATE
-
-        prefix = DEFAULT_PROMPT_TEMPLATE["template"].split("{}")[0]
-        text = re.sub(r"<\|[a-z_]+\|>", "|", prefix)
-        pieces = re.findall(r" ?[A-Za-z]+|\n\n", text)
-        words = sorted(set(pieces), key=lambda w: (-len(w), w))
-        once = [w for w in words if pieces.count(w) == 1]  # shortening these adds exactly one token each
-        while True:
-            tok = tiny.llama3_tokenizer(words)
-            count = len(tok(prefix).input_ids)
-            if count >= TEMPLATE_PREFIX_TOKENS or not once:
-                break
-            word = once.pop(0)
-            words[words.index(word)] = word[:-1]  # leave its last letter unmerged
-        if count != TEMPLATE_PREFIX_TOKENS:
-            raise RuntimeError(f"tiny HunyuanVideo tokenizer: template prefix is {count} tokens, not 95")
-        return tok
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import (
-            AutoencoderKLHunyuanVideo,
-            FlowMatchEulerDiscreteScheduler,
-            HunyuanVideoPipeline,
-            HunyuanVideoTransformer3DModel,
-        )
-        from transformers import LlamaConfig, LlamaModel
-
-        tok = HunyuanVideoModel.tiny_tokenizer()
-        tiny.seeded()
-        # The pipeline reads hidden_states[-3]: two layers give the embeddings, which is enough for plumbing.
-        te = LlamaModel(
-            LlamaConfig(
-                vocab_size=len(tok),
-                hidden_size=16,
-                intermediate_size=32,
-                num_hidden_layers=2,
-                num_attention_heads=2,
-                num_key_value_heads=1,
-                head_dim=8,
-                max_position_embeddings=1024,
-                pad_token_id=tok.pad_token_id,
-                bos_token_id=tok.bos_token_id,
-                eos_token_id=tok.eos_token_id,
-            )
-        ).eval()
-        tok2 = tiny.clip_tokenizer()
-        te2 = tiny.clip_text_encoder(tok2, hidden=32)  # the same tiny CLIP-L as sd1/flux
-        tiny.seeded()
-        # Four blocks: 8x spatial, 4x temporal, 16 latent channels as in production.
-        vae = AutoencoderKLHunyuanVideo(
-            latent_channels=16,
-            block_out_channels=(8, 8, 8, 8),
-            layers_per_block=1,
-            norm_num_groups=4,
-            mid_block_add_attention=False,
-            scaling_factor=0.476986,
-        ).eval()
-        tiny.seeded(tiny.variant_seed(variant))
-        # text_embed_dim == Llama hidden, pooled_projection_dim == CLIP hidden, sum(rope_axes_dim) == head dim.
-        tr = HunyuanVideoTransformer3DModel(
-            in_channels=16,
-            out_channels=16,
-            num_attention_heads=2,
-            attention_head_dim=8,
-            num_layers=1,
-            num_single_layers=1,
-            num_refiner_layers=1,
-            patch_size=2,
-            patch_size_t=1,
-            text_embed_dim=16,
-            pooled_projection_dim=32,
-            rope_axes_dim=(2, 2, 4),
-            guidance_embeds=True,
-        ).eval()
-        sched = FlowMatchEulerDiscreteScheduler(shift=7.0)  # what the community diffusers repo ships
-        return HunyuanVideoPipeline(
-            text_encoder=te,
-            tokenizer=tok,
-            transformer=tr,
-            vae=vae,
-            scheduler=sched,
-            text_encoder_2=te2,
-            tokenizer_2=tok2,
         )

@@ -1,7 +1,6 @@
 """Wan 2.1 text-to-video: 16-channel BCFHW latents, 8x spatial and 4x temporal compression."""
 
 from toolkit.memory_plan import WorkingSet
-from toolkit.models import tiny
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.Wan21 (comfy/latent_formats.py): fitted on (x - mean) / std, which is the
@@ -54,7 +53,6 @@ class Wan21Model(BaseModel):
     defaults = dict(
         width=832, height=480, num_inference_steps=30, guidance_scale=5.0, num_frames=33, fps=16, output_ext="mp4"
     )
-    tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
     # Measured (H200, 14B image-to-video at 832x480x81): sampling 3.6 GiB over the weights (126,360 latent
     # positions: 27.6 KB each); Wan's causal VAE decodes a few frames at a time whatever the length: 4.5 GiB
     # (10.8 KB per pixel of one frame; 4.3 GiB for the 1.3B model's 33 frames). Wan 2.2 14B inherits this.
@@ -75,32 +73,3 @@ class Wan21Model(BaseModel):
             guidance_scale=gen.guidance_scale,
             **gen.extra_kwargs,
         )
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanPipeline, WanTransformer3DModel
-
-        tok = tiny.t5_tokenizer()
-        te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
-        tiny.seeded()
-        vae = AutoencoderKLWan(
-            base_dim=8, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1, temperal_downsample=[False, True, True]
-        ).eval()
-        tiny.seeded(tiny.variant_seed(variant))
-        tr = WanTransformer3DModel(
-            patch_size=(1, 2, 2),
-            num_attention_heads=2,
-            attention_head_dim=12,
-            in_channels=16,
-            out_channels=16,
-            text_dim=32,
-            freq_dim=256,
-            ffn_dim=32,
-            num_layers=2,
-            cross_attn_norm=True,
-            qk_norm="rms_norm_across_heads",
-            rope_max_seq_len=32,
-        ).eval()  # text_dim == UMT5 d_model
-        # What the real Wan repos ship, rather than the pipeline's annotated FlowMatchEuler.
-        sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=3.0)
-        return WanPipeline(tokenizer=tok, text_encoder=te, vae=vae, scheduler=sched, transformer=tr)

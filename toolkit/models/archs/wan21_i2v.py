@@ -3,7 +3,6 @@ mask + encoded control image) and a CLIP vision encoder whose penultimate hidden
 
 from dataclasses import replace
 
-from toolkit.models import tiny
 from toolkit.models.archs.wan21 import WAN21_RGB_BIAS, WAN21_RGB_FACTORS, Wan21Model
 from toolkit.models.base_model import Component, LatentSpec
 
@@ -76,45 +75,3 @@ class Wan21I2VModel(Wan21Model):
 
     def pipeline_kwargs(self, gen):
         return dict(wan_i2v_kwargs(self, gen), **gen.extra_kwargs)
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanImageToVideoPipeline, WanTransformer3DModel
-
-        # Text encoder and VAE: the wan21 recipe, byte for byte (the real models share them).
-        tok = tiny.t5_tokenizer()
-        te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
-        tiny.seeded()
-        vae = AutoencoderKLWan(
-            base_dim=8, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1, temperal_downsample=[False, True, True]
-        ).eval()
-        image_encoder, image_processor = tiny.clip_vision_encoder(hidden=32)
-        tiny.seeded(tiny.variant_seed(variant))
-        # in = 16 noise + 4 mask (4 frames folded per latent frame) + 16 image-condition channels, as in 14B I2V;
-        # image_dim == CLIP hidden, added_kv_proj_dim == transformer inner dim (2 x 12).
-        tr = WanTransformer3DModel(
-            patch_size=(1, 2, 2),
-            num_attention_heads=2,
-            attention_head_dim=12,
-            in_channels=36,
-            out_channels=16,
-            text_dim=32,
-            freq_dim=256,
-            ffn_dim=32,
-            num_layers=2,
-            cross_attn_norm=True,
-            qk_norm="rms_norm_across_heads",
-            image_dim=32,
-            added_kv_proj_dim=24,
-            rope_max_seq_len=32,
-        ).eval()
-        sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=3.0)
-        return WanImageToVideoPipeline(
-            tokenizer=tok,
-            text_encoder=te,
-            vae=vae,
-            scheduler=sched,
-            image_processor=image_processor,
-            image_encoder=image_encoder,
-            transformer=tr,
-        )

@@ -5,7 +5,6 @@ takes over; both are the checkpoint's denoisers, so both come from ``name_or_pat
 the pipeline's loop: the step hook still sees one scheduler step per denoising step.
 """
 
-from toolkit.models import tiny
 from toolkit.models.archs.wan21 import WAN21_RGB_BIAS, WAN21_RGB_FACTORS, Wan21Model
 from toolkit.models.base_model import Component, LatentSpec
 
@@ -17,40 +16,6 @@ WAN_COMPONENTS = {
     "vae": Component("diffusers.AutoencoderKLWan", "vae"),
     "scheduler": Component("auto", "scheduler", has_weights=False),
 }
-
-
-def tiny_wan_expert(variant, expert: int, in_channels: int = 16):
-    """A tiny Wan transformer; the two experts of one checkpoint differ by seed, and so do variants."""
-    from diffusers import WanTransformer3DModel
-
-    tiny.seeded(tiny.variant_seed(variant) + expert)
-    return WanTransformer3DModel(
-        patch_size=(1, 2, 2),
-        num_attention_heads=2,
-        attention_head_dim=12,
-        in_channels=in_channels,
-        out_channels=16,
-        text_dim=32,
-        freq_dim=256,
-        ffn_dim=32,
-        num_layers=2,
-        cross_attn_norm=True,
-        qk_norm="rms_norm_across_heads",
-        rope_max_seq_len=32,
-    ).eval()
-
-
-def tiny_wan21_shared():
-    """UMT5 tokenizer + encoder and the 16-channel VAE, built exactly as wan21's recipe builds them."""
-    from diffusers import AutoencoderKLWan
-
-    tok = tiny.t5_tokenizer()
-    te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
-    tiny.seeded()
-    vae = AutoencoderKLWan(
-        base_dim=8, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1, temperal_downsample=[False, True, True]
-    ).eval()
-    return tok, te, vae
 
 
 class Wan2214bModel(Wan21Model):
@@ -83,20 +48,3 @@ class Wan2214bModel(Wan21Model):
         first expert (the high-noise steps), ``<name>_low_noise`` for the second. Any other file goes to the
         first expert, as diffusers loads it."""
         return {"load_into_transformer_2": True} if path.endswith("_low_noise.safetensors") else {}
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import UniPCMultistepScheduler, WanPipeline
-
-        tok, te, vae = tiny_wan21_shared()
-        sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=12.0)
-        return WanPipeline(
-            tokenizer=tok,
-            text_encoder=te,
-            vae=vae,
-            scheduler=sched,
-            transformer=tiny_wan_expert(variant, 0),
-            transformer_2=tiny_wan_expert(variant, 1),
-            boundary_ratio=0.875,
-            expand_timesteps=False,
-        )

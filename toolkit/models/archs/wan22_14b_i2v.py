@@ -2,7 +2,7 @@
 first-frame mask + encoded control image). Unlike Wan 2.1 I2V there is no CLIP image encoder."""
 
 from toolkit.models.archs.wan21_i2v import Wan21I2VModel, ensure_wan_i2v_text_cleaning, wan_i2v_kwargs
-from toolkit.models.archs.wan22_14b import WAN_COMPONENTS, Wan2214bModel, tiny_wan21_shared, tiny_wan_expert
+from toolkit.models.archs.wan22_14b import WAN_COMPONENTS, Wan2214bModel
 
 
 class Wan2214bI2VModel(Wan2214bModel):
@@ -24,22 +24,3 @@ class Wan2214bI2VModel(Wan2214bModel):
 
     def pipeline_kwargs(self, gen):
         return dict(wan_i2v_kwargs(self, gen), **gen.extra_kwargs)
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import UniPCMultistepScheduler, WanImageToVideoPipeline
-
-        tok, te, vae = tiny_wan21_shared()
-        sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=5.0)
-        return WanImageToVideoPipeline(
-            tokenizer=tok,
-            text_encoder=te,
-            vae=vae,
-            scheduler=sched,
-            image_processor=None,
-            image_encoder=None,
-            transformer=tiny_wan_expert(variant, 0, in_channels=36),
-            transformer_2=tiny_wan_expert(variant, 1, in_channels=36),
-            boundary_ratio=0.9,
-            expand_timesteps=False,
-        )

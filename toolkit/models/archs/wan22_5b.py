@@ -6,7 +6,6 @@ timestep 0). Both pipelines share this holder's components and scheduler, so the
 """
 
 from toolkit.memory_plan import WorkingSet
-from toolkit.models import tiny
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 # ComfyUI latent_formats.Wan22 (comfy/latent_formats.py): the 48-channel TI2V-5B space only (the A14B models
@@ -93,7 +92,6 @@ class Wan225bModel(BaseModel):
     defaults = dict(
         width=1280, height=704, num_inference_steps=50, guidance_scale=5.0, num_frames=121, fps=24, output_ext="mp4"
     )
-    tiny_sample = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
     # Measured on the full H200 at 1280x704x121 (docs/bench/family_sweep_2026-12-02/wan21_wan22_5b_bare.json),
     # over the weights: sampling 5.23 GiB (106k latent positions: 48 KiB each beside the base, above the image
     # DiTs' 40), decoding 10.69 (its VAE is causal like 2.1's, a few frames at a time); ~15 % margin on sampling.
@@ -148,54 +146,3 @@ class Wan225bModel(BaseModel):
             i2v.set_progress_bar_config(disable=True)
             self._i2v = cached = (pipeline, i2v)
         return cached[1]
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanPipeline, WanTransformer3DModel
-
-        # Same UMT5 recipe as wan21: the real models share the text encoder, so the tiny ones do too.
-        tok = tiny.t5_tokenizer()
-        te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
-        tiny.seeded()
-        # Production layout: residual VAE, 48 latent channels, patch 2 on 12 = 3 x 2 x 2 pixel channels -> 16x.
-        vae = AutoencoderKLWan(
-            base_dim=8,
-            z_dim=48,
-            in_channels=12,
-            out_channels=12,
-            is_residual=True,
-            patch_size=2,
-            latents_mean=[0.0] * 48,
-            latents_std=[1.0] * 48,
-            dim_mult=[1, 1, 1, 1],
-            num_res_blocks=1,
-            scale_factor_spatial=16,
-            scale_factor_temporal=4,
-            temperal_downsample=[False, True, True],
-        ).eval()
-        tiny.seeded(tiny.variant_seed(variant))
-        tr = WanTransformer3DModel(
-            patch_size=(1, 2, 2),
-            num_attention_heads=2,
-            attention_head_dim=12,
-            in_channels=48,
-            out_channels=48,
-            text_dim=32,
-            freq_dim=256,
-            ffn_dim=32,
-            num_layers=2,
-            cross_attn_norm=True,
-            qk_norm="rms_norm_across_heads",
-            rope_max_seq_len=32,
-        ).eval()
-        sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=5.0)
-        return WanPipeline(
-            tokenizer=tok,
-            text_encoder=te,
-            vae=vae,
-            scheduler=sched,
-            transformer=tr,
-            transformer_2=None,
-            boundary_ratio=None,
-            expand_timesteps=True,
-        )
