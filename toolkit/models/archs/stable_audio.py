@@ -9,7 +9,6 @@ and the saved file has exactly the requested duration. Latents are (B, C, L) in 
 import math
 
 from toolkit.media import GeneratedMedia
-from toolkit.models import tiny
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
 SAMPLE_RATE = 44100
@@ -60,7 +59,6 @@ class StableAudioModel(BaseModel):
     native_resolution = 0
     output_exts = ("wav", "flac", "mp3")
     defaults = dict(num_inference_steps=100, guidance_scale=7.0, duration_s=10.0, output_ext="wav")
-    tiny_sample = dict(duration_s=2.0, output_ext="wav")
 
     def window(self) -> int:
         """Latent frames the pipeline samples: the transformer's ``sample_size`` (1024 for Open 1.0, 256 for Open
@@ -120,59 +118,3 @@ class StableAudioModel(BaseModel):
         audio = audio.float().cpu().numpy() if hasattr(audio, "cpu") else audio
         rate = self.sample_rate()
         return GeneratedMedia("audio", audio=audio[:, : int(round(gen.duration_s * rate))], sample_rate=rate)
-
-    @staticmethod
-    def build_tiny(variant=None):
-        from diffusers import (
-            AutoencoderOobleck,
-            CosineDPMSolverMultistepScheduler,
-            StableAudioDiTModel,
-            StableAudioPipeline,
-            StableAudioProjectionModel,
-        )
-
-        tok = tiny.t5_tokenizer(model_max_length=128)
-        te = tiny.t5_text_encoder(tok, d_model=32)
-        tiny.seeded(tiny.variant_seed(variant))
-        # Production latent width (64) and hop; a 48-frame window (2.2 s) instead of 1024 keeps it fast.
-        # global_states_input_dim = 2 x conditioning_dim (seconds start + end); cross_attention_input_dim =
-        # conditioning_dim.
-        tr = StableAudioDiTModel(
-            sample_size=48,
-            in_channels=64,
-            out_channels=64,
-            num_layers=2,
-            attention_head_dim=8,
-            num_attention_heads=2,
-            num_key_value_attention_heads=1,
-            cross_attention_dim=16,
-            time_proj_dim=16,
-            global_states_input_dim=32,
-            cross_attention_input_dim=16,
-        ).eval()
-        tiny.seeded()
-        vae = AutoencoderOobleck(
-            encoder_hidden_size=8,
-            downsampling_ratios=[2, 4, 4, 8, 8],
-            decoder_channels=8,
-            decoder_input_channels=64,
-            audio_channels=2,
-            channel_multiples=[1] * 5,
-            sampling_rate=SAMPLE_RATE,
-        ).eval()
-        tiny.seeded()
-        proj = StableAudioProjectionModel(text_encoder_dim=32, conditioning_dim=16, min_value=0, max_value=512).eval()
-        # The real checkpoint's scheduler_config.json.
-        sched = CosineDPMSolverMultistepScheduler(
-            sigma_min=0.3,
-            sigma_max=500,
-            sigma_data=1.0,
-            sigma_schedule="exponential",
-            solver_order=2,
-            prediction_type="v_prediction",
-            rho=7.0,
-            final_sigmas_type="zero",
-        )
-        return StableAudioPipeline(
-            vae=vae, text_encoder=te, projection_model=proj, tokenizer=tok, transformer=tr, scheduler=sched
-        )
