@@ -123,6 +123,7 @@ def hostile_bodies():
     no_prompt = {**good, "sample": {k: v for k, v in good["sample"].items() if k != "prompt"}}
     return [
         ("unknown arch", with_model(arch="sd9000"), ["model", "arch"], "sd1"),  # lists the known ones
+        ("unknown arch tag", with_model(arch="sd1:turbo"), ["model", "arch"], "sd1 has no tag 'turbo'"),
         ("negative steps", with_sample(num_inference_steps=-5), ["sample", "num_inference_steps"], None),
         ("huge steps", with_sample(num_inference_steps=10**9), ["sample", "num_inference_steps"], None),
         ("huge width", with_sample(width=100000), ["sample", "width"], None),
