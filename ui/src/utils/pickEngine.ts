@@ -30,7 +30,8 @@ export function workAhead(health: EngineHealth): number {
 }
 
 export function holdsModel(health: EngineHealth, model: ModelRef): boolean {
-  return health.active?.arch === model.arch && health.active.name_or_path === model.name_or_path;
+  // the engine reports the family it holds; the form's arch may carry a tag (zimage:turbo)
+  return health.active?.arch === model.arch.split(':')[0] && health.active.name_or_path === model.name_or_path;
 }
 
 /** `controlImagesOn`: the engine whose files the run's control images are, when it has any. */

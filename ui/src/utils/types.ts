@@ -40,6 +40,18 @@ export interface ArchDefaults {
 
 export type Speed = 'lossless' | 'fp8' | 'cache' | 'fast';
 
+/** AI Toolkit's arch groups (ui/src/app/jobs/new/options.tsx), in the order the picker shows them. */
+export type ArchGroup = 'image' | 'instruction' | 'video' | 'audio' | 'experimental';
+
+/** One `arch:tag` variant of a family (GET /models `tags`): its checkpoint and its whole sample defaults. */
+export interface ArchTag {
+  hub_id: string;
+  description: string;
+  defaults: ArchDefaults;
+  /** a denoiser-only checkpoint's other components (the engine fills extras_name_or_path with it) */
+  extras_hub_id?: string;
+}
+
 export interface ArchInfo {
   arch: string;
   modality: 'image' | 'video' | 'audio';
@@ -56,6 +68,10 @@ export interface ArchInfo {
   tiny_sample?: ArchDefaults;
   /** the engine's speed tiers this family offers (`sample.speed`; not sent by older engines) */
   speeds?: Speed[];
+  /** the arch picker's group, published checkpoint and `arch:tag` variants (not sent by older engines) */
+  group?: ArchGroup;
+  hub_id?: string;
+  tags?: Record<string, ArchTag>;
   latent: { layout: string; channels: number; rgb_factors: number[][] | null; rgb_bias: number[] | null };
 }
 

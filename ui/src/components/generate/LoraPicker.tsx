@@ -8,6 +8,7 @@ import { useState } from 'react';
 import { usePoll } from '@/hooks/usePoll';
 import { apiJson } from '@/utils/api';
 import type { LoraChoice, LoraEntry } from '@/utils/types';
+import { familyOf } from './archOptions';
 
 const MAX_LORAS = 8; // the engine's cap (server.py MAX_LORAS)
 
@@ -59,7 +60,7 @@ export default function LoraPicker({ jobId, online, arch, loras, onChange, disab
           {available.map((e) => (
             <option key={e.path} value={e.path} title={e.path}>
               {loraLabel(e)}
-              {e.arch && e.arch !== arch ? ' (other family)' : ''}
+              {e.arch && familyOf(e.arch) !== arch ? ' (other family)' : ''}
             </option>
           ))}
         </select>

@@ -1,11 +1,14 @@
 'use client';
 /**
- * Which family and checkpoint: the arch list comes from the engine's GET /models; the model field suggests the
- * diffusers folders and single files under the engine's model roots (GET /checkpoints) and takes any hub id.
+ * Which family and checkpoint: the arch list comes from the engine's GET /models, grouped as AI Toolkit groups
+ * it, with each family's `arch:tag` variants (archOptions.ts); the model field suggests the entry's published
+ * checkpoint and the diffusers folders and single files under the engine's model roots (GET /checkpoints), and
+ * takes any hub id.
  */
 import { usePoll } from '@/hooks/usePoll';
 import { apiJson } from '@/utils/api';
 import type { ArchInfo, CheckpointEntry } from '@/utils/types';
+import { archChoice, archOptionGroups, familyOf } from './archOptions';
 import { BUILTIN_MODELS, type ModelForm } from './formState';
 import LoraPicker from './LoraPicker';
 
@@ -22,7 +25,8 @@ interface Props {
 }
 
 export default function ModelPanel({ archs, model, onArch, onChange, disabled, jobId, online }: Props) {
-  const arch = archs.find((a) => a.arch === model.arch);
+  const arch = archChoice(archs, model.arch);
+  const family = familyOf(model.arch);
   const checkpoints = usePoll(
     () => apiJson<{ checkpoints: CheckpointEntry[] }>(`/api/inference/checkpoints?job=${encodeURIComponent(jobId ?? '')}`).then((r) => r.checkpoints),
     60000,
@@ -36,11 +40,14 @@ export default function ModelPanel({ archs, model, onArch, onChange, disabled, j
       </label>
       <select id="arch" className="input mb-2" value={model.arch} disabled={disabled || !archs.length} onChange={(e) => onArch(e.target.value)} data-testid="arch-select">
         {!archs.length && <option value={model.arch}>{model.arch} (engine offline)</option>}
-        {archs.map((a) => (
-          <option key={a.arch} value={a.arch}>
-            {a.arch} — {a.modality}
-            {a.description ? ` · ${a.description}` : ''}
-          </option>
+        {archOptionGroups(archs).map((g) => (
+          <optgroup key={g.group} label={g.group}>
+            {g.options.map((o) => (
+              <option key={o.value} value={o.value}>
+                {o.label}
+              </option>
+            ))}
+          </optgroup>
         ))}
       </select>
       <label className="label" htmlFor="name_or_path">
@@ -56,9 +63,10 @@ export default function ModelPanel({ archs, model, onArch, onChange, disabled, j
         data-testid="model-path"
       />
       <datalist id="checkpoint-options" data-testid="checkpoint-options">
-        <option value={`tiny:${model.arch}`}>offline tiny checkpoint (random weights)</option>
+        {arch?.hub_id && <option value={arch.hub_id}>published checkpoint (Hugging Face)</option>}
+        <option value={`tiny:${family}`}>offline tiny checkpoint (random weights)</option>
         {Object.entries(BUILTIN_MODELS)
-          .filter(([, b]) => b.arch === model.arch)
+          .filter(([, b]) => b.arch === family)
           .map(([path]) => (
             <option key={path} value={path}>
               trained demo checkpoint shipped with the toolkit
@@ -92,7 +100,7 @@ export default function ModelPanel({ archs, model, onArch, onChange, disabled, j
           <p className="text-xs text-gray-500">Both off: the engine plans memory itself. Either on: your choice replaces its plan.</p>
         </div>
       </details>
-      <LoraPicker jobId={jobId} online={online} arch={model.arch} loras={model.loras} onChange={(loras) => onChange({ ...model, loras })} disabled={disabled} />
+      <LoraPicker jobId={jobId} online={online} arch={family} loras={model.loras} onChange={(loras) => onChange({ ...model, loras })} disabled={disabled} />
       {arch && (
         <p className="mt-2 text-xs text-gray-500">
           {arch.native_resolution ? `native ${arch.native_resolution} px · sizes snap to ×${arch.divisibility} · ` : ''}latent{' '}

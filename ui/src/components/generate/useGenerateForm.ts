@@ -5,6 +5,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ArchInfo } from '@/utils/types';
+import { type ArchChoice, archChoice, nextModelPath } from './archOptions';
 import { type FormMemory, loadMemory, recall, remember, saveMemory } from './formMemory';
 import {
   BUILTIN_MODELS, type ControlRef, DEFAULT_MODEL, DEFAULT_SAMPLE, type ModelForm, type SampleForm, type StreamForm, controlSlots, generateBody,
@@ -26,23 +27,24 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
   const [stream, setStream] = useState<StreamForm>({ latents: 'x0', every_n_steps: 1 });
   const memory = useRef<FormMemory | null>(null);
   const [ready, setReady] = useState(false); // the starting settings are decided: from here on, changes are remembered
-  const arch = archs.find((a) => a.arch === model.arch);
+  const arch = archChoice(archs, model.arch); // zimage:turbo: Z-Image's facts with the tag's defaults
 
-  /** The form for an arch: its remembered settings, else its defaults (the prompt stays whatever it is). */
+  /** The form for an arch or `arch:tag`: its remembered settings, else its defaults (the prompt stays). */
   const settingsFor = useCallback(
-    (a: ArchInfo, current: { model: ModelForm; sample: SampleForm }) => {
+    (a: ArchChoice, current: { model: ModelForm; sample: SampleForm }) => {
       const keep = { prompt: current.sample.prompt, negative_prompt: current.sample.negative_prompt, ctrl_imgs: current.sample.ctrl_imgs.slice(0, controlSlots(a)) };
-      const back = recall(memory.current, a.arch, { model: DEFAULT_MODEL, sample: DEFAULT_SAMPLE });
+      const back = recall(memory.current, a.value, { model: DEFAULT_MODEL, sample: DEFAULT_SAMPLE });
       if (back) {
         const sample = { ...sampleDefaults(a, back.model.name_or_path, back.sample), ...back.sample, ...keep };
         return { model: back.model, sample: { ...sample, speed: speedFor(a, sample.speed) } };
       }
-      // a checkpoint named for one family (tiny:, builtin:) means nothing to another; a path the user typed stays
-      const p = current.model.name_or_path;
-      const path = !p || p.startsWith('tiny:') || p.startsWith('builtin:') ? `tiny:${a.arch}` : p;
-      return { model: { ...current.model, arch: a.arch, name_or_path: path }, sample: { ...sampleDefaults(a, path, current.sample), ...keep } };
+      // an empty field or the previous entry's hub id takes this entry's; tiny:/builtin: follow the family; a
+      // path the user typed stays (archOptions.nextModelPath)
+      const prev = archChoice(archs, current.model.arch);
+      const path = nextModelPath(prev, current.model.name_or_path, a, (p) => BUILTIN_MODELS[p]?.arch);
+      return { model: { ...current.model, arch: a.value, name_or_path: path }, sample: { ...sampleDefaults(a, path, current.sample), ...keep } };
     },
-    [],
+    [archs],
   );
 
   // Before the engine answers, show the remembered form (the engine's arch list confirms it below).
@@ -62,7 +64,7 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
     if (ready || !archs.length) return;
     memory.current = loadMemory(localStorage);
     const m = memory.current;
-    const remembered = m && archs.find((a) => a.arch === m.arch);
+    const remembered = m && archChoice(archs, m.arch);
     // what was typed while the engine was still starting is kept: only untouched defaults are replaced
     const prompt = (fallback: string) => (s: SampleForm) => (s.prompt === DEFAULT_SAMPLE.prompt ? fallback : s.prompt);
     if (remembered && shownFromMemory.current) {
@@ -73,13 +75,13 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
       setSample((cur) => ({ ...settingsFor(remembered, { model: DEFAULT_MODEL, sample: cur }).sample, prompt: prompt(m.prompt)(cur) }));
     } else if (device === 'cpu' && archs.some((a) => a.arch === BUILTIN_MODELS[CPU_DEFAULT].arch)) {
       const shapes = BUILTIN_MODELS[CPU_DEFAULT];
-      const a = archs.find((x) => x.arch === shapes.arch)!;
-      setModel((cur) => ({ ...cur, arch: a.arch, name_or_path: CPU_DEFAULT }));
+      const a = archChoice(archs, shapes.arch)!;
+      setModel((cur) => ({ ...cur, arch: a.value, name_or_path: CPU_DEFAULT }));
       setSample((cur) => ({ ...sampleDefaults(a, CPU_DEFAULT, cur), prompt: prompt(shapes.prompt)(cur) }));
     } else {
-      const a = archs.find((x) => x.arch === DEFAULT_MODEL.arch) ?? archs[0];
+      const a = archChoice(archs, DEFAULT_MODEL.arch) ?? archChoice(archs, archs[0].arch)!;
       const path = `tiny:${a.arch}`;
-      setModel((cur) => ({ ...cur, arch: a.arch, name_or_path: path }));
+      setModel((cur) => ({ ...cur, arch: a.value, name_or_path: path }));
       setSample((cur) => sampleDefaults(a, path, cur));
     }
     setReady(true);
@@ -96,7 +98,7 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
   }, [ready, model, sample]);
 
   const changeArch = (name: string) => {
-    const a = archs.find((x) => x.arch === name);
+    const a = archChoice(archs, name);
     if (!a) return;
     const s = settingsFor(a, { model, sample });
     setModel(s.model);
@@ -105,9 +107,9 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
 
   /** Settings from a gallery entry or a dropped file, over that arch's current form. */
   const restore = (r: Restored): string | null => {
-    const a = r.arch ? archs.find((x) => x.arch === r.arch) : arch;
+    const a = r.arch ? archChoice(archs, r.arch) : arch;
     if (!a) return r.arch ? `this engine has no ${r.arch} family` : 'no family to restore into';
-    const base = a.arch === model.arch ? { model, sample } : settingsFor(a, { model, sample });
+    const base = a.value === model.arch ? { model, sample } : settingsFor(a, { model, sample });
     const controls = r.controls.slice(0, controlSlots(a)).map(controlFromPath);
     setModel({ ...base.model, ...(r.name_or_path ? { name_or_path: r.name_or_path } : {}), ...(r.loras ? { loras: r.loras } : {}) });
     const next = { ...base.sample, ...r.sample, ctrl_imgs: controls.length ? controls : base.sample.ctrl_imgs };
