@@ -16,6 +16,8 @@ class SD1Model(BaseModel):
     arch = "sd1"
     modality = "image"
     description = "Stable Diffusion 1.x"
+    # AI Toolkit's UI offers it as sd15 (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
+    hub_id = "stable-diffusion-v1-5/stable-diffusion-v1-5"
     pipeline_class = "StableDiffusionPipeline"
     components = {
         "unet": Component("diffusers.UNet2DConditionModel", "unet", source="main"),
