@@ -21,6 +21,8 @@ class SDXLModel(BaseModel):
     float8_activations = False
     modality = "image"
     description = "Stable Diffusion XL"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
+    hub_id = "stabilityai/stable-diffusion-xl-base-1.0"
     pipeline_class = "StableDiffusionXLPipeline"
     components = {
         "unet": Component("diffusers.UNet2DConditionModel", "unet", source="main"),
