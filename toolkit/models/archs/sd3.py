@@ -29,6 +29,9 @@ class SD3Model(BaseModel):
     arch = "sd3"
     modality = "image"
     description = "Stable Diffusion 3 / 3.5"
+    # Not in AI Toolkit's UI: the checkpoint of diffusers' StableDiffusion3Pipeline example (SD3 medium's card: 28
+    # steps, guidance 7, the defaults below).
+    hub_id = "stabilityai/stable-diffusion-3-medium-diffusers"
     pipeline_class = "StableDiffusion3Pipeline"
     components = {
         "transformer": Component("diffusers.SD3Transformer2DModel", "transformer", source="main"),
