@@ -31,6 +31,8 @@ class FluxModel(BaseModel):
     quality_8bit_db = {"float8": 44.0, "float8dq": 43.7}  # vs bf16, random-init weights: family_sweep.py --quality
     modality = "image"
     description = "FLUX.1 (dev / schnell)"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
+    hub_id = "black-forest-labs/FLUX.1-dev"
     pipeline_class = "FluxPipeline"
     components = {
         "transformer": Component("diffusers.FluxTransformer2DModel", "transformer", source="main"),
