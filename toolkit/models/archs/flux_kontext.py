@@ -7,6 +7,9 @@ from toolkit.models.archs.flux import FluxModel
 class FluxKontextModel(FluxModel):
     arch = "flux_kontext"
     description = "FLUX.1 Kontext [dev] (instruction editing, one control image)"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
+    hub_id = "black-forest-labs/FLUX.1-Kontext-dev"
+    group = "instruction"  # AI Toolkit's group for editing models
     pipeline_class = "FluxKontextPipeline"
     control_images = 1
     defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=2.5, output_ext="png")
