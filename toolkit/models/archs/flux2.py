@@ -12,6 +12,8 @@ class Flux2Model(BaseModel):
     arch = "flux2"
     modality = "image"
     description = "FLUX.2 [dev] (Mistral-Small-3.1 text encoder)"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
+    hub_id = "black-forest-labs/FLUX.2-dev"
     pipeline_class = "Flux2Pipeline"
     components = {
         "transformer": Component("diffusers.Flux2Transformer2DModel", "transformer", source="main"),
