@@ -98,8 +98,12 @@ class Flux2KleinModel(BaseModel):
 class Flux2Klein4BModel(Flux2KleinModel):
     arch = "flux2_klein_4b"
     description = "FLUX.2 [klein] 4B (Qwen3-4B text encoder)"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx): the base (undistilled) model.
+    hub_id = "black-forest-labs/FLUX.2-klein-base-4B"
 
 
 class Flux2Klein9BModel(Flux2KleinModel):
     arch = "flux2_klein_9b"
     description = "FLUX.2 [klein] 9B (Qwen3-8B text encoder)"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx): the base (undistilled) model.
+    hub_id = "black-forest-labs/FLUX.2-klein-base-9B"
