@@ -8,6 +8,7 @@ class ChromaModel(BaseModel):
     arch = "chroma"
     modality = "image"
     description = "Chroma (Chroma1-HD / Base)"
+    hub_id = "lodestones/Chroma1-Base"  # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx)
     pipeline_class = "ChromaPipeline"
     components = {
         "transformer": Component("diffusers.ChromaTransformer2DModel", "transformer", source="main"),
