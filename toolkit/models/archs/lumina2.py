@@ -8,6 +8,8 @@ class Lumina2Model(BaseModel):
     arch = "lumina2"
     modality = "image"
     description = "Lumina-Image 2.0"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
+    hub_id = "Alpha-VLLM/Lumina-Image-2.0"
     pipeline_class = "Lumina2Pipeline"
     components = {
         "transformer": Component("diffusers.Lumina2Transformer2DModel", "transformer", source="main"),
