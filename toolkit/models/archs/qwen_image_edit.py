@@ -8,6 +8,8 @@ from toolkit.models.base_model import Component
 class QwenImageEditModel(QwenImageModel):
     arch = "qwen_image_edit"
     description = "Qwen-Image-Edit (instruction editing, one control image)"
+    hub_id = "Qwen/Qwen-Image-Edit"  # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx)
+    group = "instruction"  # AI Toolkit's group for editing models
     pipeline_class = "QwenImageEditPipeline"
     components = {
         **QwenImageModel.components,
