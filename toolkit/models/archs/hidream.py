@@ -11,6 +11,8 @@ class HiDreamModel(BaseModel):
     arch = "hidream"
     modality = "image"
     description = "HiDream-I1 (Full / Dev / Fast)"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
+    hub_id = "HiDream-ai/HiDream-I1-Full"
     pipeline_class = "HiDreamImagePipeline"
     components = {
         "transformer": Component("diffusers.HiDreamImageTransformer2DModel", "transformer", source="main"),
