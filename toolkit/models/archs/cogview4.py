@@ -8,6 +8,7 @@ class CogView4Model(BaseModel):
     arch = "cogview4"
     modality = "image"
     description = "CogView4-6B"
+    hub_id = "THUDM/CogView4-6B"  # not in AI Toolkit's UI: diffusers' CogView4Pipeline example
     pipeline_class = "CogView4Pipeline"
     components = {
         "transformer": Component("diffusers.CogView4Transformer2DModel", "transformer", source="main"),
