@@ -18,6 +18,7 @@ from toolkit.models.registry import ARCHS, get_model_class
 # ------------------------------------------------------------------ (1) RGB factors
 # Rows transcribed from ComfyUI's comfy/latent_formats.py, not from the family files.
 ANCHOR_ROWS = {
+    "SD15": {0: (0.3512, 0.2297, 0.3227), 2: (-0.2829, 0.1762, 0.2721), 3: (-0.2120, -0.2616, -0.7177)},
     "SDXL": {0: (0.3651, 0.4232, 0.4341), 1: (-0.2533, -0.0042, 0.1068), 3: (-0.3165, -0.2492, -0.2188)},
     "SD3": {
         0: (-0.0922, -0.0175, 0.0749),
@@ -46,18 +47,21 @@ ANCHOR_ROWS = {
     },
 }
 ANCHOR_BIAS = {
+    "SD15": None,  # ComfyUI's SD15 format has no bias row
     "SDXL": (0.1084, -0.0175, -0.0011),
     "SD3": (0.2394, 0.2135, 0.1925),
     "Flux": (-0.0329, -0.0718, -0.0851),
     "Wan21": (-0.1835, -0.0868, -0.3360),
     "Flux2": (-0.0329, -0.0718, -0.0851),
 }
-ANCHOR_CHANNELS = {"SDXL": 4, "SD3": 16, "Flux": 16, "Wan21": 16, "Flux2": 32}
+ANCHOR_CHANNELS = {"SD15": 4, "SDXL": 4, "SD3": 16, "Flux": 16, "Wan21": 16, "Flux2": 32}
 
 # Which ComfyUI format each family's streamed latent space is (comfy/supported_models.py), and the pixels a
 # one-hot latent projects to: round(clip(((F[k] + bias) + 1) / 2) * 255) per channel k, worked out by hand from
 # the rows above, plus the all-zero latent (bias only). e.g. SDXL k=0, R: (0.3651 + 0.1084 + 1) / 2 * 255 = 187.9.
 FAMILY_FORMAT = {
+    "sd1": "SD15",
+    "sd2": "SD15",
     "sdxl": "SDXL",
     "auraflow": "SDXL",
     "pixart_sigma": "SDXL",
@@ -75,6 +79,7 @@ FAMILY_FORMAT = {
     "flux2": "Flux2",
 }
 EXPECTED_PIXELS = {  # format: ((k1, rgb), (k2, rgb), zero-latent rgb)
+    "SD15": ((0, (172, 157, 169)), (3, (100, 94, 36)), (128, 128, 128)),  # no bias: zero is (0 + 1) / 2 * 255
     "SDXL": ((0, (188, 179, 183)), (3, (101, 93, 99)), (141, 125, 127)),
     "SD3": ((2, (183, 167, 158)), (15, (140, 136, 137)), (158, 155, 152)),
     "Flux": ((9, (136, 128, 111)), (13, (107, 112, 103)), (123, 118, 117)),
@@ -104,7 +109,7 @@ def test_declared_factors_are_the_anchor_table(arch):
     assert len(latent.rgb_factors) == latent.channels
     for row, rgb in ANCHOR_ROWS[fmt].items():
         assert tuple(latent.rgb_factors[row]) == rgb, (arch, row)
-    assert tuple(latent.rgb_bias) == ANCHOR_BIAS[fmt]
+    assert (tuple(latent.rgb_bias) if latent.rgb_bias else None) == ANCHOR_BIAS[fmt]
     assert latent.factors_source == f"ComfyUI {fmt}"
 
 

@@ -33,6 +33,7 @@ FAMILIES = {
         "qwen_image_edit",
         "qwen_image_edit_plus",
         "sd1",
+        "sd2",
         "sd3",
         "sdxl",
         "zimage",

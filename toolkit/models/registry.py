@@ -11,6 +11,7 @@ import importlib
 ARCHS = {
     # image
     "sd1": "toolkit.models.archs.sd1:SD1Model",
+    "sd2": "toolkit.models.archs.sd2:SD2Model",
     "flux": "toolkit.models.archs.flux:FluxModel",
     "sdxl": "toolkit.models.archs.sdxl:SDXLModel",
     "zimage": "toolkit.models.archs.zimage:ZImageModel",

@@ -23,6 +23,18 @@ CLIP_G = dict(
     hidden_act="gelu",
     projection_dim=1280,
 )
+# OpenCLIP ViT-H/14 text tower as SD 2.x ships it (stabilityai/stable-diffusion-2-1 text_encoder/config.json): 23 of
+# its 24 layers, since SD 2 conditions on the penultimate layer's states; "gelu" like bigG's.
+OPENCLIP_H = dict(
+    vocab_size=49408,
+    hidden_size=1024,
+    intermediate_size=4096,
+    num_hidden_layers=23,
+    num_attention_heads=16,
+    max_position_embeddings=77,
+    hidden_act="gelu",
+    projection_dim=512,
+)
 # T5 v1.1 XXL encoder (google/t5-v1_1-xxl config.json), as FLUX.1 ships it in text_encoder_2 (max distance 128 is the
 # T5Config default the published file relies on; the tiny recipe shrinks it to 16).
 T5_XXL = dict(
@@ -107,6 +119,25 @@ REAL = {
         ),
         "text_encoder": CLIP_L,
         "vae": dict(SDXL_VAE, scaling_factor=0.18215, sample_size=512),
+    },
+    # stabilityai/stable-diffusion-2-1: unet/config.json (SD 1's block layout at 768 px: sample_size 96, linear
+    # projections, a head count per block, 1024-wide cross-attention), text_encoder (OpenCLIP-H), vae/config.json.
+    "sd2": {
+        "unet": dict(
+            sample_size=96,
+            in_channels=4,
+            out_channels=4,
+            layers_per_block=2,
+            block_out_channels=[320, 640, 1280, 1280],
+            down_block_types=["CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"],
+            up_block_types=["UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"],
+            cross_attention_dim=1024,
+            attention_head_dim=[5, 10, 20, 20],
+            use_linear_projection=True,
+            norm_num_groups=32,
+        ),
+        "text_encoder": OPENCLIP_H,
+        "vae": dict(SDXL_VAE, scaling_factor=0.18215, sample_size=768),
     },
     # stabilityai/stable-diffusion-xl-base-1.0: unet/config.json, text_encoder (CLIP-L), text_encoder_2 (OpenCLIP
     # bigG with projection), vae/config.json.
@@ -319,6 +350,9 @@ PARAMS = {
     "flux_kontext": {"transformer": 11.90, "text_encoder": 0.123, "text_encoder_2": 4.76, "vae": 0.084},
     # Model card: "860M UNet and 123M text encoder"; VAE as FLUX's row (same KL-f8 body).
     "sd1": {"unet": 0.86, "text_encoder": 0.123, "vae": 0.084},
+    # Card: 865M UNet (SD 1's count less its 768-wide cross-attention inputs plus 1024-wide ones). The card gives no
+    # size for the text tower: 0.340B counted on its published config (23 layers of 1024, the 49408-token table).
+    "sd2": {"unet": 0.865, "text_encoder": 0.340, "vae": 0.084},
     # SDXL report/card: 2.567B UNet; CLIP-L 0.123B; OpenCLIP bigG text tower with projection 0.695B.
     "sdxl": {"unet": 2.567, "text_encoder": 0.123, "text_encoder_2": 0.695, "vae": 0.084},
     # Card: 8.1B MMDiT. The CLIP towers here carry their projection (CLIP-L 0.124B with it).
