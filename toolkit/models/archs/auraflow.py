@@ -8,6 +8,7 @@ class AuraFlowModel(BaseModel):
     arch = "auraflow"
     modality = "image"
     description = "AuraFlow v0.3"
+    hub_id = "fal/AuraFlow-v0.3"  # not in AI Toolkit's UI: fal's current AuraFlow (its card: 50 steps, CFG 3.5)
     pipeline_class = "AuraFlowPipeline"
     components = {
         "transformer": Component("diffusers.AuraFlowTransformer2DModel", "transformer", source="main"),
