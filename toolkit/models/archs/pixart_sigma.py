@@ -8,6 +8,7 @@ class PixArtSigmaModel(BaseModel):
     arch = "pixart_sigma"
     modality = "image"
     description = "PixArt-Sigma"
+    hub_id = "PixArt-alpha/PixArt-Sigma-XL-2-1024-MS"  # not in AI Toolkit's UI: diffusers' PixArtSigmaPipeline example
     pipeline_class = "PixArtSigmaPipeline"
     components = {
         "transformer": Component("diffusers.PixArtTransformer2DModel", "transformer", source="main"),
