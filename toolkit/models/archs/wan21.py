@@ -30,6 +30,17 @@ class Wan21Model(BaseModel):
     arch = "wan21"
     modality = "video"
     description = "Wan 2.1 text-to-video (1.3B / 14B)"
+    # AI Toolkit's UI offers wan21:1b and wan21:14b; the bare family is the 1.3B, whose 480p the defaults are. The
+    # 14B samples at 720p (diffusers' WanPipeline example: 1280x720, guidance 5).
+    hub_id = "Wan-AI/Wan2.1-T2V-1.3B-Diffusers"
+    tags = {
+        "1b": {"hub_id": "Wan-AI/Wan2.1-T2V-1.3B-Diffusers", "description": "Wan 2.1 T2V 1.3B (480p)"},
+        "14b": {
+            "hub_id": "Wan-AI/Wan2.1-T2V-14B-Diffusers",
+            "description": "Wan 2.1 T2V 14B (720p)",
+            "defaults": {"width": 1280, "height": 720},
+        },
+    }
     pipeline_class = "WanPipeline"
     components = {
         "transformer": Component("diffusers.WanTransformer3DModel", "transformer", source="main"),
