@@ -39,6 +39,17 @@ def wan_i2v_kwargs(model, gen) -> dict:
 class Wan21I2VModel(Wan21Model):
     arch = "wan21_i2v"
     description = "Wan 2.1 image-to-video (14B, 480p / 720p)"
+    # AI Toolkit's UI offers wan21_i2v:14b480p and wan21_i2v:14b (720P); the bare family is the 480P checkpoint,
+    # whose size the defaults are.
+    hub_id = "Wan-AI/Wan2.1-I2V-14B-480P-Diffusers"
+    tags = {
+        "14b480p": {"hub_id": "Wan-AI/Wan2.1-I2V-14B-480P-Diffusers", "description": "Wan 2.1 I2V 14B 480P"},
+        "14b": {
+            "hub_id": "Wan-AI/Wan2.1-I2V-14B-720P-Diffusers",
+            "description": "Wan 2.1 I2V 14B 720P",
+            "defaults": {"width": 1280, "height": 720},
+        },
+    }
     pipeline_class = "WanImageToVideoPipeline"
     components = {
         "transformer": Component("diffusers.WanTransformer3DModel", "transformer", source="main"),
