@@ -21,6 +21,9 @@ WAN_COMPONENTS = {
 class Wan2214bModel(Wan21Model):
     arch = "wan22_14b"
     description = "Wan 2.2 A14B text-to-video (high/low-noise experts)"
+    # AI Toolkit's UI offers it as wan22_14b:t2v: its bf16 copy of Wan-AI/Wan2.2-T2V-A14B-Diffusers.
+    hub_id = "ai-toolkit/Wan2.2-T2V-A14B-Diffusers-bf16"
+    tags = {"t2v": {"hub_id": "ai-toolkit/Wan2.2-T2V-A14B-Diffusers-bf16", "description": "Wan 2.2 T2V A14B"}}
     pipeline_class = "WanPipeline"
     components = WAN_COMPONENTS
     # The real model_index.json says boundary_ratio 0.875; build_pipeline() assembles from components, so pass it.
