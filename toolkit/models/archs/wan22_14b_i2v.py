@@ -8,6 +8,8 @@ from toolkit.models.archs.wan22_14b import WAN_COMPONENTS, Wan2214bModel
 class Wan2214bI2VModel(Wan2214bModel):
     arch = "wan22_14b_i2v"
     description = "Wan 2.2 A14B image-to-video (high/low-noise experts)"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx): a bf16 copy of Wan-AI's.
+    hub_id = "ai-toolkit/Wan2.2-I2V-A14B-Diffusers-bf16"
     pipeline_class = "WanImageToVideoPipeline"
     components = WAN_COMPONENTS
     # Wan2.2-I2V-A14B's model_index.json: boundary_ratio 0.9, no image encoder / processor.
