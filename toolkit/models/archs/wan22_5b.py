@@ -67,6 +67,8 @@ class Wan225bModel(BaseModel):
     arch = "wan22_5b"
     modality = "video"
     description = "Wan 2.2 TI2V-5B (text or image to video, 720p)"
+    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
+    hub_id = "Wan-AI/Wan2.2-TI2V-5B-Diffusers"
     pipeline_class = "WanPipeline"
     components = {
         "transformer": Component("diffusers.WanTransformer3DModel", "transformer", source="main"),
