@@ -10,7 +10,8 @@ class QwenImageModel(BaseModel):
     quality_8bit_db = {"float8": 47.4, "float8dq": 46.7}  # vs bf16, random-init weights: family_sweep.py --quality
     modality = "image"
     description = "Qwen-Image (text-to-image)"
-    # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx), as qwen_image and qwen_image:2512.
+    # AI Toolkit's UI offers it as qwen_image, and Qwen-Image-2512 as qwen_image:2512 (ostris/ai-toolkit
+    # ui/src/app/jobs/new/options.tsx).
     hub_id = "Qwen/Qwen-Image"
     tags = {"2512": {"hub_id": "Qwen/Qwen-Image-2512", "description": "Qwen-Image-2512 (December 2025 update)"}}
     pipeline_class = "QwenImagePipeline"
