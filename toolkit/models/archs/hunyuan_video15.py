@@ -52,6 +52,8 @@ class HunyuanVideo15Model(BaseModel):
     arch = "hunyuan_video15"
     modality = "video"
     description = "HunyuanVideo 1.5 (8.3B text-to-video, 480p/720p)"
+    # Not in AI Toolkit's UI: the diffusers conversion of the 480p text-to-video model, whose size the defaults are.
+    hub_id = "hunyuanvideo-community/HunyuanVideo-1.5-Diffusers-480p_t2v"
     pipeline_class = "HunyuanVideo15Pipeline"
     components = {
         "transformer": Component("diffusers.HunyuanVideo15Transformer3DModel", "transformer", source="main"),
