@@ -10,6 +10,10 @@ class AceStep15Model(BaseModel):
     arch = "ace_step_15"
     modality = "audio"
     description = "ACE-Step 1.5 (music with lyrics)"
+    # No hub id: AI Toolkit's UI offers a ComfyUI single file inside a repo
+    # (ostris/ace_step_1.5_ComfyUI_files/ace_step_1.5_base_aio.safetensors), no org/name checkpoint the engine loads,
+    # and ACE-Step publishes diffusers folders of the XL models only. The picker leaves the Model field to the user.
+    hub_id = ""
     takes_lyrics = True
     pipeline_class = "AceStepPipeline"
     components = {
