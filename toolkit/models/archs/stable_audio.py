@@ -43,6 +43,7 @@ class StableAudioModel(BaseModel):
     arch = "stable_audio"
     modality = "audio"
     description = "Stable Audio Open 1.0 (sound effects and music up to 47 s, 44.1 kHz stereo)"
+    hub_id = "stabilityai/stable-audio-open-1.0"  # not in AI Toolkit's UI: diffusers' StableAudioPipeline example
     pipeline_class = "StableAudioPipeline"
     components = {
         "transformer": Component("diffusers.StableAudioDiTModel", "transformer", source="main"),
