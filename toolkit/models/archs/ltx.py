@@ -147,6 +147,7 @@ class LTXModel(BaseModel):
     arch = "ltx"
     modality = "video"
     description = "LTX-Video 0.9.x (real-time text-to-video)"
+    hub_id = "Lightricks/LTX-Video"  # not in AI Toolkit's UI: diffusers' LTXPipeline example (the 0.9.0 2B)
     pipeline_class = "LTXPipeline"
     components = {
         "transformer": Component("diffusers.LTXVideoTransformer3DModel", "transformer", source="main"),
