@@ -151,6 +151,7 @@ class LTX2Model(BaseModel):
     arch = "ltx2"
     modality = "video"
     description = "LTX-2 (video with synchronised audio)"
+    hub_id = "Lightricks/LTX-2"  # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx)
     pipeline_class = "LTX2Pipeline"
     components = {
         "transformer": Component("diffusers.LTX2VideoTransformer3DModel", "transformer", source="main"),
