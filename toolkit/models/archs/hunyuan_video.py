@@ -33,6 +33,7 @@ class HunyuanVideoModel(BaseModel):
     arch = "hunyuan_video"
     modality = "video"
     description = "HunyuanVideo 1.0 (13B text-to-video, 720p)"
+    hub_id = "hunyuanvideo-community/HunyuanVideo"  # not in AI Toolkit's UI: diffusers' HunyuanVideoPipeline example
     pipeline_class = "HunyuanVideoPipeline"
     components = {
         "transformer": Component("diffusers.HunyuanVideoTransformer3DModel", "transformer", source="main"),
