@@ -102,8 +102,8 @@ def test_quality_table_per_family():
     from extensions_built_in.inference_engine.openai_params import QUALITY_STEPS, steps_for
     from toolkit.models.registry import get_model_class
 
-    zimage = ModelChoice("zimage:x", {}, get_model_class("zimage"))
-    assert [steps_for(q, zimage) for q in ("low", "medium", "high", "xhigh")] == [3, 5, 9, 14]
+    turbo = ModelChoice("z-image-turbo", {"arch": "zimage:turbo"}, get_model_class("zimage"))  # the tag's 9 steps
+    assert [steps_for(q, turbo) for q in ("low", "medium", "high", "xhigh")] == [3, 5, 9, 14]
     flux = ModelChoice("flux:x", {}, get_model_class("flux"))
     assert steps_for("low", flux) == math.ceil(28 * QUALITY_STEPS["low"]) == 7
 

@@ -11,7 +11,25 @@ class ZImageModel(BaseModel):
     quality_8bit_db = {"float8": 42.5, "float8dq": 4.9}
     float8_activations = False
     modality = "image"
-    description = "Z-Image (Turbo / base)"
+    description = "Z-Image (base; Turbo and De-Turbo as tags)"
+    # AI Toolkit's UI names the base model zimage and its variants zimage:turbo and zimage:deturbo (ostris/ai-toolkit
+    # ui/src/app/jobs/new/options.tsx). Z-Image-Turbo: 9 steps (8 DiT forwards), no CFG (guidance_scale 0 switches
+    # it off in the pipeline), its model card. De-Turbo is a de-distilled Turbo denoiser alone: AI Toolkit pairs it
+    # with Turbo's encoders and VAE and samples it at 25 steps, guidance 3.
+    hub_id = "Tongyi-MAI/Z-Image"
+    tags = {
+        "turbo": {
+            "hub_id": "Tongyi-MAI/Z-Image-Turbo",
+            "description": "Z-Image-Turbo (distilled: 8 DiT steps, no CFG)",
+            "defaults": {"num_inference_steps": 9, "guidance_scale": 0.0},
+        },
+        "deturbo": {
+            "hub_id": "ostris/Z-Image-De-Turbo",
+            "extras_hub_id": "Tongyi-MAI/Z-Image-Turbo",
+            "description": "Z-Image De-Turbo (de-distilled Turbo)",
+            "defaults": {"num_inference_steps": 25, "guidance_scale": 3.0},
+        },
+    }
     pipeline_class = "ZImagePipeline"
     components = {
         "transformer": Component("diffusers.ZImageTransformer2DModel", "transformer", source="main"),
@@ -34,5 +52,5 @@ class ZImageModel(BaseModel):
     )
     divisibility = 16  # 8x VAE x 2x2 patches
     native_resolution = 1024
-    # Z-Image-Turbo: 9 steps (8 DiT forwards), no CFG (guidance_scale 0 switches it off in the pipeline).
-    defaults = dict(width=1024, height=1024, num_inference_steps=9, guidance_scale=0.0, output_ext="png")
+    # Z-Image (base), its model card: 28-50 steps, guidance 3-5; its example runs 50 steps at guidance 4.
+    defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=4.0, output_ext="png")
