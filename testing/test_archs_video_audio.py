@@ -210,7 +210,7 @@ def test_ltx2_writes_an_mp4_with_an_aac_audio_stream(tmp_path):
     assert audio_stream_duration(result["path"]) == pytest.approx(video_s, abs=1 / 25 + 1024 / info["sample_rate"])
 
 
-AUDIO = ["stable_audio", "ace_step_15"]
+AUDIO = ["stable_audio", "ace_step_15", "ace_step_15_xl"]
 
 
 @pytest.mark.parametrize("arch", AUDIO)

@@ -49,7 +49,7 @@ FAMILIES = {
         "wan22_14b_i2v",
         "wan22_5b",
     ],
-    "audio": ["ace_step_15", "stable_audio"],
+    "audio": ["ace_step_15", "ace_step_15_xl", "stable_audio"],
 }
 
 

@@ -42,6 +42,7 @@ ARCHS = {
     # audio
     "ace_step_15": "toolkit.models.archs.ace_step_15:AceStep15Model",
     "stable_audio": "toolkit.models.archs.stable_audio:StableAudioModel",
+    "ace_step_15_xl": "toolkit.models.archs.ace_step_15_xl:AceStep15XLModel",
 }
 
 

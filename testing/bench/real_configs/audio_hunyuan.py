@@ -248,6 +248,26 @@ REAL = {
     },
 }
 
+# ACE-Step 1.5 XL base (ACE-Step/acestep-v15-xl-base-diffusers, the folder AI Toolkit's XL base weights convert
+# to): its model card states hidden_size 2560, 32 layers, 32 heads and encoder_hidden_size 2048; the upstream XL
+# config.json's intermediate_size 9728, num_key_value_heads 8 and encoder_* keys (encoder_intermediate_size 6144,
+# encoder_num_attention_heads 16, encoder_num_key_value_heads 8) are what diffusers'
+# scripts/convert_ace_step_to_diffusers.py writes into the condition encoder, audio tokenizer and detokenizer, so
+# those three are ace_step_15's. Text encoder and VAE are the 1.5 ones.
+REAL["ace_step_15_xl"] = dict(
+    REAL["ace_step_15"],
+    transformer=dict(
+        REAL["ace_step_15"]["transformer"],
+        hidden_size=2560,
+        intermediate_size=9728,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        encoder_hidden_size=2048,
+        layer_types=["sliding_attention", "full_attention"] * 16,
+    ),
+)
+
 # Published parameter counts, billions (model cards; counted from the released safetensors where the card is silent:
 # bytes / 2 for bf16/fp16 files, bytes / 4 for fp32).
 PARAMS = {
@@ -278,3 +298,10 @@ PARAMS = {
     # = 0.0004B; text_encoder 439 MB = 0.110B; vae 624 MB = 0.156B.
     "stable_audio": {"transformer": 1.057, "projection_model": 0.000397, "text_encoder": 0.1096, "vae": 0.156},
 }
+
+# ACE-Step 1.5 XL: the whole XL DiT checkpoint (DiT, condition encoder, audio tokenizer and detokenizer) in bf16 is
+# listed as 9,516 MB (scragnog/ace-step-1.5-gguf-merge-models, its BF16 file of the XL architecture); read as MiB
+# that is 4.989B, the "5B-parameter" of the ACE-Step/acestep-v15-xl-base-diffusers card (the GGUF card's own
+# "~4.7B" reads it as 10^6 bytes, which the published widths above do not reach). Less the encoder-side parts,
+# which are ace_step_15's (0.609 + 2 x 0.105), the transformer is 4.17B. The other components are the 1.5 ones.
+PARAMS["ace_step_15_xl"] = dict(PARAMS["ace_step_15"], transformer=4.17)
