@@ -16,6 +16,20 @@ from typing import Optional
 MAX_SEED = 2**32 - 1
 
 
+# AI Toolkit's other names for a family, with the checkpoint its UI offers under that name (ostris/ai-toolkit
+# ui/src/app/jobs/new/options.tsx): its ModelConfig turns flex1 into flux (Flex.1's transformer is a FLUX.1 one)
+# and its UI writes sd15 for what its loader runs as SD 1.x. ModelConfig and the registry both resolve through this.
+ARCH_ALIASES = {
+    "flex1": ("flux", "ostris/Flex.1-alpha"),
+    "sd15": ("sd1", "stable-diffusion-v1-5/stable-diffusion-v1-5"),
+}
+
+
+def arch_family(name: str) -> str:
+    """The family an arch name (no tag) runs as: an alias's, else the name itself."""
+    return ARCH_ALIASES[name][0] if name in ARCH_ALIASES else name
+
+
 def _split_arch(arch: Optional[str]) -> tuple[Optional[str], Optional[str]]:
     """``zimage:turbo`` selects a variant in the UI; the model class only cares about the family."""
     if not arch:
@@ -51,7 +65,7 @@ class ModelConfig:
         if not self.name_or_path:
             raise ValueError("ModelConfig: name_or_path is required")
         arch, tag = _split_arch(self.arch)
-        self.arch = "flux" if arch == "flex1" else (arch or "sd1")
+        self.arch = arch_family(arch or "sd1")
         self.arch_tag = self.arch_tag or tag
         self.extras_name_or_path = self.extras_name_or_path or self.name_or_path
         if self.quantize_te is None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 
+from toolkit.config_modules import ARCH_ALIASES, arch_family
+
 ARCHS = {
     # image
     "sd1": "toolkit.models.archs.sd1:SD1Model",
@@ -51,7 +53,7 @@ class UnknownArchError(ValueError):
 
 
 def get_model_class(arch: str):
-    name = str(arch).partition(":")[0]
+    name = arch_family(str(arch).partition(":")[0])  # AI Toolkit's aliases: flex1 is flux, sd15 is sd1
     if name not in ARCHS:
         raise UnknownArchError(f"unknown arch {arch!r}; known: {', '.join(sorted(ARCHS))}")
     module, _, cls = ARCHS[name].partition(":")
@@ -59,7 +61,13 @@ def get_model_class(arch: str):
 
 
 def describe_all() -> list[dict]:
-    """``GET /models``: each family's form facts, and the speed tiers it offers (toolkit/models/speed.py)."""
+    """``GET /models``: each family's form facts, the speed tiers it offers (toolkit/models/speed.py), and the other
+    arch names AI Toolkit runs it under, each with the checkpoint its UI offers for that name."""
     from toolkit.models.speed import speeds_of
 
-    return [cls.describe() | {"speeds": speeds_of(cls)} for cls in map(get_model_class, ARCHS)]
+    def aliases(arch):
+        return {alias: {"hub_id": hub} for alias, (family, hub) in ARCH_ALIASES.items() if family == arch}
+
+    return [
+        cls.describe() | {"speeds": speeds_of(cls), "aliases": aliases(cls.arch)} for cls in map(get_model_class, ARCHS)
+    ]
