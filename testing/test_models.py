@@ -22,6 +22,7 @@ FAMILIES = {
         "chroma",
         "cogview4",
         "flux",
+        "ernie_image",
         "flux2",
         "flux2_klein_4b",
         "flux2_klein_9b",

@@ -31,6 +31,7 @@ ARCHS = {
     "pixart_sigma": "toolkit.models.archs.pixart_sigma:PixArtSigmaModel",
     "hidream": "toolkit.models.archs.hidream:HiDreamModel",
     "flux2": "toolkit.models.archs.flux2:Flux2Model",
+    "ernie_image": "toolkit.models.archs.ernie_image:ErnieImageModel",
     # video
     "wan21": "toolkit.models.archs.wan21:Wan21Model",
     "wan22_5b": "toolkit.models.archs.wan22_5b:Wan225bModel",
