@@ -4,8 +4,8 @@ import torch
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.memory_plan import GIB
+from toolkit.models.pinned import host_buffers
 from toolkit.models.registry import get_model_class
-from toolkit.models.v2.pool import host_buffers
 
 
 def gib(x: float) -> int:

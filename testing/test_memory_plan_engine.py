@@ -231,8 +231,9 @@ print(sorted(m for m in ("torch", "diffusers", "transformers") if m in sys.modul
 def test_a_quantized_module_counts_its_8_bit_storage_not_its_logical_dtype(tiny_cache):
     """torchao tensors report bf16 (2 bytes an element) while storing int8 or float8 and scales: counted as bf16,
     a quantized Qwen-Image transformer was 40 GB in the pool, and a plan counted that as reclaimable memory."""
+    from toolkit.models.pinned import tensor_bytes
     from toolkit.models.v2.loading import load_component
-    from toolkit.models.v2.pool import module_bytes, tensor_bytes
+    from toolkit.models.v2.pool import module_bytes
 
     plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
     quantized = load_component(

@@ -6,8 +6,9 @@ test_pool.py and test_pool_safety.py run the same pool under the real engine."""
 import pytest
 import torch
 
+from toolkit.models.pinned import host_buffers
 from toolkit.models.v2 import pool as pool_module
-from toolkit.models.v2.pool import GB, ComponentKey, ComponentPool, host_buffers, module_bytes
+from toolkit.models.v2.pool import GB, ComponentKey, ComponentPool, module_bytes
 
 
 class Blob:

@@ -24,8 +24,7 @@ from __future__ import annotations
 import types
 from typing import Any, Callable, Optional
 
-from toolkit.models.pinned import empty_like_all
-from toolkit.models.v2.pool import host_buffers
+from toolkit.models.pinned import empty_like_all, host_buffers
 
 PINNED_ATTR = "_aitk_host_copies"
 RECIPE_ATTR = "_aitk_rebuild"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import mmap
+from typing import Callable, Optional
 
 logger = logging.getLogger(__name__)
 
@@ -121,3 +122,37 @@ def _unregister(address: int) -> None:
         torch.cuda.cudart().cudaHostUnregister(address)
     except Exception:
         pass
+
+
+def tensor_bytes(t) -> int:
+    """What a tensor's storage takes. A torchao tensor subclass reports its logical dtype (bf16) while it stores
+    8-bit data and scales: counted by its inner tensors, or a quantized Qwen-Image transformer counts as 40 GB
+    instead of ~20 (found on the H200: a memory plan then believed it had 41.9 GiB under a 24 GiB budget)."""
+    inner = getattr(t, "__tensor_flatten__", None)
+    if inner is None or type(t).__name__ in ("Tensor", "Parameter"):
+        return t.numel() * t.element_size()
+    names, _ = inner()
+    return sum(tensor_bytes(getattr(t, name)) for name in names)
+
+
+def host_buffers(tensors: dict, previous: Optional[dict], allocate: Callable = empty_like_all) -> dict:
+    """One host buffer per tensor name; the new ones come from ``allocate`` (a list of tensors -> buffers shaped
+    like them; by default page-locked views into one block, ``empty_like_all`` above). A returning module may
+    have changed since its last park (a LoRA adapter wraps layers and renames their weights): buffers that still
+    match are reused (pinning is slow) and only new names get buffers, unless more than ``STALE_SHARE`` of the old
+    bytes went stale. Then all are new, because a live view keeps its whole block allocated, stale bytes too."""
+    previous = previous or {}
+    matching = {
+        name: b
+        for name, b in previous.items()
+        if name in tensors and b.shape == tensors[name].shape and b.dtype == tensors[name].dtype
+    }
+    old_bytes = sum(tensor_bytes(b) for b in previous.values())
+    if old_bytes - sum(tensor_bytes(b) for b in matching.values()) > STALE_SHARE * old_bytes:
+        matching = {}
+    missing = [name for name in tensors if name not in matching]
+    fresh = dict(zip(missing, allocate([tensors[name] for name in missing])))
+    return {name: matching[name] if name in matching else fresh[name] for name in tensors}
+
+
+STALE_SHARE = 0.25  # a LoRA on the attention's q only (a few % of a UNet) keeps its block; one on every linear not

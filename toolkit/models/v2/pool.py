@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from toolkit.gc_heap import thaw
-from toolkit.models.pinned import empty_like_all
+from toolkit.models.offload import drop_host_copies, on_device
+from toolkit.models.pinned import host_buffers, tensor_bytes
 
 GB = 1024**3
 HOST_RESERVE_SHARE, HOST_RESERVE_MIN = 0.10, 4 * GB  # host_reserve_bytes
@@ -80,7 +81,6 @@ def module_bytes(module, on: Optional[str] = None) -> int:
     """Parameter + buffer bytes; 0 for tokenizers and other weightless components. ``on`` counts only what is
     on that device now: a pool entry's key says where a component was loaded, and a visitor loaded on the host
     may be on the GPU (the memory plan's stage records and out-of-memory reports)."""
-    from toolkit.models.offload import on_device  # not at the top: offload imports this module
 
     total = 0
     for getter in ("parameters", "buffers"):
@@ -88,17 +88,6 @@ def module_bytes(module, on: Optional[str] = None) -> int:
         if fn is not None:
             total += sum(tensor_bytes(t) for t in fn() if on is None or on_device(t.device, on))
     return total
-
-
-def tensor_bytes(t) -> int:
-    """What a tensor's storage takes. A torchao tensor subclass reports its logical dtype (bf16) while it stores
-    8-bit data and scales: counted by its inner tensors, or a quantized Qwen-Image transformer counts as 40 GB
-    instead of ~20 (found on the H200: a memory plan then believed it had 41.9 GiB under a 24 GiB budget)."""
-    inner = getattr(t, "__tensor_flatten__", None)
-    if inner is None or type(t).__name__ in ("Tensor", "Parameter"):
-        return t.numel() * t.element_size()
-    names, _ = inner()
-    return sum(tensor_bytes(getattr(t, name)) for name in names)
 
 
 class ComponentPool:
@@ -301,29 +290,6 @@ def _tensors(module):
     yield from module.named_buffers()
 
 
-def host_buffers(tensors: dict, previous: Optional[dict], allocate: Callable = empty_like_all) -> dict:
-    """One host buffer per tensor name; the new ones come from ``allocate`` (a list of tensors -> buffers shaped
-    like them; by default page-locked views into one block, ``toolkit/models/pinned.py``). A returning module may
-    have changed since its last park (a LoRA adapter wraps layers and renames their weights): buffers that still
-    match are reused (pinning is slow) and only new names get buffers, unless more than ``STALE_SHARE`` of the old
-    bytes went stale. Then all are new, because a live view keeps its whole block allocated, stale bytes too."""
-    previous = previous or {}
-    matching = {
-        name: b
-        for name, b in previous.items()
-        if name in tensors and b.shape == tensors[name].shape and b.dtype == tensors[name].dtype
-    }
-    old_bytes = sum(tensor_bytes(b) for b in previous.values())
-    if old_bytes - sum(tensor_bytes(b) for b in matching.values()) > STALE_SHARE * old_bytes:
-        matching = {}
-    missing = [name for name in tensors if name not in matching]
-    fresh = dict(zip(missing, allocate([tensors[name] for name in missing])))
-    return {name: matching[name] if name in matching else fresh[name] for name in tensors}
-
-
-STALE_SHARE = 0.25  # a LoRA on the attention's q only (a few % of a UNet) keeps its block; one on every linear not
-
-
 def _park(entry: PoolEntry) -> None:
     """GPU -> pinned host memory. The buffers are pinned once, on the first park, and reused afterwards."""
     import torch
@@ -357,7 +323,6 @@ def _detach_hooks(module) -> None:
         from accelerate.hooks import remove_hook_from_module
 
         remove_hook_from_module(module, recurse=True)
-    from toolkit.models.offload import drop_host_copies
 
     drop_host_copies(module)
     modules = module.modules() if callable(getattr(module, "modules", None)) else [module]
