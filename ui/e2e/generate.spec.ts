@@ -45,6 +45,33 @@ test('start an engine from /generate and see its health', async () => {
   await expect(page.getByTestId('arch-select').locator('option[value="wan21"]')).toHaveCount(1);
 });
 
+test("the arch picker groups families as AI Toolkit does, and an arch:tag brings its defaults and checkpoint", async () => {
+  const select = page.getByTestId('arch-select');
+  const groups = await select.locator('optgroup').evaluateAll((gs) => gs.map((g) => g.getAttribute('label')));
+  expect(groups).toEqual(['image', 'instruction', 'video', 'audio', 'experimental'].filter((g) => groups.includes(g)));
+  expect(groups).toEqual(expect.arrayContaining(['image', 'instruction', 'video', 'audio']));
+  await expect(select.locator('optgroup[label="instruction"] option[value="flux_kontext"]')).toHaveCount(1);
+  const image = await select.locator('optgroup[label="image"] option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+  expect(image.slice(image.indexOf('zimage'), image.indexOf('zimage') + 3)).toEqual(['zimage', 'zimage:turbo', 'zimage:deturbo']);
+
+  const path = page.getByTestId('model-path');
+  await select.selectOption('zimage:turbo'); // from the starting tiny:/builtin: checkpoint: the family's tiny one
+  await expect(path).toHaveValue('tiny:zimage');
+  await expect(page.getByTestId('num_inference_steps')).toHaveValue('9');
+  await path.fill('');
+  await select.selectOption('qwen_image'); // an empty field takes the entry's published checkpoint
+  await expect(path).toHaveValue('Qwen/Qwen-Image');
+  await select.selectOption('qwen_image:2512'); // the previous entry's checkpoint gives way to this one's
+  await expect(path).toHaveValue('Qwen/Qwen-Image-2512');
+  await select.selectOption('zimage');
+  await expect(path).toHaveValue('Tongyi-MAI/Z-Image');
+  await expect(page.getByTestId('num_inference_steps')).toHaveValue('50');
+  await path.fill('someone/z-image-finetune');
+  await select.selectOption('flux'); // a path the user typed stays
+  await expect(path).toHaveValue('someone/z-image-finetune');
+  await select.selectOption('sd1');
+});
+
 test('tiny:sd1: the canvas and the step counter move during the run, the result lands in the gallery', async () => {
   await page.getByTestId('arch-select').selectOption('sd1');
   await page.getByTestId('model-path').fill('tiny:sd1');

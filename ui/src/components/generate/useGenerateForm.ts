@@ -36,7 +36,9 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
       const back = recall(memory.current, a.value, { model: DEFAULT_MODEL, sample: DEFAULT_SAMPLE });
       if (back) {
         const sample = { ...sampleDefaults(a, back.model.name_or_path, back.sample), ...back.sample, ...keep };
-        return { model: back.model, sample: { ...sample, speed: speedFor(a, sample.speed) } };
+        // a field left empty is no checkpoint to come back to: the entry's own, as on a first visit
+        const model = back.model.name_or_path ? back.model : { ...back.model, name_or_path: a.hub_id || `tiny:${a.arch}` };
+        return { model, sample: { ...sample, speed: speedFor(a, sample.speed) } };
       }
       // an empty field or the previous entry's hub id takes this entry's; tiny:/builtin: follow the family; a
       // path the user typed stays (archOptions.nextModelPath)
