@@ -116,3 +116,10 @@ def vram_budget(device: str | None) -> int | None:
 def free_within_budget(card_free: int, budget: int | None, reserved: int) -> int:
     """What this process can still allocate: the card's free memory, and never more than its budget leaves."""
     return card_free if budget is None else max(0, min(card_free, budget - reserved))
+
+
+def is_oom(e: BaseException) -> bool:
+    """Out of GPU memory, as torch raises it or as a kernel's own message says it (some report a RuntimeError)."""
+    import torch
+
+    return isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower()

@@ -32,7 +32,7 @@ from extensions_built_in.inference_engine.request_queue import QueueFull, Reques
 from extensions_built_in.inference_engine.resident import LoadFailed, ResidentModel
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.stream import FrameStream
-from toolkit.device import reset_vram_peak, set_vram_budget, vram_stats
+from toolkit.device import is_oom, reset_vram_peak, set_vram_budget, vram_stats
 from toolkit.gc_heap import collector_state
 from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models import prompt_cache as prompts
@@ -40,7 +40,7 @@ from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import describe_all
 from toolkit.models.speed import wants_fp8
 from toolkit.models.v2.hub import DownloadRefused
-from toolkit.models.v2.pool import ComponentPool, is_oom
+from toolkit.models.v2.pool import ComponentPool
 from toolkit.paths import MODELS_PATH
 from toolkit.sample_step_hook import GenerationCancelled
 from toolkit.step_clock import StepClock

@@ -12,6 +12,7 @@ import traceback
 from typing import Callable, Optional
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.device import is_oom
 from toolkit.gc_heap import HeapSettler, watch_collector
 from toolkit.models.attention import check_attention, resolve_attention
 from toolkit.models.compile import (
@@ -28,7 +29,7 @@ from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import get_model_class
 from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.v2.hub import DownloadRefused
-from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory, is_oom
+from toolkit.models.v2.pool import ComponentPool, active_pool, free_memory
 from toolkit.paths import TOOLKIT_ROOT
 from toolkit.sample_step_hook import GenerationCancelled
 

@@ -118,7 +118,7 @@ def no_match(name: str, layers: list[str], arch: str) -> LoraMismatch:
 
 def _load(pipe, source, adapter: str, name: str, arch: str, load_kwargs: dict) -> int:
     """Layers adapted by one load; nothing is left behind when it fails or adapts nothing."""
-    from toolkit.models.v2.pool import is_oom
+    from toolkit.device import is_oom
 
     try:
         with warnings.catch_warnings():

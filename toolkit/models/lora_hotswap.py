@@ -146,7 +146,7 @@ class Slots:
             except LoraMismatch:
                 raise
             except Exception as e:
-                from toolkit.models.v2.pool import is_oom
+                from toolkit.device import is_oom
 
                 if is_oom(e):
                     raise

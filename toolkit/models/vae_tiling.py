@@ -89,7 +89,7 @@ def smaller_tiles_on_oom(family, vae, tile, notify):
     stay: HunyuanVideo 1.5's decode ran out in 256 px tiles at 24 GiB (H200, 2026-12-03) after its sampling, which
     the engine's re-plan would have run again (at its 50 default steps, minutes); 192 px tiles decode it in 8 GiB.
     The holder remembers the tile that fitted latents of that shape, so its next such decode starts there."""
-    from toolkit.models.v2.pool import is_oom
+    from toolkit.device import is_oom
 
     tiles = [t for t in (tile_px(family), *smaller_tiles(family)) if tile is None or t < tile]
     if vae is None or not vae_tiles(family) or not tiles or "decode" in vae.__dict__:

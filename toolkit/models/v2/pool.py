@@ -410,9 +410,3 @@ def _oom_error(message: str) -> Exception:
     import torch
 
     return torch.cuda.OutOfMemoryError(message)
-
-
-def is_oom(e: BaseException) -> bool:
-    import torch
-
-    return isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower()
