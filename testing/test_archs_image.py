@@ -63,6 +63,7 @@ FAMILY_FORMAT = {
     "sd1": "SD15",
     "sd2": "SD15",
     "sdxl": "SDXL",
+    "ssd": "SDXL",
     "auraflow": "SDXL",
     "pixart_sigma": "SDXL",
     "sd3": "SD3",

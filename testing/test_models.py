@@ -37,6 +37,7 @@ FAMILIES = {
         "sd2",
         "sd3",
         "sdxl",
+        "ssd",
         "zimage",
     ],
     "video": [

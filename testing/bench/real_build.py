@@ -43,6 +43,7 @@ DEPTH_KEYS = (
     "approximator_layers",
     "layers_per_block",
     "transformer_layers_per_block",
+    "reverse_transformer_layers_per_block",  # a distilled SDXL's up path (SSD-1B), one list per up block
     "num_lyric_encoder_hidden_layers",
     "num_timbre_encoder_hidden_layers",
     "num_attention_pooler_hidden_layers",
@@ -84,8 +85,8 @@ def capped(config: dict, depth: Optional[int]) -> dict:
             value = capped(value, depth)
         elif depth and key in DEPTH_KEYS and isinstance(value, int) and not isinstance(value, bool):
             value = min(value, depth)
-        elif depth and key in DEPTH_KEYS and isinstance(value, list) and all(isinstance(v, int) for v in value):
-            value = [min(v, depth) for v in value]  # a UNet's per-block counts
+        elif depth and key in DEPTH_KEYS and isinstance(value, list) and _counts(value):
+            value = _capped_counts(value, depth)  # a UNet's per-block counts (per layer, for an asymmetric up path)
         elif depth and key in FF_WIDTH_KEYS and isinstance(value, int):
             value = min(value, SHALLOW_FF_WIDTH)
         elif depth and key == "mlp_ratio" and isinstance(value, (int, float)):
@@ -95,6 +96,14 @@ def capped(config: dict, depth: Optional[int]) -> dict:
     if isinstance(out.get("layer_types"), list) and layers is not None and len(out["layer_types"]) != layers:
         out.pop("layer_types")
     return out
+
+
+def _counts(value) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) or isinstance(v, list) and _counts(v) for v in value)
+
+
+def _capped_counts(value: list, depth: int) -> list:
+    return [_capped_counts(v, depth) if isinstance(v, list) else min(v, depth) for v in value]
 
 
 def component_config(tiny_folder: str, subfolder: str, overrides: dict, depth: Optional[int] = None) -> dict:

@@ -16,6 +16,7 @@ ARCHS = {
     "sd2": "toolkit.models.archs.sd2:SD2Model",
     "flux": "toolkit.models.archs.flux:FluxModel",
     "sdxl": "toolkit.models.archs.sdxl:SDXLModel",
+    "ssd": "toolkit.models.archs.ssd:SSD1BModel",
     "zimage": "toolkit.models.archs.zimage:ZImageModel",
     "qwen_image": "toolkit.models.archs.qwen_image:QwenImageModel",
     "qwen_image_edit": "toolkit.models.archs.qwen_image_edit:QwenImageEditModel",

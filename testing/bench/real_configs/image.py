@@ -371,3 +371,19 @@ PARAMS = {
     # Card: 8.9B.
     "chroma": {"transformer": 8.9, "text_encoder": 4.76, "vae": 0.084},
 }
+
+# Segmind's distilled SDXLs keep SDXL's text encoders, VAE and UNet widths and drop blocks: the keys their unet
+# config.json sets beside SDXL's (segmind/SSD-1B, segmind/Segmind-Vega; the blocks each file holds are also listed
+# in ostris/ai-toolkit's toolkit/keymaps/stable_diffusion_ssd.json and _vega.json, and ComfyUI's SSD1B and
+# Segmind_Vega configs in comfy/supported_models.py give the same transformer depths). The mid-block is one ResNet.
+REAL["ssd"] = dict(
+    REAL["sdxl"],
+    unet=dict(
+        REAL["sdxl"]["unet"],
+        transformer_layers_per_block=[1, 2, 4],
+        reverse_transformer_layers_per_block=[[4, 4, 10], [2, 1, 1], [1, 1, 1]],
+        mid_block_type="UNetMidBlock2D",
+    ),
+)
+# SSD-1B and Segmind-Vega paper (arXiv 2401.02677): a 1.3B UNet; encoders and VAE as SDXL's row.
+PARAMS["ssd"] = dict(PARAMS["sdxl"], unet=1.3)
