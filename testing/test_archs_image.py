@@ -64,6 +64,7 @@ FAMILY_FORMAT = {
     "sd2": "SD15",
     "sdxl": "SDXL",
     "ssd": "SDXL",
+    "vega": "SDXL",
     "auraflow": "SDXL",
     "pixart_sigma": "SDXL",
     "sd3": "SD3",

@@ -38,6 +38,7 @@ FAMILIES = {
         "sd3",
         "sdxl",
         "ssd",
+        "vega",
         "zimage",
     ],
     "video": [

@@ -17,6 +17,7 @@ ARCHS = {
     "flux": "toolkit.models.archs.flux:FluxModel",
     "sdxl": "toolkit.models.archs.sdxl:SDXLModel",
     "ssd": "toolkit.models.archs.ssd:SSD1BModel",
+    "vega": "toolkit.models.archs.vega:VegaModel",
     "zimage": "toolkit.models.archs.zimage:ZImageModel",
     "qwen_image": "toolkit.models.archs.qwen_image:QwenImageModel",
     "qwen_image_edit": "toolkit.models.archs.qwen_image_edit:QwenImageEditModel",

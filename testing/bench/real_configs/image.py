@@ -387,3 +387,9 @@ REAL["ssd"] = dict(
 )
 # SSD-1B and Segmind-Vega paper (arXiv 2401.02677): a 1.3B UNet; encoders and VAE as SDXL's row.
 PARAMS["ssd"] = dict(PARAMS["sdxl"], unet=1.3)
+REAL["vega"] = dict(
+    REAL["sdxl"],
+    unet=dict(REAL["sdxl"]["unet"], transformer_layers_per_block=[1, 1, 2], mid_block_type="UNetMidBlock2D"),
+)
+# The same paper: a 0.74B UNet.
+PARAMS["vega"] = dict(PARAMS["sdxl"], unet=0.74)
