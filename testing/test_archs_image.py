@@ -62,6 +62,7 @@ ANCHOR_CHANNELS = {"SD15": 4, "SDXL": 4, "SD3": 16, "Flux": 16, "Wan21": 16, "Fl
 FAMILY_FORMAT = {
     "sd1": "SD15",
     "sd2": "SD15",
+    "pixart": "SD15",
     "sdxl": "SDXL",
     "ssd": "SDXL",
     "vega": "SDXL",

@@ -29,6 +29,7 @@ FAMILIES = {
         "flux_kontext",
         "hidream",
         "lumina2",
+        "pixart",
         "pixart_sigma",
         "qwen_image",
         "qwen_image_edit",

@@ -31,6 +31,7 @@ ARCHS = {
     "cogview4": "toolkit.models.archs.cogview4:CogView4Model",
     "auraflow": "toolkit.models.archs.auraflow:AuraFlowModel",
     "pixart_sigma": "toolkit.models.archs.pixart_sigma:PixArtSigmaModel",
+    "pixart": "toolkit.models.archs.pixart:PixArtAlphaModel",
     "hidream": "toolkit.models.archs.hidream:HiDreamModel",
     "flux2": "toolkit.models.archs.flux2:Flux2Model",
     "ernie_image": "toolkit.models.archs.ernie_image:ErnieImageModel",

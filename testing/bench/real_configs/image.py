@@ -393,3 +393,13 @@ REAL["vega"] = dict(
 )
 # The same paper: a 0.74B UNet.
 PARAMS["vega"] = dict(PARAMS["sdxl"], unet=0.74)
+# PixArt-alpha/PixArt-XL-2-1024-MS: transformer/config.json (XL/2 as PixArt-Sigma's: 28 layers of 16 x 72; sample_size
+# 128, which turns on the resolution and aspect-ratio embedders, and position interpolation 2), text_encoder (T5 v1.1
+# XXL, 120 tokens), vae (stabilityai/sd-vae-ft-ema: SD's KL-f8, scaling 0.18215).
+REAL["pixart"] = {
+    "transformer": dict(REAL["pixart_sigma"]["transformer"], use_additional_conditions=True),
+    "text_encoder": T5_XXL,
+    "vae": dict(SDXL_VAE, scaling_factor=0.18215, sample_size=256),
+}
+# Card: 0.6B (PixArt-alpha paper: 0.6B, the size embedders included); T5 and VAE as PixArt-Sigma's rows.
+PARAMS["pixart"] = dict(PARAMS["pixart_sigma"])
