@@ -13,6 +13,7 @@ from PIL import Image
 
 from extensions_built_in.inference_engine.latent_preview import project_rgb
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models import tiny
 from toolkit.models.registry import ARCHS, get_model_class
 
 # ------------------------------------------------------------------ (1) RGB factors
@@ -158,7 +159,7 @@ def _free_models():
 
 def gen_config(model, folder, **overrides):
     kw = dict(
-        model.tiny_sample,
+        tiny.sample(model.arch),
         prompt="a red circle on a blue background",
         num_inference_steps=2,
         guidance_scale=4.0,

@@ -9,6 +9,7 @@ import torch
 from extensions_built_in.inference_engine.latent_preview import project_rgb
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media_probe import audio_stream_duration, probe
+from toolkit.models import tiny
 from toolkit.models.registry import get_model_class
 
 STEPS = 3
@@ -134,7 +135,7 @@ def _free_models(tiny_cache):
 
 def gen_config(model, folder, seed=5, **overrides):
     kw = dict(
-        model.tiny_sample,
+        tiny.sample(model.arch),
         prompt="a red circle on a blue background",
         num_inference_steps=STEPS,
         guidance_scale=4.0,

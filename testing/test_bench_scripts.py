@@ -198,9 +198,9 @@ def test_the_bare_pipeline_clock_times_families_without_a_step_callback(arch, tm
     marks for PixArt-Σ and a TypeError for HunyuanVideo 1.5 on the H200, so neither had a bare ratio. LTX-2
     deep-copies its scheduler for audio: the copy's steps must neither count nor step this one."""
     from testing.bench.bare_pipeline import BarePipeline
-    from toolkit.models.registry import get_model_class
+    from toolkit.models import tiny
 
-    settings = {k: v for k, v in get_model_class(arch).tiny_sample.items() if k != "output_ext"}
+    settings = {k: v for k, v in tiny.sample(arch).items() if k != "output_ext"}
     bare = BarePipeline(arch, f"tiny:{arch}", "cpu", "float32", settings, tmp_path)
     wall, step = bare.call(3)
     assert step is not None and 0 < step < wall

@@ -27,16 +27,15 @@ MEDIA_EXTS = {"image": ("png", "jpg", "webp"), "video": ("mp4", "webp"), "audio"
 
 
 def body_for(arch: str, steps: int = 3, seed: int = 7, **sample) -> dict:
-    from toolkit.models.registry import get_model_class
+    from toolkit.models import tiny
 
-    cls = get_model_class(arch)
     return {
         "model": {"arch": arch, "name_or_path": f"tiny:{arch}", "dtype": "float32"},
         "sample": {
             "prompt": "a red circle on a blue background",
             "num_inference_steps": steps,
             "seed": seed,
-            **cls.tiny_sample,
+            **tiny.sample(arch),
             **sample,
         },
     }

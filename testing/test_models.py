@@ -9,6 +9,7 @@ import torch
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media_probe import probe
+from toolkit.models import tiny
 from toolkit.models.registry import ARCHS, get_model_class
 from toolkit.sample_step_hook import GenerationCancelled, step_hook
 
@@ -85,7 +86,7 @@ def control_image_file(folder, index: int) -> str:
 
 def gen_config(model, folder, seed=11, **overrides) -> GenerateImageConfig:
     kw = dict(
-        model.tiny_sample,
+        tiny.sample(model.arch),
         prompt="a red circle on a blue background",
         num_inference_steps=STEPS,
         guidance_scale=4.0,
@@ -103,7 +104,8 @@ def test_every_arch_declares_what_clients_need(arch):
     cls = get_model_class(arch)
     info = cls.describe()
     assert info["modality"] in ("image", "video", "audio")
-    assert cls.tiny_sample and cls.tiny_sample["output_ext"] in cls.output_exts
+    sample = tiny.sample(arch)
+    assert sample and sample["output_ext"] in cls.output_exts
     assert cls.defaults["output_ext"] in cls.output_exts
     factors = info["latent"]["rgb_factors"]
     assert factors is None or (len(factors) == info["latent"]["channels"] and all(len(r) == 3 for r in factors))

@@ -5,6 +5,7 @@ before accelerate wrapped it. No GPU here: the hook is added by hand, as diffuse
 
 import torch
 
+from toolkit.models import tiny
 from toolkit.models.offload import SENDS_BACK_ATTR, _on_host, drop_host_copies, enable_low_vram, move_to_host
 
 
@@ -45,9 +46,7 @@ def test_the_visitor_before_a_streamed_encoder_leaves_on_every_request_the_first
     """SD3 on a 16 GiB budget (H200, 2026-12-04): CLIP-G visits, T5 streams. On the first request CLIP-G stayed on
     the GPU through sampling (1.29 GiB; that request peaked 1.7 GiB over the later ones): after T5's first call
     (the prompt) accelerate's wrapper was gone, and its second (the negative prompt) sent nothing back."""
-    from toolkit.models.archs.sd3 import SD3Model
-
-    pipe = SD3Model.build_tiny()
+    pipe = tiny.recipe_builder("sd3")()
     streamed_as_on_cuda(pipe.text_encoder_3)
     enable_low_vram(pipe, "cpu", visitors={"text_encoder_2", "vae"}, allocate=host)
     seen = []
@@ -62,9 +61,7 @@ def test_the_visitor_before_a_streamed_encoder_leaves_on_every_request_the_first
 
 
 def test_eviction_removes_the_pre_hook_that_holds_the_previous_model():
-    from toolkit.models.archs.sd3 import SD3Model
-
-    pipe = SD3Model.build_tiny()
+    pipe = tiny.recipe_builder("sd3")()
     enable_low_vram(pipe, "cpu", visitors={"text_encoder_2"}, allocate=host)
     transformer = pipe.transformer
     assert transformer._forward_pre_hooks and SENDS_BACK_ATTR in transformer.__dict__

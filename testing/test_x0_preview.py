@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models import tiny
 from toolkit.models.registry import get_model_class
 
 
@@ -17,7 +18,7 @@ def mid_run_and_final(arch: str, path: str, tmp_path) -> tuple:
     model.load_model()
     seen = []
     model.sample_step_hook = lambda step: seen.append((step.latents("raw").clone(), step.latents("x0").clone()))
-    settings = {k: v for k, v in model_class.tiny_sample.items() if k != "output_ext"}
+    settings = {k: v for k, v in tiny.sample(arch).items() if k != "output_ext"}
     gen = GenerateImageConfig(
         prompt="a red circle on a blue background",
         num_inference_steps=8,

@@ -44,7 +44,9 @@ PLAIN_FORMATS = {"image": "png", "video": "webp", "audio": "wav"}
 def native_sample(model_class, steps: int, tiny: bool) -> dict:
     sample = dict(model_class.defaults)
     if tiny:
-        sample.update(model_class.tiny_sample)
+        from toolkit.models.tiny import sample as tiny_settings
+
+        sample.update(tiny_settings(model_class.arch))
     plain = PLAIN_FORMATS[model_class.modality]
     if plain in model_class.output_exts:
         sample["output_ext"] = plain

@@ -44,6 +44,7 @@ def main() -> int:
     from testing.bench.engine_process import engine_process
     from testing.test_inference_engine import body_for
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
+    from toolkit.models import tiny
     from toolkit.models.registry import get_model_class
 
     parser = argparse.ArgumentParser()
@@ -58,7 +59,9 @@ def main() -> int:
     model = cls("cpu", ModelConfig(name_or_path=f"tiny:{args.arch}", arch=args.arch, dtype="float32"))
     model.load_model()
     out = tempfile.mkdtemp()
-    sample = dict(cls.tiny_sample, prompt="a red circle", num_inference_steps=args.steps, seed=1, guidance_scale=4.0)
+    sample = dict(
+        tiny.sample(args.arch), prompt="a red circle", num_inference_steps=args.steps, seed=1, guidance_scale=4.0
+    )
     gen = GenerateImageConfig(**sample, output_folder=out)
     model.prepare_gen_config(gen)
 

@@ -109,7 +109,6 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
     output_exts: ClassVar[tuple] = ("png", "jpg", "webp")
     native_resolution: ClassVar[int] = 1024
     description: ClassVar[str] = ""
-    tiny_sample: ClassVar[dict] = {}  # small settings that suit the tiny checkpoint (tests, the demo)
     working_set: ClassVar[WorkingSet] = WorkingSet()  # what sampling and decoding allocate (the memory plan's input)
     # An automatic plan's 8-bit denoiser runs its matmuls in float8 (float8dq) on float8 tensor cores; a family
     # whose step is slower so says False and gets float8 weights only (an explicit engine.memory_qtype wins).

@@ -1,11 +1,11 @@
 """Tiny random-init checkpoints: how tests and the offline demo run every family without downloads.
 
-``tiny:<arch>`` builds the family's tiny pipeline once (its ``build_tiny`` recipe), saves it as an ordinary
-diffusers folder in a cache, and from then on it loads through the same ``from_pretrained`` path as a real
-model. Recipes keep the production VAE compression (so latent shapes match real models) and shrink widths.
-Tokenizers are built from in-memory vocabularies (transformers 5.x constructors take ``vocab``/``merges``), since
-nothing may be fetched at test time. Each recipe's numbers are the real model's where shapes depend on them
-(latent channels, VAE compression, patch sizes), and small elsewhere.
+``tiny:<arch>`` builds the family's tiny pipeline once (``build_tiny`` of its recipe module under
+``toolkit/models/tiny_recipes``), saves it as an ordinary diffusers folder in a cache, and from then on it loads
+through the same ``from_pretrained`` path as a real model. Recipes keep the production VAE compression (so latent
+shapes match real models) and shrink widths. Tokenizers are built from in-memory vocabularies (transformers 5.x
+constructors take ``vocab``/``merges``), since nothing may be fetched at test time. Each recipe's numbers are the
+real model's where shapes depend on them (latent channels, VAE compression, patch sizes), and small elsewhere.
 """
 
 from __future__ import annotations
@@ -66,23 +66,22 @@ def recipe_module(arch: str):
         return None
 
 
-def recipe_builder(arch: str):
-    """``build_tiny(variant)`` of ``arch``: its recipe module's, else (families not moved yet) its class's."""
-    from toolkit.models.registry import get_model_class
+def _recipe(arch: str, attr: str):
+    value = getattr(recipe_module(arch), attr, None)
+    if value is None:
+        name = re.sub(r"\W", "_", str(arch).partition(":")[0])
+        raise ValueError(f"arch {arch!r} has no tiny recipe: toolkit/models/tiny_recipes/{name}.py defines no {attr}")
+    return value
 
-    module = recipe_module(arch)
-    build = getattr(module, "build_tiny", None) or getattr(get_model_class(arch), "build_tiny", None)
-    if build is None:
-        raise ValueError(f"arch {arch!r} has no tiny recipe")
-    return build
+
+def recipe_builder(arch: str):
+    """``build_tiny(variant)`` of ``arch``'s recipe module."""
+    return _recipe(arch, "build_tiny")
 
 
 def sample(arch: str) -> dict:
     """Small request settings that suit ``arch``'s tiny checkpoint (tests, the demo): its recipe's ``SAMPLE``."""
-    from toolkit.models.registry import get_model_class
-
-    module = recipe_module(arch)
-    return dict(getattr(module, "SAMPLE", None) or get_model_class(arch).tiny_sample)
+    return dict(_recipe(arch, "SAMPLE"))
 
 
 # ---------------------------------------------------------------------------------------------- tokenizers
