@@ -1,6 +1,6 @@
 """Streaming overhead on CPU: per-step time of the bare diffusers call vs the engine streaming every step.
 
-    python testing/bench/stream_overhead.py [--arch sd1] [--steps 200] [--repeats 3] [--write docs/BENCHMARKS.md]
+    python testing/bench/stream_overhead.py [--arch sd1] [--steps 200] [--repeats 3] [--write docs/bench/HISTORY.md]
 
 Three ways to run the same generation (same tiny checkpoint, seed, size, steps):
   bare    pipe(...) called directly, no hook;
