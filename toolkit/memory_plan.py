@@ -7,11 +7,11 @@ Placements, cheapest first:
 ``visit``      in pinned host memory, on the GPU only while it runs (model CPU offload,
                ``toolkit/models/offload.py``): costs one host-to-device copy per request.
 ``quantized``  weight-only 8-bit through torchao (float8 where the GPU has float8, int8 before): about half the
-               bytes, resident; every step is slower (1.4-1.6x for Flux on the H200, docs/BENCHMARKS.md).
+               bytes, resident; every eager step is slower (1.4-1.6x for Flux: docs/BENCHMARKS.md "Memory plan").
 ``stream``     blocks stream to the GPU on a side CUDA stream as they run (``toolkit/models/streaming.py``;
-               encoders: diffusers group offloading); every step moves the whole component (2.7x for Flux on
-               the H200 at 1024², nothing for the long videos: ``part_cost``), except the blocks of a denoiser
-               that the room the plan leaves keeps (``kept_shares``).
+               encoders: diffusers group offloading); every step moves the whole component (2.7x for Flux at
+               1024², docs/BENCHMARKS.md "Memory plan"; nothing for the long videos: ``part_cost``), except
+               the blocks of a denoiser that the room the plan leaves keeps (``kept_shares``).
 
 Peak = what stays resident (``gpu``, ``quantized``) + the one component running now (its bytes if it visits, a
 window of it if it streams) + that phase's working set (activations; a VAE decode's grows with pixels unless
@@ -37,8 +37,8 @@ OFF_GPU = ("visit", "quantized_visit", "stream", "quantized_stream")  # what wai
 # per request (their speed hardly matters) and language models' activations have outliers that per-row float8
 # activations would clip, so they keep 16-bit activations.
 WEIGHT_ONLY = {"float8dq": "float8"}
-# 8-bit bytes over 16-bit ones, by kind. Measured on the H200 runs' pool entries (docs/BENCHMARKS.md, ninth
-# sweep): denoisers 0.500-0.503 (eight families: nearly all linear layers, which 8 bits halve), whose 0.53 also
+# 8-bit bytes over 16-bit ones, by kind. Measured from the real-size runs' pool entries (docs/bench/HISTORY.md
+# "Ninth sweep"): denoisers 0.500-0.503 (eight families: nearly all linear layers, which 8 bits halve), whose 0.53 also
 # covers part of their 8-bit transients (Wan 2.2 14B I2V's visiting experts: test_memory_plan.py); encoders 0.528
 # (Mistral) and 0.542 (Gemma 3), which keep their embedding tables in 16 bits, above the 0.53 they were counted at.
 QUANTIZED_RATIO = {"denoiser": 0.53, "encoder": 0.545, "decoder": 0.545}
@@ -70,7 +70,7 @@ COST = {
 }
 MOVE_COST_PER_GIB = 0.01
 # A streamed denoiser's step pays for the part of its copies that its compute does not hide, and the compute
-# grows with the request's tokens. Measured on the H200 (testing/bench/stream_bench.py, docs/BENCHMARKS.md): Flux
+# grows with the request's tokens. Measured by testing/bench/stream_bench.py (docs/BENCHMARKS.md "Memory plan"): Flux
 # at 1024² (4096 tokens) streamed whole ran at 2.66x its resident step, half kept 1.67x, three quarters kept 1.30x;
 # HunyuanVideo at 1280x720x129 (116k tokens) and Wan 2.2 14B at 1280x720x81 (73k) streamed whole at 1.00x and
 # 1.03x. Fit: a step slows by max(0, STREAM_COPY x share copied x REF_TOKENS / tokens - STREAM_HIDDEN) (Flux:
@@ -79,10 +79,11 @@ MOVE_COST_PER_GIB = 0.01
 # against them a stream costs STEP_COST per step of slowdown at REF_TOKENS: COST's 8 for 8-bit is its 0.6.
 # An 8-bit encoder streams block by block (toolkit/models/streaming.py) with what lies outside its blocks on the
 # GPU for the call: its embedding table and LM head, its largest tensors. Its float8 weights are dequantized per
-# call through float32, the head's at 3x its 16-bit size. FLUX.2-dev's Mistral at 24 GiB on the H200 needed
+# call through float32, the head's at 3x its 16-bit size. FLUX.2-dev's Mistral on a 24 GiB budget needed
 # ~6.5 GiB beside the transformer's kept blocks where the window and two largest tensors had 3.0 (it ran out of
 # memory in torchao's _dequantize_affine_float8): the window plus three largest tensors (6.1) and the encode
-# working set (0.5) cover it.
+# working set (0.5) cover it (docs/bench/HISTORY.md "Eighth sweep"; testing/test_memory_plan.py::
+# test_a_streamed_8_bit_encoder_counts_its_head_dequantized_through_float32).
 ENCODER_STREAM_LARGEST = 3
 REF_TOKENS = 4096
 STREAM_COPY = 1.84
@@ -93,8 +94,7 @@ STEP_COST = 12.0
 # the ratio (``copy_scale``: the engine measures its own link, toolkit/h2d_probe.py).
 STREAM_COPY_GBPS = 55.2
 # What a plan leaves unused before a streamed denoiser keeps blocks on the GPU: the working sets are estimates
-# (a float8 plan on the H200 needed 1 % more than its peak), and a kept block is cheap to give back, an
-# out-of-memory mid-step is not.
+# that a real request can exceed, and a kept block is cheap to give back, an out-of-memory mid-step is not.
 KEEP_MARGIN = 0.05
 STREAMED = ("stream", "quantized_stream")
 # The phases each engine stage runs: ``encoding`` lasts until the first step is done.
@@ -115,7 +115,7 @@ class Part:
 @dataclass(frozen=True)
 class WorkingSet:
     """How a family's pipeline allocates beside its weights, per unit of request size: what ``BaseModel.workload``
-    scales by. Fitted on real-size runs on the H200 with every weight resident (each stage's peak allocation
+    scales by. Fitted on real-size runs on the GPU machine with every weight resident (each stage's peak allocation
     minus the weights: ``testing/bench/family_sweep.py``, docs/BENCHMARKS.md), with ~15 % margin. The defaults
     cover every image DiT measured (sampling 0.45-0.81 GiB at 1024², decoding ~2.4 GiB); a family outside them
     says so in its file, with its numbers. Positions are the family's ``LatentSpec``'s (VAE latent pixels times
@@ -127,12 +127,14 @@ class WorkingSet:
     encode: int = GIB // 2  # while the encoders run: the prompt, and for editing families their control images
     # Image-to-video: the VAE encodes the conditioning clip (the image, then blank frames) while an encoder that
     # visited may still be on the GPU: bytes per pixel of a frame, beside 0.4 GiB, tiled like the decode. Wan 2.2
-    # 14B I2V at 1280x720 ran out of memory there on a 16 GiB budget (H200, 2026-12-04) with 0.5 GiB counted.
+    # 14B I2V at 1280x720 ran out of memory there on a 16 GiB budget with 0.5 GiB counted (docs/bench/HISTORY.md
+    # "Sixteenth run").
     per_pixel_encode: int = 0
     patch: int = 2  # latent positions per token side: 1 where the denoiser does not pack 2x2 (LTX, LTX-2, HyV 1.5)
     tile: int = 0  # a tiled decode's tile side in output pixels; 0: 512 for images, 256 for video (vae_tiling.py)
     # Audio: bytes per second of waveform decoded, beside 0.4 GiB. The Oobleck VAEs of Stable Audio and ACE-Step
-    # measured 2.98 GiB for a 47.5 s window and 2.09 GiB for 30 s over their weights (H200): ~60 MiB/s, +15 %.
+    # measured 2.98 GiB for a 47.5 s window and 2.09 GiB for 30 s over their weights (docs/bench/HISTORY.md
+    # "Thirteenth run"): ~60 MiB/s, +15 %.
     per_second: int = 70 * 1024**2
 
     def encoding(self, pixels: int, tile_area: int) -> tuple:
@@ -305,9 +307,10 @@ def resident_bytes(part: Part, placement: str) -> int:
 def running_bytes(part: Part, placement: str) -> int:
     """What this part adds on the GPU while it runs, beyond what stays resident. An 8-bit part also holds 16-bit
     transients the full card's measured working sets never saw: float8 weights only are dequantized per layer
-    call, float8 activations quantized per call. Counted as two of its largest tensor: on the H200 at 24 GiB,
+    call, float8 activations quantized per call. Counted as two of its largest tensor: at 24 GiB,
     Wan 2.2 14B I2V's experts visiting in float8 needed 23.54 GiB against a plan of 23.3 (its bf16 working set
-    measured on the full card, 8.2 GiB, was covered), and LTX-2's float8 visitors needed more than streaming."""
+    measured on the full card, 8.2 GiB, was covered; testing/test_memory_plan.py::
+    test_an_8_bit_plan_counts_its_16_bit_transients), and LTX-2's float8 visitors needed more than streaming."""
     if placement == "visit":
         return part.bytes
     if placement == "quantized":
@@ -411,7 +414,7 @@ def candidates(parts: tuple, can_quantize: bool, can_stream: bool, quantize_deno
 class _Option:
     """One part in one placement, with what the search adds up: computed once per plan, not per combination
     (HiDream's six weighted parts make 31k combinations; summing them part by part from scratch took 1.1 s per
-    request on the H200 machine's CPU, twice: the start frame's prediction, then the plan)."""
+    request on the GPU machine's CPU, twice: the start frame's prediction, then the plan)."""
 
     part: Part
     placement: str
