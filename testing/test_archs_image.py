@@ -75,6 +75,7 @@ FAMILY_FORMAT = {
     "lumina2": "Flux",
     "hidream": "Flux",
     "flux_kontext": "Flux",
+    "flex2": "Flux",
     "qwen_image": "Wan21",
     "qwen_image_edit": "Wan21",
     "qwen_image_edit_plus": "Wan21",
@@ -171,7 +172,12 @@ def gen_config(model, folder, **overrides):
 
 
 # ------------------------------------------------------------------ (2) packed families
-FLUX_PACKED = {"flux": "FluxPipeline", "chroma": "ChromaPipeline", "flux_kontext": "FluxKontextPipeline"}
+FLUX_PACKED = {
+    "flux": "FluxPipeline",
+    "chroma": "ChromaPipeline",
+    "flux_kontext": "FluxKontextPipeline",
+    "flex2": "FluxPipeline",
+}
 QWEN_PACKED = {
     "qwen_image": "QwenImagePipeline",
     "qwen_image_edit": "QwenImageEditPipeline",

@@ -2,6 +2,7 @@
 
     python testing/test_inference_engine.py --arch sd1          # one arch, in this process
     python testing/test_inference_engine.py --arch sd1 --cancel # cancel mid-run, then replay
+    python testing/test_inference_engine.py --arch flex2 --controls 1   # with an optional control image
     python testing/test_inference_engine.py --all               # every arch, one subprocess each, + report.md
     python testing/test_inference_engine.py --swap wan21,wan22_5b,wan21   # pool hits for what the models share
 
@@ -41,15 +42,16 @@ def body_for(arch: str, steps: int = 3, seed: int = 7, **sample) -> dict:
     }
 
 
-def check_arch(client, arch: str) -> dict:
-    """One generation, asserting the stream contract; returns a report row (raises AssertionError on a FAIL)."""
+def check_arch(client, arch: str, controls: int | None = None) -> dict:
+    """One generation, asserting the stream contract; returns a report row (raises AssertionError on a FAIL).
+    ``controls``: control images to upload (default: as many as the family needs; flex2's is optional)."""
     import numpy as np
 
     from toolkit.media_probe import probe
     from toolkit.models.registry import get_model_class
 
     body = body_for(arch)
-    for i in range(get_model_class(arch).control_images):
+    for i in range(get_model_class(arch).control_images if controls is None else controls):
         body["sample"]["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = upload_test_image(client, seed=i)["id"]
     t0 = time.monotonic()
     frames = list(client.generate(body))
@@ -216,6 +218,7 @@ def pytest_cli():
     parser.add_argument("--all", action="store_true", help="every registered arch, one subprocess each")
     parser.add_argument("--swap", help="comma-separated archs run one after the other, e.g. wan21,wan22_5b")
     parser.add_argument("--json", help="write this arch's report row here (used by --all)")
+    parser.add_argument("--controls", type=int, help="control images to upload (default: as many as the arch needs)")
     args = parser.parse_args()
     OUTPUTS.mkdir(parents=True, exist_ok=True)
     if args.all:
@@ -224,15 +227,15 @@ def pytest_cli():
         return run_swap(args.swap.split(","))
     if not args.arch:
         parser.error("give --arch NAME or --all")
-    return run_one(args.arch, args.cancel, args.json)
+    return run_one(args.arch, args.cancel, args.json, args.controls)
 
 
-def run_one(arch: str, cancel: bool, json_path: str | None) -> int:
+def run_one(arch: str, cancel: bool, json_path: str | None, controls: int | None = None) -> int:
     from testing.engine_harness import EngineHarness
 
     harness = EngineHarness(OUTPUTS / arch)
     try:
-        row = check_arch(harness.client, arch)
+        row = check_arch(harness.client, arch, controls)
         if cancel:
             row["cancel"] = cancel_and_replay(harness.client, arch)
     except AssertionError as e:

@@ -1,6 +1,6 @@
 """LoRAs as AI Toolkit saves them, per family it trains (its ``save_weights`` and each model's
-``convert_lora_weights_before_save``; docs/LORA_FORMATS.md): ``transformer.`` + diffusers names for Flux, SD3 and
-Lumina 2, ``diffusion_model.`` + diffusers names for Z-Image, Qwen-Image, HiDream and LTX-2's attention layers,
+``convert_lora_weights_before_save``; docs/LORA_FORMATS.md): ``transformer.`` + diffusers names for Flux, Flex.2,
+SD3 and Lumina 2, ``diffusion_model.`` + diffusers names for Z-Image, Qwen-Image, HiDream and LTX-2's attention layers,
 ``diffusion_model.`` + Wan-AI's own names for Wan, Black Forest Labs' names for Chroma and FLUX.2. Each must sample
 exactly as the same LoRA in diffusers' ``transformer.`` PEFT layout."""
 
@@ -24,6 +24,7 @@ RANK = 4
 TARGETS = ["to_q", "to_k", "to_v"]
 AITK = {  # arch -> AI Toolkit's key for a diffusers PEFT key of the transformer
     "flux": lambda key: f"transformer.{key}",
+    "flex2": lambda key: f"transformer.{key}",  # extensions_built_in/flex2: FluxTransformer2DModel, keys unconverted
     "sd3": lambda key: f"transformer.{key}",
     "lumina2": lambda key: f"transformer.{key}",
     "hidream": lambda key: f"diffusion_model.{key}",

@@ -22,6 +22,7 @@ FAMILIES = {
         "auraflow",
         "chroma",
         "cogview4",
+        "flex2",
         "flux",
         "ernie_image",
         "flux2",

@@ -27,6 +27,7 @@ ARCHS = {
     "flux2_klein_4b": "toolkit.models.archs.flux2_klein:Flux2Klein4BModel",
     "flux2_klein_9b": "toolkit.models.archs.flux2_klein:Flux2Klein9BModel",
     "flux_kontext": "toolkit.models.archs.flux_kontext:FluxKontextModel",
+    "flex2": "toolkit.models.archs.flex2:Flex2Model",
     "lumina2": "toolkit.models.archs.lumina2:Lumina2Model",
     "cogview4": "toolkit.models.archs.cogview4:CogView4Model",
     "auraflow": "toolkit.models.archs.auraflow:AuraFlowModel",

@@ -43,6 +43,7 @@ SHALLOW = {
     "flux2_klein_9b": {"transformer": NARROW},
     "flux": {"transformer": NARROW},
     "flux_kontext": {"transformer": NARROW},
+    "flex2": {"transformer": NARROW},
     "wan21_i2v": {"transformer": {**NARROW, "added_kv_proj_dim": 8 * 128}},  # the image branch's width is the inner one
     "wan22_5b": {"vae": {"base_dim": 32, "decoder_base_dim": 64}},
     "wan22_14b": {"transformer": NARROW, "transformer_2": NARROW},

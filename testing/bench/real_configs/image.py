@@ -97,12 +97,20 @@ FLUX1 = {
     "vae": FLUX_VAE,
 }
 
+# ostris/Flex.2-preview's transformer: FLUX.1's with 8 double-stream blocks (38 single), 196 input channels (64 of
+# packed latents, 68 of inpaint latents and mask, 64 of control latents) and 64 output ones. Sources: DiffSynth-Studio's
+# model config for Flex.2-preview.safetensors (FluxDiT input_dim 196, num_blocks 8; its single blocks stay 38 and its
+# output 64) and AI Toolkit's extensions_built_in/flex2/pipeline.py (the 64 + 68 + 64 inputs). CLIP-L, T5-XXL and the
+# VAE load with FLUX.1's classes from the same repo (extensions_built_in/flex2/flex2.py).
+FLEX2 = {**FLUX1, "transformer": {**FLUX1["transformer"], "in_channels": 196, "out_channels": 64, "num_layers": 8}}
+
 REAL = {
     # black-forest-labs/FLUX.1-dev: transformer/config.json, text_encoder (CLIP-L), text_encoder_2 (T5-XXL), vae.
     "flux": FLUX1,
     # black-forest-labs/FLUX.1-Kontext-dev: transformer/config.json has FLUX.1-dev's shape (19 + 38 blocks, 24 x 128,
     # guidance embedding); text_encoder (CLIP-L), text_encoder_2 (T5-XXL) and vae as in FLUX.1-dev.
     "flux_kontext": FLUX1,
+    "flex2": FLEX2,
     # stable-diffusion-v1-5/stable-diffusion-v1-5: unet/config.json, text_encoder (CLIP-L), vae/config.json.
     "sd1": {
         "unet": dict(
@@ -348,6 +356,8 @@ PARAMS = {
     "flux": {"transformer": 11.90, "text_encoder": 0.123, "text_encoder_2": 4.76, "vae": 0.084},
     # Card: 12B rectified-flow transformer; same count as FLUX.1-dev.
     "flux_kontext": {"transformer": 11.90, "text_encoder": 0.123, "text_encoder_2": 4.76, "vae": 0.084},
+    # Released as an 8B model: 8.16B counted on the config above (FLUX.1's blocks, 8 of its 19 double ones).
+    "flex2": {"transformer": 8.16, "text_encoder": 0.123, "text_encoder_2": 4.76, "vae": 0.084},
     # Model card: "860M UNet and 123M text encoder"; VAE as FLUX's row (same KL-f8 body).
     "sd1": {"unet": 0.86, "text_encoder": 0.123, "vae": 0.084},
     # Card: 865M UNet (SD 1's count less its 768-wide cross-attention inputs plus 1024-wide ones). The card gives no
