@@ -36,12 +36,16 @@ class EngineHarness:
         from extensions_built_in.inference_engine.client import EngineClient
         from extensions_built_in.inference_engine.engine import Engine
         from extensions_built_in.inference_engine.server import EngineServer
+        from extensions_built_in.inference_engine.settings import EngineSettings
 
         # Off unless a test asks: these engines share the test process, where a frozen heap would hold every
-        # other test's objects too (testing/test_gc_heap.py turns it on and thaws after).
+        # other test's objects too (testing/test_gc_heap.py turns it on and thaws after). Compiling is a test's
+        # own choice too (testing/test_compile.py): its cost is not every test's.
         engine_options.setdefault("freeze_heap", False)
+        engine_options.setdefault("compile", "off")
         engine_options.setdefault("model_roots", suite_model_roots())
-        self.engine = Engine(device, str(folder / "outputs"), str(folder / "assets"), **engine_options)
+        folders = {"output_folder": str(folder / "outputs"), "assets_folder": str(folder / "assets")}
+        self.engine = Engine(EngineSettings(**folders, **engine_options), device)
         self.server = EngineServer(self.engine, self.TOKEN)
         self.port = self.server.start()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -105,7 +105,8 @@ def test_engine_json_is_private_and_the_row_shows_idle(engine_job):
 def test_warm_up_imports_the_model_code_a_first_request_would(tmp_path):
     code = (
         "import sys, time; from extensions_built_in.inference_engine.engine import Engine;"
-        "e = Engine('cpu', sys.argv[1], sys.argv[2]);"
+        "from extensions_built_in.inference_engine.settings import EngineSettings;"
+        "e = Engine(EngineSettings(output_folder=sys.argv[1], assets_folder=sys.argv[2], compile='off'), 'cpu');"
         "assert 'diffusers.models.modeling_utils' not in sys.modules;"
         "e.warm_up(); assert 'diffusers.models.modeling_utils' in sys.modules"
         " and 'transformers.modeling_utils' in sys.modules and e.health()['warm_up_s'] > 0"

@@ -148,10 +148,11 @@ class InferenceCluster(InferenceEngine):
         from extensions_built_in.inference_engine.model_aliases import ModelAliases
         from extensions_built_in.inference_engine.server import LoopbackServer
 
+        settings = self.settings
         assets = AssetStore(
-            self.assets_folder, int(self.assets_max_gb * 1024**3), max_age_s=self.assets_max_age_hours * 3600
+            self.assets_folder, int(settings.assets_max_gb * 1024**3), max_age_s=settings.assets_max_age_hours * 3600
         )
-        cluster = Cluster(replicas, assets, ModelAliases(self.models), self.replicas, self.routing)
+        cluster = Cluster(replicas, assets, ModelAliases(settings.models), self.replicas, self.routing)
         token = secrets.token_urlsafe(32)
         server = LoopbackServer(create_ingress_app(cluster, token), thread_name="cluster-http")
         port = server.start()

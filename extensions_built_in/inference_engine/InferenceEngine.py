@@ -16,8 +16,9 @@ import threading
 import time
 
 from extensions_built_in.inference_engine.private_file import write_private_json
+from extensions_built_in.inference_engine.settings import EngineSettings
 from jobs.process.BaseExtensionProcess import BaseExtensionProcess
-from toolkit.paths import MODELS_PATH, TOOLKIT_ROOT
+from toolkit.paths import TOOLKIT_ROOT
 from toolkit.ui_job_status import DEFAULT_SQLITE_DB_PATH, UIJobStatus
 
 STREAM_FLUSH_S = 2.0  # how long closing streams get to deliver their last frames before the server stops
@@ -30,38 +31,11 @@ class InferenceEngine(BaseExtensionProcess):
         self.ui = UIJobStatus(self.get_conf("sqlite_db_path", DEFAULT_SQLITE_DB_PATH))
         self.device_name = self.get_conf("device", getattr(job, "device", None) or "auto")
         training_folder = self.get_conf("training_folder", os.path.join(TOOLKIT_ROOT, "output"))
-        self.job_folder = os.path.abspath(self.get_conf("engine.job_folder", os.path.join(training_folder, job.name)))
-        self.output_folder = os.path.abspath(
-            self.get_conf("engine.output_folder", os.path.join(self.job_folder, "outputs"))
-        )
-        self.assets_folder = os.path.abspath(
-            self.get_conf("engine.assets_folder", os.path.join(self.job_folder, "assets"))
-        )
-        self.idle_unload_seconds = float(self.get_conf("engine.idle_unload_seconds", 0))
-        self.keep_resident_gb = float(self.get_conf("engine.keep_resident_gb", 0))
-        self.keep_in_ram_gb = float(self.get_conf("engine.keep_in_ram_gb", 0))
-        self.max_queue = int(self.get_conf("engine.max_queue", 64))
-        self.assets_max_gb = float(self.get_conf("engine.assets_max_gb", 2.0))
-        self.vram_budget_gb = float(self.get_conf("engine.vram_budget_gb", 0) or 0)
-        self.memory = str(self.get_conf("engine.memory", "auto"))
-        self.memory_qtype = str(self.get_conf("engine.memory_qtype", "auto"))
-        self.memory_quality = str(self.get_conf("engine.memory_quality", "balanced"))  # toolkit/memory_quality.py
-        self.compile = str(self.get_conf("engine.compile", "auto"))  # off | auto | max (toolkit/models/compile.py)
-        self.compile_cache_dir = self.get_conf("engine.compile_cache_dir")
-        self.attention = str(self.get_conf("engine.attention", "auto"))  # toolkit/models/attention.py
-        self.freeze_heap = bool(self.get_conf("engine.freeze_heap", True))  # toolkit/gc_heap.py
-        self.prompt_cache = int(self.get_conf("engine.prompt_cache", 16))  # toolkit/models/prompt_cache.py
-        self.assets_max_age_hours = float(self.get_conf("engine.assets_max_age_hours", 168.0))
-        # AI Toolkit writes the LoRAs it trains into the training folder: they load without configuration.
-        self.lora_roots = self.get_conf("engine.lora_roots") or [MODELS_PATH, os.path.abspath(training_folder)]
-        # Request paths to checkpoints must lie under these (model_sources.py; None: the models folder and the
-        # Hugging Face cache); the operator's own default_model and models aliases below may point anywhere.
-        self.model_roots = self.get_conf("engine.model_roots")
-        self.allow_downloads = bool(self.get_conf("engine.allow_downloads", True))
-        self.max_download_gb = self.get_conf("engine.max_download_gb")  # None: no cap
-        self.default_model = self.get_conf("engine.default_model")
-        self.models = self.get_conf("engine.models")  # alias -> model settings, for the OpenAI Images API
-        self.warm_up = bool(self.get_conf("engine.warm_up", True))
+        # Every engine.* setting and its default: settings.py (README "Engine settings").
+        self.settings = EngineSettings.from_config(self.get_conf("engine")).for_job(job.name, training_folder)
+        self.job_folder = self.settings.job_folder
+        self.output_folder = self.settings.output_folder
+        self.assets_folder = self.settings.assets_folder
         self.engine_json = os.path.join(self.job_folder, "engine.json")
         self.stop_event = threading.Event()
 
@@ -75,33 +49,7 @@ class InferenceEngine(BaseExtensionProcess):
         self.ui.start_stop_watcher()
         previous_sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
         os.makedirs(self.job_folder, exist_ok=True)
-        engine = Engine(
-            resolve_device(self.device_name),
-            self.output_folder,
-            self.assets_folder,
-            idle_unload_seconds=self.idle_unload_seconds,
-            keep_resident_gb=self.keep_resident_gb,
-            keep_in_ram_gb=self.keep_in_ram_gb,
-            max_queue=self.max_queue,
-            assets_max_gb=self.assets_max_gb,
-            assets_max_age_hours=self.assets_max_age_hours,
-            vram_budget_gb=self.vram_budget_gb,
-            memory=self.memory,
-            memory_qtype=self.memory_qtype,
-            memory_quality=self.memory_quality,
-            compile=self.compile,
-            compile_cache_dir=self.compile_cache_dir,
-            attention=self.attention,
-            freeze_heap=self.freeze_heap,
-            prompt_cache=self.prompt_cache,
-            lora_roots=self.lora_roots,
-            model_roots=self.model_roots,
-            allow_downloads=self.allow_downloads,
-            max_download_gb=self.max_download_gb,
-            default_model=self.default_model,
-            models=self.models,
-            on_info=lambda text: self.ui.update(info=text),
-        )
+        engine = Engine(self.settings, resolve_device(self.device_name), on_info=lambda text: self.ui.update(info=text))
         token = secrets.token_urlsafe(32)
         server = EngineServer(engine, token)
         try:
@@ -113,10 +61,10 @@ class InferenceEngine(BaseExtensionProcess):
                 f"  outputs: {self.output_folder}",
                 flush=True,
             )
-            if self.warm_up:
+            if self.settings.warm_up:
                 engine.warm_up()
-            if self.default_model:
-                engine.load_default(dict(self.default_model))
+            if self.settings.default_model:
+                engine.load_default(dict(self.settings.default_model))
             engine.serve(self.stop_event)
         finally:
             # engine.json goes first so no client finds a dead engine.

@@ -31,6 +31,7 @@ from extensions_built_in.inference_engine.request_checks import RequestChecks
 from extensions_built_in.inference_engine.request_queue import QueueFull, RequestQueue
 from extensions_built_in.inference_engine.resident import LoadFailed, ResidentModel
 from extensions_built_in.inference_engine.saver import ResultSaver
+from extensions_built_in.inference_engine.settings import EngineSettings
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.device import is_oom, reset_vram_peak, set_vram_budget, vram_stats
 from toolkit.gc_heap import collector_state
@@ -46,72 +47,66 @@ from toolkit.sample_step_hook import GenerationCancelled
 from toolkit.step_clock import StepClock
 
 INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step would cost more than the step
+FILES_URL_PREFIX = "/api/files"  # where the UI serves the output folder (a result's ``url``)
 
 
 class Engine:
     def __init__(
         self,
+        settings: EngineSettings,
         device: str,
-        output_folder: str,
-        assets_folder: str,
-        files_url_prefix: str = "/api/files",
-        idle_unload_seconds: float = 0,
-        keep_resident_gb: float = 0,
-        keep_in_ram_gb: float = 0,
-        lora_roots: Optional[list[str]] = None,
-        model_roots: Optional[list[str]] = None,
-        allow_downloads: bool = True,
-        max_download_gb: Optional[float] = None,
-        default_model: Optional[dict] = None,
         on_info: Optional[Callable[[str], None]] = None,
-        max_queue: int = 64,
-        assets_max_gb: float = 2.0,
-        assets_max_age_hours: float = 168.0,
-        vram_budget_gb: float = 0,
-        memory: str = "auto",
-        memory_qtype: str = "auto",
-        memory_quality: str = "balanced",
-        compile: str = "off",
-        compile_cache_dir: Optional[str] = None,
-        attention: str = "auto",
-        freeze_heap: bool = True,
-        prompt_cache: int = 16,
-        models: Optional[dict] = None,
     ):
+        """``settings``: the job config's ``engine:`` block (settings.py), its folders set (``for_job`` sets them
+        for a job); ``on_info``: where the one-line state goes (the job's Job row)."""
+        if settings.output_folder is None or settings.assets_folder is None:
+            raise ValueError("the engine needs settings.output_folder and settings.assets_folder (for_job sets them)")
+        self.settings = settings
         self.device = device
-        self.output_folder = os.path.abspath(output_folder)
-        self.assets_folder = os.path.abspath(assets_folder)
-        self.idle_unload_seconds = idle_unload_seconds
+        self.output_folder = os.path.abspath(settings.output_folder)
+        self.assets_folder = os.path.abspath(settings.assets_folder)
+        self.idle_unload_seconds = settings.idle_unload_seconds
         self._on_info = on_info or (lambda text: None)
-        self.queue: RequestQueue[Request] = RequestQueue(max_queue)
+        self.queue: RequestQueue[Request] = RequestQueue(settings.max_queue)
         # Before anything is allocated: the cap applies to what this process reserves from now on.
-        self.vram_budget = {"requested_gb": vram_budget_gb or None, "bytes": set_vram_budget(device, vram_budget_gb)}
+        budget_gb = settings.vram_budget_gb
+        self.vram_budget = {"requested_gb": budget_gb or None, "bytes": set_vram_budget(device, budget_gb)}
         self.assets = AssetStore(
             self.assets_folder,
-            int(assets_max_gb * 1024**3),
-            assets_max_age_hours * 3600,
+            int(settings.assets_max_gb * 1024**3),
+            settings.assets_max_age_hours * 3600,
             in_use=self._control_images_in_use,
         )
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
-        self.pool = ComponentPool(keep_resident_gb, keep_in_ram_gb)
+        self.pool = ComponentPool(settings.keep_resident_gb, settings.keep_in_ram_gb)
         self.metrics = EngineMetrics(self.pool, self.queue)  # GET /metrics
-        self.memory = MemoryPlanner(device, memory, self.pool, self.vram_budget["bytes"], memory_qtype, memory_quality)
+        self.memory = MemoryPlanner(
+            device,
+            settings.memory,
+            self.pool,
+            self.vram_budget["bytes"],
+            settings.memory_qtype,
+            settings.memory_quality,
+        )
         if self.memory.active:
             self.memory.refresh()
         self.latents = LatentSender()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
-        speed = dict(compile=compile, compile_cache_dir=compile_cache_dir, attention=attention, freeze_heap=freeze_heap)
+        speed = {k: getattr(settings, k) for k in ("compile", "compile_cache_dir", "attention", "freeze_heap")}
         self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters, **speed)
-        prompts.configure(prompt_cache)  # each model's recent prompts, encoded (toolkit/models/prompt_cache.py)
+        # Each model's recent prompts, encoded (toolkit/models/prompt_cache.py).
+        prompts.configure(settings.prompt_cache)
         self.warm_up_s: Optional[float] = None
         self.saver = ResultSaver()
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
         self._last_info = (0.0, "")
         self._idle_since = time.monotonic()
-        self.outputs = Outputs(self.output_folder, files_url_prefix)
+        self.outputs = Outputs(self.output_folder, FILES_URL_PREFIX)
+        models, default_model = settings.models, settings.default_model
         trusted = operator_sources(models, default_model)  # the job config's own: they may point anywhere
-        self.sources = ModelSources(model_roots, trusted, allow_downloads, max_download_gb)
-        self.checks = RequestChecks(device, self.assets, self.output_folder, lora_roots or [MODELS_PATH], self.sources)
+        self.sources = ModelSources(settings.model_roots, trusted, settings.allow_downloads, settings.max_download_gb)
+        lora_roots = settings.lora_roots or [MODELS_PATH]
+        self.checks = RequestChecks(device, self.assets, self.output_folder, lora_roots, self.sources)
         self.model_roots = self.sources.roots  # GET /checkpoints lists them too
         self.model_aliases = ModelAliases(models, self.sources)  # engine.models: names OpenAI clients use
 
