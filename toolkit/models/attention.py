@@ -1,11 +1,11 @@
 """Which fused attention kernel PyTorch's SDPA runs, chosen per family from measurements rather than assumed.
 
 Every family's attention goes through ``torch.nn.functional.scaled_dot_product_attention`` (diffusers' default
-``native`` backend, or the UNets' ``AttnProcessor2_0``), which picks flash, memory-efficient or cuDNN kernels in
-a priority order. On Hopper and Blackwell data-centre GPUs PyTorch (2.11) puts cuDNN first, and cuDNN measured
-fastest there (Flux.1-dev 1024² on an H200: eager 0.172 s/step against flash's 0.195, compiled 0.130 against 0.151,
-docs/BENCHMARKS.md); elsewhere flash comes first. The published Flux.1-dev figure this engine is measured against
-(0.125 s/step on an H200) needed FlashAttention 3. So the order is a setting, ``engine.attention``:
+``native`` backend, or the UNets' ``AttnProcessor2_0``), which picks flash, memory-efficient or cuDNN kernels in a
+priority order. On Hopper and Blackwell data-centre GPUs PyTorch (2.11) puts cuDNN first, and cuDNN measured fastest
+there (Flux.1-dev's 1024² forward: eager 178 ms against flash's 198, compiled 133 against 155, docs/BENCHMARKS.md
+"Compile tiers"); elsewhere flash comes first. The published Flux.1-dev figure this engine is measured against
+(0.125 s/step, docs/BENCHMARKS.md "Peers") needed FlashAttention 3. So the order is a setting, ``engine.attention``:
 
 - ``auto``: on CUDA, the kernel measured fastest for the family (``MEASURED``, from
   ``testing/bench/compile_bench.py --stages attention``, docs/BENCHMARKS.md); PyTorch's order otherwise.
@@ -41,7 +41,7 @@ FA4_MODULE = "flash_attn.cute.interface"  # the flash-attn-4 package's kernels
 FA4_IMPL = "aitk_fa4"
 FA4_ADAPTER = "toolkit.models.fa4_adapter"
 
-# arch -> the kernel measured fastest for it on the H200 (bf16, native size). A family not listed keeps
+# arch -> the kernel measured fastest for it on the GPU machine (bf16, native size). A family not listed keeps
 # PyTorch's order under ``auto``.
 MEASURED: dict[str, str] = {}
 
@@ -121,11 +121,11 @@ _settled = False  # PyTorch's own default order is in place (settle_pytorch_orde
 
 
 def settle_pytorch_order(device: str = "cuda") -> None:
-    """PyTorch sets its default order (cuDNN first on sm90/sm100 with a recent cuDNN) at the first CUDA SDPA call
-    of the process, over any order set before it (``priority_order_init_`` in aten's sdp_utils.cpp). An engine
-    whose first generation ran under ``flash`` ran cuDNN instead, its compiled blocks kept cuDNN, and the compile
-    cache stored them under flash's key (H200, 2026-12-03: 0.132 s/step against flash's 0.151). One small call
-    before the first order is set lets PyTorch do that first."""
+    """PyTorch sets its default order (cuDNN first on sm90/sm100 with a recent cuDNN) at the first CUDA SDPA call of the
+    process, over any order set before it (``priority_order_init_`` in aten's sdp_utils.cpp). An engine whose first
+    generation ran under ``flash`` ran cuDNN instead, its compiled blocks kept cuDNN, and the compile cache stored them
+    under flash's key (0.132 s/step against flash's 0.151: docs/bench/HISTORY.md "Twelfth run"). One small call before
+    the first order is set lets PyTorch do that first."""
     global _settled
     import torch
 
@@ -172,8 +172,8 @@ def sdpa_cache_key():
     """The SDPA kernels in effect (priority order, the ones enabled, the flash implementation) added to the key of
     every graph torch.compile caches inside. Inductor's caches (FX graph, AOT autograd) key a graph by its code
     before the SDPA call is lowered to one kernel, so without it a graph compiled under one kernel order came back
-    from the cache (and ran its kernel) under another: the reason the H200's compiled flash, cuDNN and efficient
-    runs measured alike (docs/BENCHMARKS.md, 2026-12-03). Enter it inside the order it is to record."""
+    from the cache (and ran its kernel) under another: the reason compiled flash, cuDNN and efficient runs once
+    measured alike (docs/bench/HISTORY.md "Eleventh sweep"). Enter it inside the order it is to record."""
     import torch
     import torch.compiler.config as config
     from torch.nn.attention import current_flash_attention_impl

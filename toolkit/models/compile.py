@@ -1,18 +1,18 @@
 """Compiling a resident denoiser once, so every later request at a size already seen runs the compiled code.
 
 A script pays torch.compile's minutes on every run; a resident engine pays them once per (component, size) and
-serves many requests. Measured on the H200 (bare diffusers, one forward, bf16, 1024²): Flux.1-dev's transformer
-0.1745 s eager vs 0.1329 s with ``compile_repeated_blocks(fullgraph=True)`` (15.7 s to compile); the SDXL UNet
-0.061 s vs 0.034 s with ``mode="reduce-overhead"`` (CUDA graphs: its step is launch-bound; 120 s to compile).
+serves many requests. At 1024² (docs/BENCHMARKS.md "Compile tiers"), Flux.1-dev's step compiled with
+``compile_repeated_blocks(fullgraph=True)`` takes 0.69x its eager time after a 23 s compile; the SDXL UNet with
+``mode="reduce-overhead"`` (CUDA graphs: its step is launch-bound) 0.36x, after 118 s.
 
 ``engine.compile``:
 - ``off``: eager.
-- ``auto`` (the default; ``off`` without CUDA): regional compile of the denoiser's repeated blocks
-  (``_compile_blocks``; every family's DiT and the UNets' transformer blocks, named by diffusers or by
-  ``UNNAMED_BLOCKS``): short compiles; a second size recompiles once with dynamic shapes (torch.compile's
-  automatic dynamic), and later sizes reuse that. Flux.1's blocks compile with the GEMM epilogues of
-  toolkit/models/epilogues.py (3 % of its step on an H100), and a resident Flux.1 reads its adaLN modulations
-  from a table computed once a request (toolkit/models/modulation.py, ``_compile_tabled_dit``).
+- ``auto`` (the default; ``off`` without CUDA): regional compile of the denoiser's repeated blocks (``_compile_blocks``;
+  every family's DiT and the UNets' transformer blocks, named by diffusers or by ``UNNAMED_BLOCKS``): short compiles; a
+  second size recompiles once with dynamic shapes (torch.compile's automatic dynamic), and later sizes reuse that.
+  Flux.1's blocks compile with the GEMM epilogues of toolkit/models/epilogues.py (3 % of its step: docs/BENCHMARKS.md
+  "Compile tiers"), and a resident Flux.1 reads its adaLN modulations from a table computed once a request
+  (toolkit/models/modulation.py, ``_compile_tabled_dit``).
 - ``max``: UNets whole, with CUDA graphs (launch-bound steps), at a longer first compile; Flux.1's transformer
   whole with CUDA graphs too, on the same table, its blocks' compiled code kept for requests with a step cache;
   other DiTs as ``auto``.
@@ -40,7 +40,7 @@ from typing import Optional
 COMPILE_MODES = ("off", "auto", "max")
 WHOLE_PLACEMENTS = (None, "gpu", "quantized")  # None: no plan (the user's options, or CPU)
 # DiTs that ``max`` compiles whole with CUDA graphs (resident, unquantized): Flux.1-dev's step 1.8 % under its
-# regional compile on the H200 (docs/BENCHMARKS.md, fourteenth run). Every other DiT compiles under ``max`` as
+# regional compile (docs/bench/HISTORY.md "Fourteenth run"). Every other DiT compiles under ``max`` as
 # under ``auto`` until one is measured.
 WHOLE_DITS = ("FluxTransformer2DModel",)
 
@@ -59,8 +59,9 @@ def use_cache_dir(folder: str, explicit: bool = False) -> None:
     """Inductor's FX-graph, AOT-autograd and Triton caches in ``folder``, kept across restarts. An explicit
     ``engine.compile_cache_dir`` always wins; the default folder yields to a ``TORCHINDUCTOR_CACHE_DIR`` the user
     exported. torch writes its own default (a folder in /tmp) into that variable the first time anything asks,
-    and importing diffusers does: a ``setdefault`` here kept /tmp and the engine's folder stayed empty (found on
-    the H200: a restart recompiled as much as the first start). So torch's default counts as unset."""
+    and importing diffusers does: a ``setdefault`` here kept /tmp and the engine's folder stayed empty (a restart
+    recompiled as much as the first start: testing/test_compile.py::
+    test_the_engines_cache_folder_wins_over_the_default_torch_writes_on_import). So torch's default counts as unset."""
     from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
     current = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
@@ -111,12 +112,12 @@ def warm_up_compiler() -> None:
 
 
 def cache_autocast_regions() -> None:
-    """Let AOTAutograd's cache keep graphs with an ``autocast`` region in them. Z-Image's attention applies RoPE
-    under ``torch.amp.autocast("cuda", enabled=False)``, and the cache refuses any graph calling a function it
-    does not know: every restart redid AOTAutograd for all three Z-Image graphs (CPU, tiny Z-Image: restart compile
-    0.44 of the first start; H200: 0.41, against Flux's 0.23). The two functions take only constants (device,
-    dtype, enabled), which are part of the graph the cache key hashes, so a cached graph behaves as a fresh one;
-    inductor's ``unsafe_marked_cacheable_functions`` is the switch torch offers for exactly this."""
+    """Let AOTAutograd's cache keep graphs with an ``autocast`` region in them. Z-Image's attention applies RoPE under
+    ``torch.amp.autocast("cuda", enabled=False)``, and the cache refuses any graph calling a function it does not know:
+    every restart redid AOTAutograd for all three Z-Image graphs (CPU, tiny Z-Image: restart compile 0.44 of the first
+    start; real size: 0.41, against Flux's 0.23, docs/bench/HISTORY.md "Compiled, third run"). The two functions take
+    only constants (device, dtype, enabled), which are part of the graph the cache key hashes, so a cached graph behaves
+    as a fresh one; inductor's ``unsafe_marked_cacheable_functions`` is the switch torch offers for exactly this."""
     import torch
     import torch._inductor.config as config
 
@@ -149,9 +150,9 @@ def _compile_blocks(module, epilogues: bool = True, **options) -> int:
 
 
 # Denoisers whose diffusers class names no ``_repeated_blocks`` (diffusers 0.42.1): without these, eight of the
-# families never compiled under ``auto`` (HiDream at 24 GiB on the H200: ``compiled: {}``, 2026-12-02). HiDream's
-# blocks route tokens to experts through ``.cpu()`` (no full graph), so its attention and expert feed-forwards
-# compile instead, the routing between them eager.
+# families never compiled under ``auto`` (HiDream at 24 GiB: ``compiled: {}``, docs/bench/HISTORY.md
+# "Tenth sweep"). HiDream's blocks route tokens to experts through ``.cpu()`` (no full graph), so its attention
+# and expert feed-forwards compile instead, the routing between them eager.
 UNNAMED_BLOCKS = {
     "SD3Transformer2DModel": ("JointTransformerBlock",),
     "Lumina2Transformer2DModel": ("Lumina2TransformerBlock",),
@@ -333,8 +334,8 @@ def _count_recording(args) -> None:
 def count_cuda_graph_recordings() -> None:
     """Count CUDA graph recordings (torch's compile-callback handler announces each one) from now on; called
     before every compile, since ``torch._dynamo.reset()`` drops the handler's callbacks (the test suite and
-    compile_bench.py reset dynamo between runs). Why: the twenty-third run (docs/BENCHMARKS.md) found CUDA graphs
-    recording the whole Flux transformer again, request after request, and nothing reported it: dynamo's graph
+    compile_bench.py reset dynamo between runs). Why: CUDA graphs once recorded the whole Flux transformer again,
+    request after request (docs/bench/HISTORY.md "Twenty-third run"), and nothing reported it: dynamo's graph
     count stayed put, since a recording is not a compile. ``/health`` ``compile.cuda_graphs`` moving between
     two requests at one size is that bug's signature, as ``graphs`` moving is a recompile's."""
     try:
@@ -376,8 +377,8 @@ def compile_phases() -> dict:
     (the timer around each whole compile) is what a first request at a new size paid, and what a restart on a
     warm cache folder still pays. Of it, tracing and guards are redone after each restart (torch caches
     neither), while the backend's share (AOTAutograd, inductor, Triton kernels) shrinks to cache loads when the
-    folder hits: Z-Image kept 0.35 of its first compile on the H200, and nothing said which part. Read without
-    importing torch, as ``graphs_compiled``."""
+    folder hits: a Z-Image restart kept 0.35 of its first compile (docs/bench/HISTORY.md "Compiled, fourth run"), and
+    nothing said which part. Read without importing torch, as ``graphs_compiled``."""
     metrics = getattr(sys.modules.get("torch._dynamo.utils"), "compilation_time_metrics", None)
     if metrics is None:
         return {}

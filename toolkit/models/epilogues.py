@@ -1,24 +1,22 @@
 """GEMM epilogues inductor does not make: a feed-forward's GELU inside its projection's cuBLASLt call, and Flux's
 single-block output projection without the concatenated copy in front of it.
 
-Why: Flux.1-dev's compiled step on the H200 spent 13 of its 129 ms in inductor's Triton kernels between the
-cuBLAS GEMMs (``testing/bench/step_profile.py``, fourteenth run in docs/BENCHMARKS.md). Two of them only move
-memory: the double blocks' GELU (2.1 ms: the 12288-wide projection read and written again) and the single
-blocks' GELU fused with ``torch.cat([attn_output, mlp_hidden_states])`` (4.1 ms: 141 MB written per block to be
-read once by ``proj_out``). cuBLASLt applies a tanh GELU in the GEMM's epilogue (``torch._addmm_activation``),
-and ``proj_out(cat(a, m))`` is ``a @ Wa.T + m @ Wm.T + b``: two GEMMs, the second accumulating into the first's
-output, read straight from ``a`` and ``m``. Each is wrapped in a custom op so inductor keeps them as they are
-(it would split an ``addmm`` and a GELU apart again and fuse the GELU into a Triton kernel). Measured on an
-H100: 3.0 % off Flux's step, the Triton kernels' share from 13.0 to 7.0 ms (docs/BENCHMARKS.md, twenty-first run).
-Wan 2.1's blocks take the GELU epilogue alone (their feed-forwards are tanh GELU too): 2.2 % off its step on an
-H100 (twenty-second run).
+Why: Flux.1-dev's compiled step spent 13 of its 129 ms in inductor's Triton kernels between the cuBLAS GEMMs
+(``testing/bench/step_profile.py``; docs/bench/HISTORY.md "Fourteenth run"). Two of them only move memory: the double
+blocks' GELU (2.1 ms: the 12288-wide projection read and written again) and the single blocks' GELU fused with
+``torch.cat([attn_output, mlp_hidden_states])`` (4.1 ms: 141 MB written per block to be read once by ``proj_out``).
+cuBLASLt applies a tanh GELU in the GEMM's epilogue (``torch._addmm_activation``), and ``proj_out(cat(a, m))`` is
+``a @ Wa.T + m @ Wm.T + b``: two GEMMs, the second accumulating into the first's output, read straight from ``a`` and
+``m``. Each is wrapped in a custom op so inductor keeps them as they are (it would split an ``addmm`` and a GELU apart
+again and fuse the GELU into a Triton kernel). They take 3.0 % off Flux's step, the Triton kernels' share from 13.0 to
+7.0 ms; Wan 2.1's blocks take the GELU epilogue alone (their feed-forwards are tanh GELU too), 2.2 % off its step
+(docs/BENCHMARKS.md "Compile tiers").
 
-What changes numerically: the GELU is computed from the GEMM's fp32 accumulator instead of from its bf16
-output, and the attention half of ``proj_out`` is rounded to bf16 once before the MLP half adds to it: each a
-rounding of the size every bf16 op makes, no approximation (docs/BENCHMARKS.md has the PSNR against eager next
-to ``auto``'s). A projection that is not a plain ``nn.Linear`` with a plain weight (a LoRA's PEFT layer, a
-torchao float8 weight, a quantized one) keeps diffusers' own path: the fused ops would drop the LoRA's delta
-or could not read the weight.
+What changes numerically: the GELU is computed from the GEMM's fp32 accumulator instead of from its bf16 output, and
+the attention half of ``proj_out`` is rounded to bf16 once before the MLP half adds to it: each a rounding of the size
+every bf16 op makes, no approximation (docs/BENCHMARKS.md "Compile tiers" has the PSNR against eager). A projection that
+is not a plain ``nn.Linear`` with a plain weight (a LoRA's PEFT layer, a torchao float8 weight, a quantized one) keeps
+diffusers' own path: the fused ops would drop the LoRA's delta or could not read the weight.
 """
 
 from __future__ import annotations
