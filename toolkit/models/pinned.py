@@ -1,12 +1,11 @@
 """Page-locked host memory of the size asked for.
 
-Every weight that waits on the host between uses (a visiting model, a streamed block, the pool's RAM tier) keeps
-a page-locked copy there, so that it reaches the GPU at copy-engine speed (53 GB/s on the H200). torch's
-``pin_memory=True`` rounds every allocation up to the next power of two: on the GPU machine (torch 2.11) a
-1.2 GiB tensor held 2.0 GiB, and the setting that stops it (``pinned_max_round_threshold_mb``) is not in that
-release (``docs/bench/pinned_probe_2026-12-02/pinned_probe.json``). Tensor by tensor that costs up to twice the
-weights: FLUX.2-dev's 8-bit transformer and encoder (56 GiB of copies) took the 125 GiB machine out of memory
-while loading.
+Every weight that waits on the host between uses (a visiting model, a streamed block, the pool's RAM tier) keeps a
+page-locked copy there, so that it reaches the GPU at copy-engine speed (~55 GB/s: docs/BENCHMARKS.md "Memory plan").
+torch's ``pin_memory=True`` rounds every allocation up to the next power of two: on the GPU machine (torch 2.11) a
+1.2 GiB tensor held 2.0 GiB, and the setting that stops it (``pinned_max_round_threshold_mb``) is not in that release
+(``docs/bench/pinned_probe_2026-12-02/pinned_probe.json``). Tensor by tensor that costs up to twice the weights:
+FLUX.2-dev's 8-bit transformer and encoder (56 GiB of copies) took the 125 GiB machine out of memory while loading.
 
 Here the copies made together (a block's, a visiting model's) are views into one anonymous mapping of their
 summed size, page-locked with ``cudaHostRegister`` (as torch's own ``torch.cuda._pin_memory_utils`` does for
@@ -127,7 +126,8 @@ def _unregister(address: int) -> None:
 def tensor_bytes(t) -> int:
     """What a tensor's storage takes. A torchao tensor subclass reports its logical dtype (bf16) while it stores
     8-bit data and scales: counted by its inner tensors, or a quantized Qwen-Image transformer counts as 40 GB
-    instead of ~20 (found on the H200: a memory plan then believed it had 41.9 GiB under a 24 GiB budget)."""
+    instead of ~20, and a memory plan believes it has 41.9 GiB under a 24 GiB budget
+    (testing/test_memory_plan_engine.py::test_a_quantized_module_counts_its_8_bit_storage_not_its_logical_dtype)."""
     inner = getattr(t, "__tensor_flatten__", None)
     if inner is None or type(t).__name__ in ("Tensor", "Parameter"):
         return t.numel() * t.element_size()

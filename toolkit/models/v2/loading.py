@@ -316,10 +316,11 @@ def _quantization_config(cls, qtype: str):
 
     ao_class = getattr(torchao.quantization, QTYPES[qtype])
     # set_inductor_config=False: by default torchao turns on inductor's coordinate-descent tuning for the whole
-    # process, which then tunes every Triton kernel of every later compile at its first run, one ptxas call per
-    # candidate. Qwen-Image-Edit's float8 blocks spent 342 s of a 392 s first request in it (H200; dynamo's timers
+    # process, which then tunes every Triton kernel of every later compile the first time it runs, one ptxas call per
+    # candidate. Qwen-Image-Edit's float8 blocks spent 342 s of a 392 s first request in it (dynamo's timers
     # counted 22 s); without it Qwen-Image's float8 step compiled still ran at 0.65x the full card's bf16 step
-    # (docs/BENCHMARKS.md, "Tenth sweep").
+    # (docs/bench/HISTORY.md "Tenth sweep"; testing/test_compile.py::
+    # test_loading_an_8_bit_model_leaves_inductors_settings_as_they_were).
     options = {"set_inductor_config": False}
     # Per-row scales: one scale per output channel and per token keeps float8's error at weight-only's level
     # (one scale per tensor lets a single outlier token flatten the rest).
@@ -373,7 +374,8 @@ def _group_offload(module, onload_device: str, level: str = "block") -> None:
     stream. ``block``: the module's top-level block lists (a denoiser's ``transformer_blocks``), one block a
     group. ``leaf``: every leaf module its own group, for text encoders, whose layers sit deeper (a
     ``Qwen2_5_VLForConditionalGeneration`` has no block list at its top, so block level put all 15 GiB of it in
-    one group, onloaded at once: the 24 GiB Qwen-Image run on the H200 ran out of memory there)."""
+    one group, onloaded at once: a 24 GiB Qwen-Image plan ran out of memory there, docs/bench/HISTORY.md
+    "Every family at real size")."""
     import torch
     from diffusers.hooks import apply_group_offloading
 
@@ -532,8 +534,9 @@ def weight_bytes(
 
 def warm_up_process(device: str) -> None:
     """A fresh process's first-use costs, paid before a request waits on them: diffusers' and transformers' shared
-    model and pipeline code (~3 s of imports on the build box) and the CUDA context. On the H200 the first SDXL
-    UNet load in a fresh engine took 10 s, against 1.3 s in a warm process. The library filters go on first."""
+    model and pipeline code (~3 s of imports on the build box) and the CUDA context. A fresh engine's first SDXL
+    UNet load took 10 s, against 1.3 s in a warm process (docs/BENCHMARKS.md "First request and queue"). The library
+    filters go on first."""
     import importlib
 
     quiet_library_logs()

@@ -146,10 +146,11 @@ class ComponentPool:
         return set(self._used)
 
     def release_unused(self, keep: Optional[set] = None, stop: Optional[Callable[[], bool]] = None) -> list:
-        """Free what the current request did not use, beyond the keep-warm budget (LRU leaves first). ``stop``:
-        asked before each entry; True leaves the rest where they are (the engine's next request is waiting: a
-        component's first park pins its host copy, ~1 s per GB, and on the H200 a queued Flux request waited
-        3.6 s for Wan 2.1's). What stays is released after a later request, or evicted when a load needs room."""
+        """Free what the current request did not use, beyond the keep-warm budget (LRU leaves first). ``stop``: asked
+        before each entry; True leaves the rest where they are (the engine's next request is waiting: a component's
+        first park pins its host copy, ~1 s per GB, and a queued Flux request waited 3.6 s for Wan 2.1's:
+        docs/BENCHMARKS.md "First request and queue"). What stays is released after a later request, or evicted when a
+        load needs room."""
         keep = set(keep or ()) | self._used
         with self._lock:
             idle = [e for k, e in self.entries.items() if k not in keep]  # oldest first
@@ -213,8 +214,9 @@ class ComponentPool:
     def evict_host_for(self, needed_bytes: int, protect: set) -> list[ComponentKey]:
         """Before a component that waits in host RAM loads (a GPU engine's visitor or streamed model): drop idle
         entries held there, oldest first, until it fits. A re-plan that moves a model's components to other
-        placements loads new copies; beside the old ones they outgrew the host (FLUX.2-dev on a 16 GiB budget,
-        H200 machine, 2026-12-04: 75 GiB of pinned copies, and the OS killed the engine as the next ones loaded)."""
+        placements loads new copies; beside the old ones they outgrew the host (FLUX.2-dev on a 16 GiB budget
+        held 75 GiB of pinned copies, and the OS killed the engine as the next ones loaded: docs/bench/HISTORY.md
+        "Sixteenth run")."""
         free = host_available_bytes()
         if free >= needed_bytes:
             return []
@@ -396,9 +398,9 @@ def host_available_bytes(own_pinned: int = 0) -> int:
 
 def host_reserve_bytes(total: Optional[int] = None) -> int:
     """Host RAM no plan and no load counts on. Pinned copies cannot be swapped out, and loading one stages it in
-    ordinary memory first; FLUX.2-dev's 16 GiB plan on the H200 machine filled all but ~3 GiB of what was free
-    (2026-12-04), and its next request's load was killed by the OS. A tenth of the RAM, at least 4 GiB: the OS,
-    this process's own heap, the UI and whatever else the machine runs. ``total``: the RAM's (read if None)."""
+    ordinary memory first; FLUX.2-dev's 16 GiB plan filled all but ~3 GiB of what was free, and its next request's load
+    was killed by the OS (docs/bench/HISTORY.md "Sixteenth run"). A tenth of the RAM, at least 4 GiB: the OS, this
+    process's own heap, the UI and whatever else the machine runs. ``total``: the RAM's (read if None)."""
     if total is None:
         import psutil
 
