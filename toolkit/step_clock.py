@@ -71,13 +71,13 @@ class StepClock:
         return round(statistics.median(d), 5) if d else None
 
     def timings(self) -> dict:
-        """The median step (hook and streaming included); the CPU time the engine's hook takes per step (where
-        the sampler is launch-bound, SDXL on an H200, it adds to every step directly, and unlike step times it
+        """The median step (hook and streaming included); the CPU time the engine's hook takes per step (where the
+        sampler is launch-bound, as SDXL's is on a fast GPU, it adds to every step directly, and unlike step times it
         barely moves with the machine's load); and the CPU time per step of a streamed model's block moves
-        (``toolkit/models/streaming.py``: denoisers, and encoders streamed in 8 bits), which adds to a step that
-        waits for its CPU; and the GPU time per step the streamed denoisers' compute waited for their copies
-        (``stream_wait_ms``: a resident step would be the step less it, which the engine checks the plan's
-        predicted slowdown against)."""
+        (``toolkit/models/streaming.py``: denoisers, and encoders streamed in 8 bits), which adds to a step that waits
+        for its CPU; and the GPU time per step the streamed denoisers' compute waited for their copies
+        (``stream_wait_ms``: a resident step would be the step less it, which the engine checks the plan's predicted
+        slowdown against)."""
         streamed = streaming.hook_seconds() - self.streamed_before
         steps = max(1, len(self.hooks))
         waits = [w for w in (s.wait_seconds() for s in self.waited) if w is not None]

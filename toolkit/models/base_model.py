@@ -114,7 +114,7 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
     # whose step is slower so says False and gets float8 weights only (an explicit engine.memory_qtype wins).
     # Video families say False: their compute-bound steps hide weight dequantizing (HunyuanVideo 1.5 at 24 GiB:
     # 1.02x the full card), while per-row activation scaling grows with tokens (Wan 2.1 I2V 480p: twice the bf16
-    # working set, out of memory at 24 GiB; HunyuanVideo 1.5: a blank video). H200, 2026-12-01, docs/BENCHMARKS.md.
+    # working set, out of memory at 24 GiB; HunyuanVideo 1.5: a blank video). docs/bench/HISTORY.md "Fourth sweep".
     float8_activations: ClassVar[bool] = True
     # qtype -> PSNR in dB of the family's output with that 8-bit denoiser against bf16 at real size (family_sweep.py
     # --quality; docs/BENCHMARKS.md); ``engine.memory_quality: balanced`` takes 8 bits only from 35 dB
@@ -411,7 +411,8 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
 
     def release_scratch(self) -> None:
         """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) clear each chunk's features
-        only when a decode finishes: one that ran out of memory kept ~5 GB on the H200 (docs/BENCHMARKS.md).
+        only when a decode finishes: one that ran out of memory kept ~5 GB (testing/test_gpu_regressions.py::
+        test_an_oom_halfway_through_a_video_decode_leaves_no_vae_features_allocated).
         Streamed and group-offloaded modules hold what the failed call brought to the GPU: their offloading ends."""
         for module in self.parts.values():
             if callable(getattr(type(module), "clear_cache", None)):
@@ -442,7 +443,8 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
     @contextlib.contextmanager
     def _sampling_announced_on_first_call(self):
         """The ``sampling`` status as the denoiser starts its first step: a video's first step takes up to half a
-        minute (HunyuanVideo, H200), which would otherwise be reported (and its peak memory counted) as encoding."""
+        minute (HunyuanVideo's step: docs/BENCHMARKS.md "Speed per family"), which would otherwise be reported (and its
+        peak memory counted) as encoding."""
         import torch
 
         handles = []
@@ -490,7 +492,9 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
     def _restore_placement(self, placement: dict) -> None:
         for role, device in placement.items():
             module = self.parts[role]
-            # A streamed module's place is its stream's: .to("cpu") left FLUX.2-dev's encoder (H200) half on the CPU.
+            # A streamed module's place is its stream's: .to("cpu") left FLUX.2-dev's encoder half on the CPU
+            # (testing/test_offload.py::
+            # test_after_a_failed_call_the_holder_ends_a_streamed_modules_call_instead_of_moving_it).
             if getattr(module, STREAM_ATTR, None) is None and _module_device(module) != device:
                 module.to(device)
 

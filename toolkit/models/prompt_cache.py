@@ -1,9 +1,9 @@
 """A pipeline's text-encoder outputs kept for its recent prompts, so a request repeating one skips encoding.
 
-A seed sweep, a re-roll from the UI or a script's batch repeats the prompt and changes the rest; ComfyUI runs
-none of the text encoding again in that case, because its node outputs are cached. Here encoding is also what
-a memory plan makes expensive: on a 24 GiB card HiDream's four encoders visit and stream, 1.67 s of a 5.98 s
-warm request (H200, docs/BENCHMARKS.md, tenth sweep), and an encoder not called is not moved either.
+A seed sweep, a re-roll from the UI or a script's batch repeats the prompt and changes the rest; ComfyUI runs none of
+the text encoding again in that case, because its node outputs are cached. Here encoding is also what a memory plan
+makes expensive: on a 24 GiB card HiDream's four encoders visit and stream, 1.67 s of a 5.98 s warm request
+(docs/BENCHMARKS.md "Memory plan"), and an encoder not called is not moved either.
 
 The cache wraps the pipeline's ``encode_prompt`` for one generation. Its key is everything the call could
 depend on: every argument (tensors and images by content), the pipeline's own simple settings that its

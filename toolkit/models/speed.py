@@ -16,8 +16,8 @@
   Hooks go on for the request and come off after it.
 - ``fast``: both.
 
-Measured on the H200 (Flux.1-dev 1024², 28 steps, end to end, compiled; docs/BENCHMARKS.md "Fast tiers"): bf16
-4.41 s, ``cache`` 2.28 s, ``fp8`` 2.91 s, ``fast`` 1.56 s; quality numbers there.
+Measured with Flux.1-dev at 1024², 28 steps, end to end, compiled (docs/BENCHMARKS.md "Fast tiers"): ``lossless``
+4.15 s, ``cache`` 2.35 s, ``fp8`` 3.32 s, ``fast`` 1.82 s; quality numbers there.
 """
 
 from __future__ import annotations

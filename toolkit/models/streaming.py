@@ -11,11 +11,11 @@ stream, and go back to pointing at their host copies as soon as it has run (noth
 does not change weights). What lies outside the block lists (embeddings, norms, heads) comes to the GPU for
 each call, or, for a denoiser, stays there.
 
-Denoisers in bf16 stream here too, for what diffusers' group offloading does not do: keep part of the model on
-the GPU (``BlockStream.keep``). A streamed denoiser moves all of itself through PCIe every step (3x Flux's
-step on the H200, 3.3x LTX-2's); the memory plan gives the blocks that fit beside its peak a permanent place on
-the GPU, as ComfyUI's partial loading does, and only the others stream. Encoders run once per request and keep
-diffusers' leaf-level group offloading.
+Denoisers in bf16 stream here too, for what diffusers' group offloading does not do: keep part of the model on the GPU
+(``BlockStream.keep``). A streamed denoiser moves all of itself through PCIe every step (2.7x Flux's resident step:
+docs/BENCHMARKS.md "Memory plan"); the memory plan gives the blocks that fit beside its peak a permanent place on the
+GPU, as ComfyUI's partial loading does, and only the others stream. Encoders run once per request and keep diffusers'
+leaf-level group offloading.
 """
 
 from __future__ import annotations

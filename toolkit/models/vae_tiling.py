@@ -1,15 +1,15 @@
 """A tiled VAE decode at the tile size the memory plan counted on.
 
-diffusers' ``AutoencoderKL`` (and ``AutoencoderKLFlux2``) tile at ``config.sample_size``, the size the VAE was
-trained at: 1024 px for SDXL, Flux, SD3, CogView4 and the families that ship their VAEs, and they tile only an
-output larger than one tile. So ``enable_tiling()`` did nothing at 1024², while the plan had counted a 512 px
-tile's working set: CogView4 on a 16 GiB budget peaked at 15.66 GiB against a planned 14.68 (H200, 2026-12-03,
-docs/BENCHMARKS.md, thirteenth run), 3.0 GiB of it the untiled decode. Every VAE now tiles at the plan's
-size while a plan asks for tiling, and at its own again when a plan does not (the VAE is pooled, shared with
-other plans). A family's plan counts its VAE's own tile (Wan, HunyuanVideo and Qwen-Image's 256 px, LTX's
-512 px), or 512 px for the image VAEs, and a smaller one where only that fits (``smaller_tiles``). A decode
-that runs out of memory anyway decodes again in smaller tiles (``smaller_tiles_on_oom``), as ComfyUI falls back
-to a tiled decode, instead of the engine sampling the whole request again under a wider plan.
+diffusers' ``AutoencoderKL`` (and ``AutoencoderKLFlux2``) tile at ``config.sample_size``, the size the VAE was trained
+at: 1024 px for SDXL, Flux, SD3, CogView4 and the families that ship their VAEs, and they tile only an output larger
+than one tile. So ``enable_tiling()`` did nothing at 1024², while the plan had counted a 512 px tile's working set:
+CogView4 on a 16 GiB budget peaked at 15.66 GiB against a planned 14.68 (docs/bench/HISTORY.md "Thirteenth run"),
+3.0 GiB of it the untiled decode. Every VAE now tiles at the plan's size while a plan asks for tiling, and at its own
+again when a plan does not (the VAE is pooled, shared with other plans). A family's plan counts its VAE's own tile (Wan,
+HunyuanVideo and Qwen-Image's 256 px, LTX's 512 px), or 512 px for the image VAEs, and a smaller one where only that
+fits (``smaller_tiles``). A decode that runs out of memory anyway decodes again in smaller tiles
+(``smaller_tiles_on_oom``), as ComfyUI falls back to a tiled decode, instead of the engine sampling the whole request
+again under a wider plan.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ IMAGE_TILE, VIDEO_TILE = 512, 256  # what a tiled decode holds per side, in outp
 def vae_tiles(family) -> bool:
     """Every image and video VAE the families use has diffusers' tiled decode. Decided without importing
     diffusers: the start frame's prediction runs on the server thread, where an import racing the main thread's
-    left transformers half-initialised on the H200 ("cannot import name 'AutoModel'")."""
+    left transformers half-initialised ("cannot import name 'AutoModel'": testing/test_memory_plan_engine.py::
+    test_the_start_frame_prediction_imports_neither_torch_nor_diffusers)."""
     return family.modality in ("image", "video") and "vae" in family.components
 
 
@@ -84,11 +85,12 @@ def _side(size) -> int:
 
 @contextlib.contextmanager
 def smaller_tiles_on_oom(family, vae, tile, notify):
-    """While a generation runs, a decode of ``vae`` (tiled at ``tile`` px, or untiled: None) that runs out of
-    memory is run again in the family's smaller tiles, down to the smallest, and ``notify`` says so. The latents
-    stay: HunyuanVideo 1.5's decode ran out in 256 px tiles at 24 GiB (H200, 2026-12-03) after its sampling, which
-    the engine's re-plan would have run again (at its 50 default steps, minutes); 192 px tiles decode it in 8 GiB.
-    The holder remembers the tile that fitted latents of that shape, so its next such decode starts there."""
+    """While a generation runs, a decode of ``vae`` (tiled at ``tile`` px, or untiled: None) that runs out of memory is
+    run again in the family's smaller tiles, down to the smallest, and ``notify`` says so. The latents stay:
+    HunyuanVideo 1.5's decode ran out in 256 px tiles at 24 GiB after its sampling (docs/bench/HISTORY.md
+    "Fifteenth run"), which the engine's re-plan would have run again (at its 50 default steps, minutes); 192 px tiles
+    decode it in 8 GiB. The holder remembers the tile that fitted latents of that shape, so its next such decode starts
+    there."""
     from toolkit.device import is_oom
 
     tiles = [t for t in (tile_px(family), *smaller_tiles(family)) if tile is None or t < tile]
