@@ -23,5 +23,6 @@ class CogView4Model(BaseModel):
     divisibility = 32  # the model card's rule (the pipeline itself checks 16)
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=3.5, output_ext="png")
-    # Measured (H200, 1024x1024): decoding 4.8 GiB over the weights (4.4 KB per pixel); sampling 0.45 GiB.
+    # Measured at 1024x1024 (testing/test_working_sets.py): decoding 4.8 GiB over the weights (4.4 KB per pixel);
+    # sampling 0.45 GiB.
     working_set = WorkingSet(per_pixel=5 * 1024)

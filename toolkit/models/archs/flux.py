@@ -57,10 +57,10 @@ class FluxModel(BaseModel):
     divisibility = 16
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=3.5, output_ext="png")
-    step_cache = "magcache_flux"  # diffusers' MagCache with its Flux.1 ratios (H200: 1.93x at 28 steps)
-    # Measured (H200, 1024x1024, the transformer visiting under a 24 GiB budget): sampling 0.49 GiB over the
-    # weights, below the default's 0.88: the 24 GiB plan that lets the 22.2 GiB transformer visit in bf16 (1.00x
-    # the full card's step) fits only with the measured figure.
+    step_cache = "magcache_flux"  # diffusers' MagCache with its Flux.1 ratios (docs/BENCHMARKS.md "Fast tiers")
+    # Measured at 1024x1024 (testing/test_working_sets.py): sampling 0.49 GiB over the weights, below the default's
+    # 0.88: the 24 GiB plan that lets the 22.2 GiB transformer visit in bf16 (1.00x the full card's step) fits only with
+    # the measured figure.
     working_set = WorkingSet(per_position=20 * 1024)
 
     def pipeline_kwargs(self, gen):

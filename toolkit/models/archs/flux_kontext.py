@@ -13,9 +13,9 @@ class FluxKontextModel(FluxModel):
     pipeline_class = "FluxKontextPipeline"
     control_images = 1
     defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=2.5, output_ext="png")
-    # Measured (H200, 1024x1024): encoding 1.54 GiB over the weights (the context image's VAE encode beside the
-    # prompt's), sampling 0.90 GiB (40 KB per latent position of the output beyond the base: the context image's
-    # tokens ride along).
+    # Measured at 1024x1024 (testing/test_working_sets.py): encoding 1.54 GiB over the weights (the context image's VAE
+    # encode beside the prompt's), sampling 0.90 GiB (40 KB per latent position of the output beyond the base: the
+    # context image's tokens ride along).
     working_set = WorkingSet(per_position=48 * 1024, encode=2 * GIB)
 
     def pipeline_kwargs(self, gen):

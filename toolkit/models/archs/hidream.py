@@ -44,11 +44,11 @@ class HiDreamModel(BaseModel):
     divisibility = 16
     native_resolution = 1024
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=5.0, output_ext="png")
-    # Measured (H200, 1024x1024): sampling 1.07 GiB over the weights (the MoE's routing buffers): 52 KB per latent
-    # position beyond the base.
+    # Measured at 1024x1024 (testing/test_working_sets.py): sampling 1.07 GiB over the weights (the MoE's routing
+    # buffers): 52 KB per latent position beyond the base.
     working_set = WorkingSet(per_position=60 * 1024)
-    # At 24 GiB on the H200 (1024², 8 steps; full card 0.355 s/step): float8 weights and activations 0.577 s/step,
-    # float8 weights only 0.496 (2026-12-01). Its MoE routes a different token count to each expert at every
+    # At 24 GiB (1024², 8 steps; full card 0.355 s/step): float8 weights and activations 0.577 s/step, float8 weights
+    # only 0.496 (docs/bench/HISTORY.md "Third sweep"). Its MoE routes a different token count to each expert at every
     # layer and step, so the activation path quantizes many small, ragged matrices.
     float8_activations = False
 

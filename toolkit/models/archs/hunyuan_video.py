@@ -61,8 +61,8 @@ class HunyuanVideoModel(BaseModel):
     defaults = dict(
         width=1280, height=720, num_inference_steps=50, guidance_scale=6.0, num_frames=129, fps=24, output_ext="mp4"
     )
-    # Measured (H200, 1280x720x129): sampling 12.4 GiB over the weights (464,400 latent positions: 27.5 KB each); an
-    # untiled decode of the whole clip 50.5 GiB (441 B per pixel and frame).
+    # Measured at 1280x720x129 (testing/test_working_sets.py): sampling 12.4 GiB over the weights (464,400 latent
+    # positions: 27.5 KB each); an untiled decode of the whole clip 50.5 GiB (441 B per pixel and frame).
     working_set = WorkingSet(per_position=32 * 1024, per_pixel=512, frames_at_once=0)
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
 

@@ -81,8 +81,9 @@ class HunyuanVideo15Model(BaseModel):
     defaults = dict(
         width=848, height=480, num_inference_steps=50, guidance_scale=6.0, num_frames=121, fps=24, output_ext="mp4"
     )
-    # Measured (H200, 848x480x121): sampling 11.1 GiB over the weights (48,101 latent positions: 237 KB each); an
-    # untiled decode holds the whole clip, 82.5 GiB (1.7 KB per pixel and frame). Tiled: 256 px tiles of every frame.
+    # Measured at 848x480x121 (testing/test_working_sets.py): sampling 11.1 GiB over the weights (48,101 latent
+    # positions: 237 KB each); an untiled decode holds the whole clip, 82.5 GiB (1.7 KB per pixel and frame). Tiled:
+    # 256 px tiles of every frame.
     working_set = WorkingSet(per_position=272 * 1024, per_pixel=2048, frames_at_once=0, patch=1)
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
 

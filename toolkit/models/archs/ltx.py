@@ -171,9 +171,9 @@ class LTXModel(BaseModel):
     defaults = dict(
         width=704, height=480, num_inference_steps=50, guidance_scale=3.0, num_frames=161, fps=25, output_ext="mp4"
     )
-    # Measured (H200, 704x480x161): sampling 0.9 GiB over the weights (6,643 latent positions of 32x32x8 pixels:
-    # 103 KB each); decoding the whole clip at once, 5.15 GiB (91 B per pixel and frame).
-    # Its VAE tiles at 512 px (diffusers' AutoencoderKLLTX*Video), not the 256 of the other video VAEs.
+    # Measured at 704x480x161 (testing/test_working_sets.py): sampling 0.9 GiB over the weights (6,643 latent positions
+    # of 32x32x8 pixels: 103 KB each); decoding the whole clip at once, 5.15 GiB (91 B per pixel and frame). Its VAE
+    # tiles at 512 px (diffusers' AutoencoderKLLTX*Video), not the 256 of the other video VAEs.
     working_set = WorkingSet(per_position=120 * 1024, per_pixel=112, frames_at_once=0, patch=1, tile=512)
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
 

@@ -35,8 +35,8 @@ class QwenImageModel(BaseModel):
     divisibility = 16  # 8x VAE x 2x2 packing
     native_resolution = 1328
     defaults = dict(width=1328, height=1328, num_inference_steps=50, guidance_scale=4.0, output_ext="png")
-    # Measured (H200, 1328x1328): decoding 7.0 GiB over the weights (3.9 KB per pixel: a Wan-style 3D VAE);
-    # sampling 0.65 GiB, within the default.
+    # Measured at 1328x1328 (testing/test_working_sets.py): decoding 7.0 GiB over the weights (3.9 KB per pixel: a
+    # Wan-style 3D VAE); sampling 0.65 GiB, within the default.
     min_steps = 2  # shift_terminal in its scheduler (BaseModel.min_steps)
     working_set = WorkingSet(per_pixel=4608)
 

@@ -18,8 +18,8 @@ class QwenImageEditModel(QwenImageModel):
     }
     control_images = 1
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=4.0, output_ext="png")
-    # Measured (H200, 1024x1024): encoding 2.1 GiB over the weights (Qwen2.5-VL reading the control image, and its
-    # VAE encode), sampling 0.77 GiB, decoding 4.2 GiB.
+    # Measured at 1024x1024 (testing/test_working_sets.py): encoding 2.1 GiB over the weights (Qwen2.5-VL reading the
+    # control image, and its VAE encode), sampling 0.77 GiB, decoding 4.2 GiB.
     working_set = WorkingSet(per_pixel=4608, encode=int(2.5 * GIB))
     native_resolution = 1024
 

@@ -64,9 +64,9 @@ class Wan21Model(BaseModel):
     defaults = dict(
         width=832, height=480, num_inference_steps=30, guidance_scale=5.0, num_frames=33, fps=16, output_ext="mp4"
     )
-    # Measured (H200, 14B image-to-video at 832x480x81): sampling 3.6 GiB over the weights (126,360 latent
-    # positions: 27.6 KB each); Wan's causal VAE decodes a few frames at a time whatever the length: 4.5 GiB
-    # (10.8 KB per pixel of one frame; 4.3 GiB for the 1.3B model's 33 frames). Wan 2.2 14B inherits this.
+    # Measured (14B image-to-video at 832x480x81, testing/test_working_sets.py): sampling 3.6 GiB over the weights
+    # (126,360 latent positions: 27.6 KB each); Wan's causal VAE decodes a few frames at a time whatever the length:
+    # 4.5 GiB (10.8 KB per pixel of one frame; 4.3 GiB for the 1.3B model's 33 frames). Wan 2.2 14B inherits this.
     working_set = WorkingSet(per_position=32 * 1024, per_pixel=12 * 1024, frames_at_once=1)
     float8_activations = False  # a video step: float8 weights only (base_model.py says why)
     # The ``cache`` speed tier: diffusers' FirstBlockCache; of the DiT families, the Wan ones took it and skipped
