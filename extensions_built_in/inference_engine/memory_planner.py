@@ -126,12 +126,12 @@ class MemoryPlanner:
             return None
 
     def _decide(self, model_class, model_config, gen, resident: Optional[Plan] = None) -> Plan:
-        """From the last snapshot: the cheapest plan, or the loaded placements where they still fit. A plan that
-        moves a component reloads it (FLUX.2-dev's encoder: 46 s on the H200), and memory that hovers at a
-        threshold (another program's VRAM, the host's page cache) would switch a model between two plans on every
-        request; its second request on 16 GiB re-planned its encoder from bf16 to float8 for want of the last few
-        GiB of host RAM (2026-12-04). The host reserve is not counted for the loaded placements: their copies are
-        held already."""
+        """From the last snapshot: the cheapest plan, or the loaded placements where they still fit. A plan that moves a
+        component reloads it (FLUX.2-dev's encoder: 46 s), and memory that hovers at a threshold (another program's
+        VRAM, the host's page cache) would switch a model between two plans on every request; its second request on
+        16 GiB re-planned its encoder from bf16 to float8 for want of the last few GiB of host RAM
+        (docs/bench/HISTORY.md "Sixteenth run"). The host reserve is not counted for the loaded placements: their copies
+        are held already."""
         available, host = self.snapshot
         fresh = self._plan(model_class, model_config, gen, available, host)
         if resident is None or resident.placements == fresh.placements:
@@ -145,13 +145,13 @@ class MemoryPlanner:
         return kept
 
     def widen_after_oom(self, arch: str, plan: Plan, where: dict) -> bool:
-        """An estimate proved short: plan this family with a wider reserve for the stage that ran out from now on,
-        at least twice as wide and wide enough for what the failed attempt was seen to need (its peak plus the
-        allocation that failed) beyond the peak predicted for that stage. Doubling alone was not: on the H200 at
-        24 GiB, LTX-2's sampling needed over 23.5 GiB beside a 1.6 GiB reserve, and the doubled plan ran out the
-        same way. Only that stage's: HunyuanVideo 1.5's decode ran out at 24 GiB, and a plan with every reserve
-        doubled had its sampling's 12.5 GiB grow to 25 and refused a request its 192 px tiles decode in 8 GiB.
-        False once the reserve is as wide as it gets (a retry would fail the same way)."""
+        """An estimate proved short: plan this family with a wider reserve for the stage that ran out from now on, at
+        least twice as wide and wide enough for what the failed attempt was seen to need (its peak plus the allocation
+        that failed) beyond the peak predicted for that stage. Doubling alone was not: at 24 GiB, LTX-2's sampling
+        needed over 23.5 GiB beside a 1.6 GiB reserve, and the doubled plan ran out the same way (docs/bench/HISTORY.md
+        "Fifth sweep"). Only that stage's: HunyuanVideo 1.5's decode ran out at 24 GiB, and a plan with every reserve
+        doubled had its sampling's 12.5 GiB grow to 25 and refused a request its 192 px tiles decode in 8 GiB. False
+        once the reserve is as wide as it gets (a retry would fail the same way)."""
         scales = self.reserve_scale.setdefault(arch, {})
         kinds = STAGE_KINDS.get(where["stage"], KINDS)
         if all(scales.get(kind, 1.0) >= MAX_RESERVE_SCALE for kind in kinds):

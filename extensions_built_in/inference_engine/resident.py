@@ -100,8 +100,9 @@ class ResidentModel:
     def make_room(self, plan) -> None:
         """A plan counts the pool's other GPU residents as free memory (``plannable_bytes``), but its visiting
         and streamed weights come and go in offload hooks the pool never sees. So residents this request does
-        not use leave now, as far as the plan's peak needs, not at an out-of-memory mid-step. On the H200 a
-        Wan 2.1 I2V re-plan ran out of memory beside what the failed plan had left on the card."""
+        not use leave now, as far as the plan's peak needs, not at an out-of-memory mid-step. A Wan 2.1 I2V
+        re-plan ran out of memory beside what the failed plan had left on the card (docs/bench/HISTORY.md
+        "Fourth sweep")."""
         if plan is None:
             return
         used = self.pool.used
@@ -114,8 +115,8 @@ class ResidentModel:
 
     def _build_or_none(self, model_class, model_config: ModelConfig, plan):
         """None when the build ran out of memory, with what it had loaded already freed: the retry must not run
-        inside the ``except`` block, whose traceback holds the half-built holder (on the H200 a Wan 2.1 I2V
-        retry ran out of memory with 23.8 GiB allocated and none of it the pool's)."""
+        inside the ``except`` block, whose traceback holds the half-built holder (a Wan 2.1 I2V retry ran
+        out of memory with 23.8 GiB allocated and none of it the pool's: docs/bench/HISTORY.md "Fourth sweep")."""
         try:
             return self.build(model_class, model_config, plan)
         except Exception as e:
@@ -193,9 +194,9 @@ class ResidentModel:
             self._compile_now(model_class, native)
 
     def _compile_now(self, model_class, native: dict) -> None:
-        """``engine.compile``'s work for the default model, at its native size, before anyone waits on it: one
-        throwaway generation (nothing saved). Flux.1-dev's first request took 42 s compiled on the H200 against
-        10 s eager; after this, the first user request at that size only samples."""
+        """``engine.compile``'s work for the default model, at its native size, before anyone waits on it: one throwaway
+        generation (nothing saved). Flux.1-dev's first request took 42 s compiled, 23 s of it compiling
+        (docs/BENCHMARKS.md "Compile tiers"); after this, the first user request at that size only samples."""
         settings = native | {"num_inference_steps": max(2, model_class.min_steps), "seed": 0}
         self.holder.generate_media(GenerateImageConfig(prompt="warm-up", **settings))
 

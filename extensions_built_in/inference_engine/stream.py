@@ -60,8 +60,8 @@ class FrameStream:
     def held(self):
         """Frames emitted inside go out together: one wake-up of the server's loop per step, not one per
         frame. Each wake-up makes the loop thread take the GIL from the generating thread while it still
-        launches the step's kernels (with a wake-up per frame the H200 run measured 1.49 ms of hook time per
-        step with a latent frame, 0.24 ms without; docs/BENCHMARKS.md)."""
+        launches the step's kernels (with a wake-up per frame the hook took 1.49 ms per step with a latent
+        frame, 0.24 ms without: docs/bench/HISTORY.md "The streaming hook's own cost")."""
         self._held += 1
         try:
             yield
