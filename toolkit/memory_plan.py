@@ -90,8 +90,8 @@ STREAM_COPY = 1.84
 STREAM_HIDDEN = 0.19
 STEP_COST = 12.0
 # The copy term's machine: the pinned host-to-device bandwidth, in GB/s, of the machine STREAM_COPY was fitted on
-# (measured by testing/bench/pinned_probe.py; docs/BENCHMARKS.md). Where copies are slower the term grows by
-# the ratio (``copy_scale``: the engine measures its own link, toolkit/h2d_probe.py).
+# (measured by testing/bench/pinned_probe.py; docs/BENCHMARKS.md "Memory plan"). Where copies are slower the term grows
+# by the ratio (``copy_scale``: the engine measures its own link, toolkit/h2d_probe.py).
 STREAM_COPY_GBPS = 55.2
 # What a plan leaves unused before a streamed denoiser keeps blocks on the GPU: the working sets are estimates
 # that a real request can exceed, and a kept block is cheap to give back, an out-of-memory mid-step is not.
@@ -116,7 +116,7 @@ class Part:
 class WorkingSet:
     """How a family's pipeline allocates beside its weights, per unit of request size: what ``BaseModel.workload``
     scales by. Fitted on real-size runs on the GPU machine with every weight resident (each stage's peak allocation
-    minus the weights: ``testing/bench/family_sweep.py``, docs/BENCHMARKS.md), with ~15 % margin. The defaults
+    minus the weights: ``testing/bench/family_sweep.py``; testing/test_working_sets.py), with ~15 % margin. The defaults
     cover every image DiT measured (sampling 0.45-0.81 GiB at 1024², decoding ~2.4 GiB); a family outside them
     says so in its file, with its numbers. Positions are the family's ``LatentSpec``'s (VAE latent pixels times
     latent frames), not the transformer's patch tokens."""

@@ -267,7 +267,8 @@ class MemoryPlanner:
         """GPU only: the ``stage`` that just ended (its peak is reset either way), in a result's ``timings`` (but
         ``queued`` and ``saving``): its peak allocation (``peak_gib``), and each component's weights on the GPU at
         its end (``gpu_gib``). A visitor still there says why a stage went over its plan (SD3's first request on
-        16 GiB peaked 1.7 GiB above its later ones through sampling and decoding: docs/BENCHMARKS.md)."""
+        16 GiB peaked 1.7 GiB above its later ones through sampling and decoding: docs/bench/HISTORY.md
+        "Sixteenth run")."""
         peak = take_stage_peak()
         if peak is not None and stage not in ("queued", "saving"):
             timings.setdefault("peak_gib", {})[stage] = round(peak / GIB, 3)

@@ -8,7 +8,7 @@ there (Flux.1-dev's 1024² forward: eager 178 ms against flash's 198, compiled 1
 (0.125 s/step, docs/BENCHMARKS.md "Peers") needed FlashAttention 3. So the order is a setting, ``engine.attention``:
 
 - ``auto``: on CUDA, the kernel measured fastest for the family (``MEASURED``, from
-  ``testing/bench/compile_bench.py --stages attention``, docs/BENCHMARKS.md); PyTorch's order otherwise.
+  ``testing/bench/compile_bench.py --stages attention``, docs/BENCHMARKS.md "Compile tiers"); PyTorch's order otherwise.
 - ``default``: PyTorch's own order.
 - ``flash`` | ``cudnn`` | ``efficient``: that kernel first, the others behind it (a kernel that cannot take a
   call, e.g. an unsupported head size, falls through to the next rather than failing the request).

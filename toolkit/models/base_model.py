@@ -117,7 +117,7 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
     # working set, out of memory at 24 GiB; HunyuanVideo 1.5: a blank video). docs/bench/HISTORY.md "Fourth sweep".
     float8_activations: ClassVar[bool] = True
     # qtype -> PSNR in dB of the family's output with that 8-bit denoiser against bf16 at real size (family_sweep.py
-    # --quality; docs/BENCHMARKS.md); ``engine.memory_quality: balanced`` takes 8 bits only from 35 dB
+    # --quality; docs/BENCHMARKS.md "Memory plan"); ``engine.memory_quality: balanced`` takes 8 bits only from 35 dB
     # (toolkit/memory_quality.py). A qtype not listed is not measured: balanced keeps 16-bit weights where they fit.
     quality_8bit_db: ClassVar[dict] = {}
     step_cache: ClassVar[Optional[str]] = None  # the ``cache`` speed tier's kind (toolkit/models/speed.py), if any

@@ -103,8 +103,8 @@ def flux_single_block_forward(
     return hidden_states[:, :text_seq_len], hidden_states[:, text_seq_len:]
 
 
-# Blocks compiled with the epilogues (each measured faster with them: docs/BENCHMARKS.md), and the forward each
-# compiles instead of its class's own where it has one; the one dict this module adds.
+# Blocks compiled with the epilogues (each measured faster with them: docs/BENCHMARKS.md "Compile tiers"), and the
+# forward each compiles instead of its class's own where it has one; the one dict this module adds.
 EPILOGUE_BLOCKS = ("FluxTransformerBlock", "FluxSingleTransformerBlock", "WanTransformerBlock")
 BLOCK_FORWARDS = {"FluxSingleTransformerBlock": flux_single_block_forward}
 

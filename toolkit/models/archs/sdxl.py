@@ -16,7 +16,7 @@ SDXL_RGB_BIAS = (0.1084, -0.0175, -0.0011)
 class SDXLModel(BaseModel):
     arch = "sdxl"
     # float8 weights keep the image (44.6 dB against bf16); float8 activations too broke it (5.8 dB, SSIM 0).
-    # Measured on real-size random-init weights: family_sweep.py --quality (docs/BENCHMARKS.md).
+    # Measured on real-size random-init weights: family_sweep.py --quality (docs/BENCHMARKS.md "Memory plan").
     quality_8bit_db = {"float8": 44.6, "float8dq": 5.8}
     float8_activations = False
     modality = "image"

@@ -7,7 +7,7 @@ from toolkit.models.base_model import BaseModel, Component, LatentSpec
 class ZImageModel(BaseModel):
     arch = "zimage"
     # float8 weights keep the image (42.5 dB against bf16); float8 activations too broke it (4.9 dB, SSIM 0).
-    # Measured on real-size random-init weights: family_sweep.py --quality (docs/BENCHMARKS.md).
+    # Measured on real-size random-init weights: family_sweep.py --quality (docs/BENCHMARKS.md "Memory plan").
     quality_8bit_db = {"float8": 42.5, "float8dq": 4.9}
     float8_activations = False
     modality = "image"
