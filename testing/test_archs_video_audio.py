@@ -72,12 +72,13 @@ PROJECTIONS = {
     "wan21_i2v": ("Wan21", 6, 2.0, (15, 13, 10)),
     "ltx": ("LTXV", 37, 3.0, (62, 24, 12)),
     "ltx2": ("LTXAV", 6, 4.0, (65, 57, 51)),
+    "ltx2.3": ("LTXAV", 6, 4.0, (65, 57, 51)),  # ComfyUI previews every LTX-2.x AV checkpoint with LTXAV
     "hunyuan_video": ("HunyuanVideo", 12, 2.0, (72, 76, 83)),
     # (4 * 0.0393 + 0.0456 + 1) / 2 = 0.6014 -> 153; (4 * 0.0944 - 0.0202 + 1) / 2 -> 173; blue -> 177
     "hunyuan_video15": ("HunyuanVideo15", 9, 4.0, (153, 173, 177)),
 }
-PACKED = ["ltx", "ltx2"]
-I2V = ["wan21_i2v", "wan22_14b_i2v", "wan22_5b", "ltx2"]
+PACKED = ["ltx", "ltx2", "ltx2.3"]
+I2V = ["wan21_i2v", "wan22_14b_i2v", "wan22_5b", "ltx2", "ltx2.3"]
 OPTIONAL_I2V = [a for a in I2V if not get_model_class(a).control_images]  # image or text to video
 
 
@@ -194,10 +195,14 @@ def test_ltx2_last_streamed_latents_are_the_pipelines_own_latent_output(tmp_path
 
 
 # ------------------------------------------------------------------ media
-def test_ltx2_writes_an_mp4_with_an_aac_audio_stream(tmp_path):
+SOUND = ["ltx2", "ltx2.3"]  # video families that write a sound track (LTX-2.3's vocoder: 48 kHz, LTX-2's 24 kHz)
+
+
+@pytest.mark.parametrize("arch", SOUND)
+def test_ltx2_writes_an_mp4_with_an_aac_audio_stream(arch, tmp_path):
     import av
 
-    model = loaded("ltx2")
+    model = loaded(arch)
     [result] = model.generate_images([gen_config(model, tmp_path)])
     info = probe(result["path"])
     assert info["ext"] == "mp4" and info["has_audio"] is True

@@ -49,6 +49,7 @@ FAMILIES = {
         "hunyuan_video15",
         "ltx",
         "ltx2",
+        "ltx2.3",
         "wan21",
         "wan21_i2v",
         "wan22_14b",

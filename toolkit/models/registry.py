@@ -44,6 +44,7 @@ ARCHS = {
     "wan22_14b_i2v": "toolkit.models.archs.wan22_14b_i2v:Wan2214bI2VModel",
     "ltx": "toolkit.models.archs.ltx:LTXModel",
     "ltx2": "toolkit.models.archs.ltx2:LTX2Model",
+    "ltx2.3": "toolkit.models.archs.ltx2_3:LTX23Model",
     "hunyuan_video": "toolkit.models.archs.hunyuan_video:HunyuanVideoModel",
     "hunyuan_video15": "toolkit.models.archs.hunyuan_video15:HunyuanVideo15Model",
     # audio

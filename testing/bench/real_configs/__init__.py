@@ -31,6 +31,26 @@ SHALLOW = {
         },
         "vae": {"block_out_channels": [32, 64, 128, 256], "decoder_block_out_channels": [32, 64, 128]},
     },
+    # LTX-2.3's transformer takes text at its attention widths (no caption projection), so the narrowed heads
+    # narrow what the connectors hand it: video 8 x 128, audio 8 x 64.
+    "ltx2.3": {
+        "connectors": {
+            "text_proj_in_factor": 2,
+            "video_connector_num_attention_heads": 8,
+            "video_connector_num_layers": 1,
+            "video_hidden_dim": 1024,
+            "audio_connector_num_attention_heads": 8,
+            "audio_connector_num_layers": 1,
+            "audio_hidden_dim": 512,
+        },
+        "transformer": {
+            **NARROW,
+            "cross_attention_dim": 1024,
+            "audio_num_attention_heads": 8,
+            "audio_cross_attention_dim": 512,
+        },
+        "vae": {"block_out_channels": [32, 64, 128, 128], "decoder_block_out_channels": [32, 64, 64, 128]},
+    },
     "hunyuan_video": {
         "text_encoder": {"num_hidden_layers": 3},  # the pipeline reads hidden_states[-3]
         "transformer": NARROW,

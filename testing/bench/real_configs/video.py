@@ -380,6 +380,81 @@ LTX2_VOCODER = dict(
     output_sampling_rate=24000,
 )
 
+# --------------------------------------------------------------------------------------------- LTX-2.3 (22B)
+# diffusers/LTX-2.3-Diffusers, the Lightricks/LTX-2.3 dev checkpoint as diffusers scripts/convert_ltx2_to_diffusers.py
+# (version "2.3") builds its folders: the transformer and audio VAE configs are LTX-2's but for the keys below; the
+# text encoder is the same Gemma 3 12B.
+LTX23_TRANSFORMER = dict(
+    LTX2_TRANSFORMER,
+    gated_attn=True,
+    cross_attn_mod=True,
+    audio_gated_attn=True,
+    audio_cross_attn_mod=True,
+    use_prompt_embeddings=False,  # the connectors hand text over at the attention widths (4096 / 2048)
+    perturbed_attn=True,
+)
+LTX23_CONNECTORS = dict(
+    LTX2_CONNECTORS,
+    video_connector_num_attention_heads=32,
+    video_connector_num_layers=8,
+    video_gated_attn=True,
+    audio_connector_num_attention_heads=32,
+    audio_connector_attention_head_dim=64,
+    audio_connector_num_layers=8,
+    audio_gated_attn=True,
+    per_modality_projections=True,
+    video_hidden_dim=4096,
+    audio_hidden_dim=2048,
+    proj_bias=True,
+)
+LTX23_VAE = dict(
+    LTX2_VAE,
+    block_out_channels=[256, 512, 1024, 1024],
+    decoder_block_out_channels=[256, 512, 512, 1024],
+    layers_per_block=[4, 6, 4, 2, 2],
+    decoder_layers_per_block=[4, 6, 4, 2, 2],
+    decoder_spatio_temporal_scaling=[True, True, True, True],
+    decoder_inject_noise=[False, False, False, False, False],
+    upsample_type=["spatiotemporal", "spatiotemporal", "temporal", "spatial"],
+    upsample_residual=[False, False, False, False],
+    upsample_factor=[2, 2, 1, 2],
+    decoder_spatial_padding_mode="zeros",
+)
+LTX23_VOCODER = dict(  # LTX2VocoderWithBWE: 16 kHz from the mel frames, then bandwidth extension to 48 kHz
+    in_channels=128,
+    hidden_channels=1536,
+    out_channels=2,
+    upsample_kernel_sizes=[11, 4, 4, 4, 4, 4],
+    upsample_factors=[5, 2, 2, 2, 2, 2],
+    resnet_kernel_sizes=[3, 7, 11],
+    resnet_dilations=[[1, 3, 5], [1, 3, 5], [1, 3, 5]],
+    act_fn="snakebeta",
+    antialias=True,
+    antialias_ratio=2,
+    antialias_kernel_size=12,
+    final_act_fn=None,
+    final_bias=False,
+    bwe_in_channels=128,
+    bwe_hidden_channels=512,
+    bwe_out_channels=2,
+    bwe_upsample_kernel_sizes=[12, 11, 4, 4, 4],
+    bwe_upsample_factors=[6, 5, 2, 2, 2],
+    bwe_resnet_kernel_sizes=[3, 7, 11],
+    bwe_resnet_dilations=[[1, 3, 5], [1, 3, 5], [1, 3, 5]],
+    bwe_act_fn="snakebeta",
+    bwe_antialias=True,
+    bwe_antialias_ratio=2,
+    bwe_antialias_kernel_size=12,
+    bwe_final_act_fn=None,
+    bwe_final_bias=False,
+    filter_length=512,
+    hop_length=80,
+    window_length=512,
+    num_mel_channels=64,
+    input_sampling_rate=16000,
+    output_sampling_rate=48000,
+)
+
 REAL = {
     # Wan-AI/Wan2.1-T2V-1.3B-Diffusers: transformer, text_encoder (UMT5-XXL), vae (Wan 2.1).
     "wan21": {"transformer": WAN_1_3B, "text_encoder": UMT5_XXL, "vae": WAN21_VAE},
@@ -415,6 +490,15 @@ REAL = {
         "vae": LTX2_VAE,
         "audio_vae": LTX2_AUDIO_VAE,
         "vocoder": LTX2_VOCODER,
+    },
+    # diffusers/LTX-2.3-Diffusers (22B dev): the same roles as LTX-2, at LTX-2.3's configs above.
+    "ltx2.3": {
+        "transformer": LTX23_TRANSFORMER,
+        "connectors": LTX23_CONNECTORS,
+        "text_encoder": GEMMA3_12B,
+        "vae": LTX23_VAE,
+        "audio_vae": LTX2_AUDIO_VAE,
+        "vocoder": LTX23_VOCODER,
     },
 }
 
@@ -453,5 +537,17 @@ PARAMS = {
         "vae": 1.222,
         "audio_vae": 0.0532,
         "vocoder": 0.0556,
+    },
+    # Card "22B": the transformer with its text connectors (18.99 + 3.17). files: ltx-2.3-22b-dev.safetensors, the
+    # one-file release of all five (Lightricks/LTX-2.3; 46,149,344,974 B as its LFS pointer gives it, bf16) =
+    # 23.07B, which these configs add up to (23.069B); no per-component figure is published, so each is its
+    # config's count. text_encoder as LTX-2's.
+    "ltx2.3": {
+        "transformer": 18.99,
+        "connectors": 3.172,
+        "text_encoder": 12.19,
+        "vae": 0.726,
+        "audio_vae": 0.0532,
+        "vocoder": 0.1285,
     },
 }
