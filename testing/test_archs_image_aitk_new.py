@@ -13,11 +13,14 @@ from toolkit.models.registry import ARCHS, get_model_class
 _loaded = {}
 
 
-def load(arch, **config):
-    key = (arch, tuple(sorted(config.items())))
+def load(arch, variant=None):
+    """``arch`` (``family:tag`` too) on its family's tiny checkpoint, or on the ``variant`` sibling of it."""
+    key = (arch, variant)
     if key not in _loaded:
-        assert arch.partition(":")[0] in ARCHS, f"{arch} is not in the registry"
-        model = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch.partition(':')[0]}", arch=arch))
+        family = arch.partition(":")[0]
+        assert family in ARCHS, f"{family} is not in the registry"
+        name = f"tiny:{family}" + (f"/{variant}" if variant else "")
+        model = get_model_class(arch)("cpu", ModelConfig(name_or_path=name, arch=arch))
         model.load_model()
         _loaded[key] = model
     return _loaded[key]
@@ -80,3 +83,63 @@ def test_ernie_image_never_runs_the_prompt_enhancer(tmp_path):
     """The release's optional prompt enhancer would rewrite the request's prompt; the family turns it off."""
     model = load("ernie_image")
     assert model.pipeline_kwargs(gen_config(model, tmp_path))["use_pe"] is False
+
+
+# ------------------------------------------------------------------ Krea 2
+def test_krea2_streams_the_unpacked_normalised_latent_without_the_frame_axis(tmp_path):
+    model = load("krea2")
+    gen = gen_config(model, tmp_path, width=96, height=64)
+    seen, tokens = streamed_and_decoded(model, gen)
+    assert tokens.shape == (1, 4 * 6, 64)  # packed 2x2 tokens of 16 channels
+    assert len(seen) == 2 and tuple(seen[-1].shape) == model.latent_shape(gen) == (1, 16, 8, 12)
+    torch.testing.assert_close(seen[-1], model.pipeline._unpack_latents(tokens, 64, 96)[:, :, 0])
+
+
+def test_krea2_guidance_is_ai_toolkit_s_cfg_scale(tmp_path):
+    """AI Toolkit's 1 (no CFG) is Krea 2's 0; its 5.5 is the card's 4.5. Without CFG no negative prompt is
+    encoded."""
+    model = load("krea2")
+    off = model.pipeline_kwargs(gen_config(model, tmp_path, guidance_scale=1.0, negative_prompt="blurry"))
+    assert off["guidance_scale"] == 0.0 and off["negative_prompt"] is None
+    on = model.pipeline_kwargs(gen_config(model, tmp_path, guidance_scale=5.5))
+    assert on["guidance_scale"] == 4.5 and on["negative_prompt"] == ""
+
+
+def _sigmas_of_a_run(model, tmp_path, steps=3):
+    model.generate_images([gen_config(model, tmp_path, num_inference_steps=steps)])
+    return model.pipeline.scheduler.sigmas[:-1].double()
+
+
+def _fixed_shift(steps, mu=1.15):
+    import math
+
+    s = torch.linspace(1.0, 1.0 / steps, steps, dtype=torch.float64)
+    return math.exp(mu) / (math.exp(mu) + (1 / s - 1))
+
+
+def test_krea2_turbo_checkpoint_samples_with_its_fixed_time_shift(tmp_path):
+    """Krea-2-Turbo's model_index.json says is_distilled: its sigmas use mu 1.15 whatever the size; the base
+    checkpoint's follow the resolution (a 64x64 image is 16 tokens, far below mu 1.15's 6400)."""
+    turbo, base = load("krea2", variant="turbo"), load("krea2")
+    assert turbo.pipeline.config.is_distilled and not base.pipeline.config.is_distilled
+    torch.testing.assert_close(_sigmas_of_a_run(turbo, tmp_path / "t"), _fixed_shift(3), atol=1e-5, rtol=0)
+    assert not torch.allclose(_sigmas_of_a_run(base, tmp_path / "b"), _fixed_shift(3), atol=1e-3)
+
+
+def test_krea2_turbo_tag_decides_where_the_checkpoint_says_nothing(tmp_path):
+    """A checkpoint without model_index.json (a folder of components): the :turbo tag sets the fixed shift, and
+    the taps are the pipeline's defaults, the release's (so not the tiny checkpoint's own)."""
+    import shutil
+
+    from toolkit.models.tiny import tiny_checkpoint
+    from toolkit.models.tiny_recipes.krea2 import TAPS
+
+    folder = tmp_path / "krea2_components"
+    shutil.copytree(tiny_checkpoint("krea2"), folder, ignore=shutil.ignore_patterns("model_index.json"))
+    for arch, distilled in (("krea2:turbo", True), ("krea2", False)):
+        model = get_model_class(arch)("cpu", ModelConfig(name_or_path=str(folder), arch=arch))
+        model.plan = model.options_plan()
+        model.parts = {role: model.load_component(role, c) for role, c in model.components.items()}
+        pipe = model.build_pipeline()
+        assert pipe.config.is_distilled is distilled, arch
+        assert pipe.text_encoder_select_layers == (2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35) != TAPS

@@ -36,6 +36,7 @@ ARCHS = {
     "hidream": "toolkit.models.archs.hidream:HiDreamModel",
     "flux2": "toolkit.models.archs.flux2:Flux2Model",
     "ernie_image": "toolkit.models.archs.ernie_image:ErnieImageModel",
+    "krea2": "toolkit.models.archs.krea2:Krea2Model",
     # video
     "wan21": "toolkit.models.archs.wan21:Wan21Model",
     "wan22_5b": "toolkit.models.archs.wan22_5b:Wan225bModel",

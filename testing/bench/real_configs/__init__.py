@@ -72,10 +72,20 @@ SHALLOW = {
     "stable_audio": {"transformer": {"sample_size": 64}},  # the window it decodes whatever the duration asked
     "qwen_image_edit": {"vae": {"base_dim": 16}},  # encodes the control image at ~1024^2 whatever the output size
     "qwen_image_edit_plus": {"vae": {"base_dim": 16}},
+    # text-fusion blocks count layers under their own names; the fused text is 12 taps x 512 tokens at 2560 wide
+    "krea2": {
+        "transformer": {
+            **NARROW,
+            "num_key_value_heads": 2,
+            "num_layerwise_text_blocks": 1,
+            "num_refiner_text_blocks": 1,
+        }
+    },
 }
 # Sample settings a one-layer build needs: the FLUX.2 pipelines stack text-encoder hidden states by index.
 SHALLOW_SAMPLE = {
     "flux2": {"text_encoder_out_layers": (1, 1, 1)},
     "flux2_klein_4b": {"text_encoder_out_layers": (1, 1, 1)},
     "flux2_klein_9b": {"text_encoder_out_layers": (1, 1, 1)},
+    "krea2": {"max_sequence_length": 64},  # its prompts are padded to 512 tokens, each through 12 taps
 }

@@ -6,7 +6,7 @@ Token ids stay as the tiny checkpoint has them (they belong to the tiny tokenize
 ``rope_parameters`` is transformers 5's spelling of a published ``rope_theta`` + ``rope_scaling`` pair.
 """
 
-from testing.bench.real_configs.image_large import FLUX2_VAE
+from testing.bench.real_configs.image_large import FLUX2_VAE, QWEN_IMAGE_VAE
 
 # --------------------------------------------------------------------------------------------- ERNIE-Image
 # baidu/ERNIE-Image transformer/config.json, as quoted verbatim by ports of the release (e.g. the ernie-image-mlx
@@ -66,6 +66,65 @@ MINISTRAL3_3B_VL = dict(
     ),
 )
 
+# --------------------------------------------------------------------------------------------- Krea 2
+# krea/Krea-2-Raw and krea/Krea-2-Turbo transformer/config.json: Krea2Transformer2DModel's defaults, which are the
+# release's "single_mmdit_large_wide" (AI Toolkit's extensions_built_in/diffusion_models/krea2/krea2.py
+# KREA2_MMDIT_CONFIG: 6144 wide = 48 heads x 128, 12 KV heads, 28 layers, SwiGLU 2/3 x 4 x 6144 = 16384, text 2560
+# wide from 12 taps, text fusion with 20 heads). diffusers' docs: "a 12B DiT (dense)".
+KREA2_TRANSFORMER = dict(
+    in_channels=64,
+    num_layers=28,
+    attention_head_dim=128,
+    num_attention_heads=48,
+    num_key_value_heads=12,
+    intermediate_size=16384,
+    timestep_embed_dim=256,
+    text_hidden_dim=2560,
+    num_text_layers=12,
+    text_num_attention_heads=20,
+    text_num_key_value_heads=20,
+    text_intermediate_size=6912,
+    num_layerwise_text_blocks=2,
+    num_refiner_text_blocks=2,
+    axes_dims_rope=[32, 48, 48],
+    rope_theta=1000.0,
+    norm_eps=1e-5,
+)
+# Qwen/Qwen3-VL-4B-Instruct config.json (AI Toolkit's QWEN3_VL_PATH), which Krea 2 ships as text_encoder
+# (Qwen3VLModel): text 2560 wide, 36 layers, 32 heads / 8 KV of 128, FFN 9728, interleaved M-RoPE [24, 20, 20] at
+# theta 5e6 (ComfyUI's comfy/text_encoders/llama.py Qwen3VL_4BConfig has the same), tied embeddings; the vision
+# tower 24 layers of 1024 with three DeepStack mergers into 2560.
+QWEN3_VL_4B = dict(
+    text_config=dict(
+        vocab_size=151936,
+        hidden_size=2560,
+        intermediate_size=9728,
+        num_hidden_layers=36,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=128,
+        max_position_embeddings=262144,
+        rms_norm_eps=1e-6,
+        rope_parameters=dict(
+            rope_type="default", rope_theta=5000000.0, mrope_section=[24, 20, 20], mrope_interleaved=True
+        ),
+    ),
+    vision_config=dict(
+        depth=24,
+        hidden_size=1024,
+        intermediate_size=4096,
+        num_heads=16,
+        out_hidden_size=2560,
+        patch_size=16,
+        spatial_merge_size=2,
+        temporal_patch_size=2,
+        num_position_embeddings=2304,
+        deepstack_visual_indexes=[5, 11, 17],
+        hidden_act="gelu_pytorch_tanh",
+    ),
+    tie_word_embeddings=True,
+)
+
 REAL = {
     # baidu/ERNIE-Image: transformer, text_encoder (Mistral3Model), vae (AutoencoderKLFlux2 as FLUX.2's: the
     # release's vae/config.json lists FLUX.2's block channels, 32 latent channels and 2x2 patches).
@@ -74,6 +133,9 @@ REAL = {
         "text_encoder": MINISTRAL3_3B_VL,
         "vae": FLUX2_VAE,
     },
+    # krea/Krea-2-Raw (Turbo has the same shapes): transformer, text_encoder (Qwen3-VL-4B), vae (Qwen-Image's).
+    # The text taps are a pipeline setting (model_index.json), which the real build copies from the tiny one.
+    "krea2": {"transformer": KREA2_TRANSFORMER, "text_encoder": QWEN3_VL_4B, "vae": QWEN_IMAGE_VAE},
 }
 
 # Published sizes, billions (model cards), checked against the configs above on meta tensors within 3 %.
@@ -81,4 +143,8 @@ PARAMS = {
     # Card: "8B" DiT; Ministral 3 3B: 3.4B language model + 0.4B vision encoder (counted: 3.85B with the projector
     # and the 131072-token embedding); FLUX.2's VAE as in image_large.py.
     "ernie_image": {"transformer": 8.0, "text_encoder": 3.85, "vae": 0.084},
+    # diffusers' Krea 2 docs say "a 12B DiT (dense)": 12.82B counted from the config above (28 blocks of 434M, the
+    # 226M shared modulation, the 0.35B text fusion); the safetensors size not confirmed. Qwen3-VL-4B-Instruct:
+    # 4.44B on its model card. Qwen-Image's VAE as in image_large.py.
+    "krea2": {"transformer": 12.82, "text_encoder": 4.44, "vae": 0.127},
 }
