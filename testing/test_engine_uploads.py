@@ -39,7 +39,7 @@ def test_non_images_are_rejected(http, engine_server, payload, status):
 
 
 def test_oversize_upload_is_413(http, engine_server):
-    from extensions_built_in.inference_engine.server import MAX_UPLOAD_BYTES
+    from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES
 
     payload = png_bytes() + b"\x00" * (MAX_UPLOAD_BYTES + 10)
     r = http.post("/assets", files={"file": ("big.png", payload, "image/png")}, headers=auth(engine_server))
@@ -55,7 +55,7 @@ def chunked_form(payload: bytes):
 
 
 def test_chunked_uploads_work_and_are_capped_while_reading(http, engine_server):
-    from extensions_built_in.inference_engine.server import MAX_UPLOAD_BYTES
+    from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES
 
     headers = {**auth(engine_server), "content-type": "multipart/form-data; boundary=x"}
     r = http.post("/assets", content=chunked_form(png_bytes()), headers=headers)

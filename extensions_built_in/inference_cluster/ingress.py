@@ -35,18 +35,13 @@ from extensions_built_in.inference_cluster.model_key import model_key
 from extensions_built_in.inference_cluster.replica_client import ReplicaClient
 from extensions_built_in.inference_engine import openai_api
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetStore, is_asset_id
+from extensions_built_in.inference_engine.http_common import bad_request, has_token
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from extensions_built_in.inference_engine.openai_params import OpenAIError
+from extensions_built_in.inference_engine.outputs_api import receive_asset
 from extensions_built_in.inference_engine.protocol import MEDIA_TYPE
 from extensions_built_in.inference_engine.request_checks import BadRequest
-from extensions_built_in.inference_engine.server import (
-    MAX_JSON_BODY,
-    BodyLimit,
-    bad_request,
-    has_token,
-    install_guards,
-    receive_asset,
-)
+from extensions_built_in.inference_engine.server import MAX_JSON_BODY, BodyLimit, install_guards
 
 UPLOAD_PATHS = ("/assets", "/v1/images/edits")
 MAX_FORWARDED_BODY = MAX_UPLOAD_BYTES + 1024 * 1024  # the engine caps an edit's files at 32 MB; the form adds a little

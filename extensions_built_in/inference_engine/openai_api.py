@@ -28,6 +28,7 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from extensions_built_in.inference_engine.assets import MAX_UPLOAD_BYTES, AssetError, AssetQuotaFull
+from extensions_built_in.inference_engine.http_common import EngineDep
 from extensions_built_in.inference_engine.image_preview import partial_steps, preview_image
 from extensions_built_in.inference_engine.model_aliases import ModelRefused, ModelRequired, UnknownModel
 from extensions_built_in.inference_engine.openai_params import (
@@ -65,65 +66,57 @@ def error_response(error: OpenAIError) -> JSONResponse:
     return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
 
 
-def install(app: FastAPI, engine) -> None:
+def install(app: FastAPI) -> None:
     """The routes, plus OpenAI-shaped errors for them: FastAPI's own 422s and 404s keep their shape elsewhere."""
-    app.include_router(create_router(engine))
-
-    @app.exception_handler(OpenAIError)
-    async def openai_error(request: Request, exc: OpenAIError):
-        return error_response(exc)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_body(request: Request, exc: RequestValidationError):
-        if is_openai_path(request.url.path):
-            return error_response(validation_error(list(exc.errors())))
-        return await request_validation_exception_handler(request, exc)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException):
-        if is_openai_path(request.url.path):
-            message = exc.detail if exc.status_code != 404 else f"Invalid URL ({request.method} {request.url.path})"
-            return error_response(OpenAIError(exc.status_code, str(message), headers=exc.headers))
-        return await http_exception_handler(request, exc)
+    app.include_router(router)
+    app.add_exception_handler(OpenAIError, openai_error)
+    app.add_exception_handler(RequestValidationError, invalid_body)
+    app.add_exception_handler(StarletteHTTPException, http_error)
 
 
-def create_router(engine) -> APIRouter:
-    router = APIRouter(prefix="/v1", tags=["OpenAI Images API"])
+async def openai_error(request: Request, exc: OpenAIError):
+    return error_response(exc)
 
-    @router.get("/models")
-    async def list_models():
-        """Aliases from ``engine.models``, then every image family (as ``<arch>:<name_or_path>``)."""
-        return {"object": "list", "data": engine.model_aliases.listing()}
 
-    @router.get("/models/{model_id:path}")
-    async def get_model(model_id: str):
-        for row in engine.model_aliases.listing():
-            if row["id"] == model_id:
-                return row
-        raise model_error(UnknownModel(f"The model `{model_id}` does not exist."))
+async def invalid_body(request: Request, exc: RequestValidationError):
+    if is_openai_path(request.url.path):
+        return error_response(validation_error(list(exc.errors())))
+    return await request_validation_exception_handler(request, exc)
 
-    @router.post(
-        "/images/generations",
-        responses={200: {"content": {"application/json": {}, "text/event-stream": {}}}},
-    )
-    async def generations(body: ImageGenerationBody, request: Request):
-        """OpenAI's image generation; ``stream: true`` answers with Server-Sent Events."""
-        plan = plan_images(body, choose(engine, body.model))
-        return await run(engine, plan, request)
 
-    @router.post("/images/edits", openapi_extra=edit_form_schema())
-    async def edits(request: Request):
-        """OpenAI's image edit (multipart): ``image`` once or several times (``image[]``) becomes the family's
-        control image(s), uploaded and checked as ``POST /assets`` does."""
-        fields, images, mask = await read_edit_form(request)
-        choice = choose(engine, fields.model)
-        if mask is not None:
-            raise OpenAIError(400, f"{choice.model_class.arch} takes no mask: edits here follow the prompt", "mask")
-        plan_images(fields, choice, ["-"] * len(images), kind="image_edit")  # refuse before storing anything
-        refs = [await store_image(engine, data) for data in images]
-        return await run(engine, plan_images(fields, choice, refs, kind="image_edit"), request)
+async def http_error(request: Request, exc: StarletteHTTPException):
+    if is_openai_path(request.url.path):
+        message = exc.detail if exc.status_code != 404 else f"Invalid URL ({request.method} {request.url.path})"
+        return error_response(OpenAIError(exc.status_code, str(message), headers=exc.headers))
+    return await http_exception_handler(request, exc)
 
-    return router
+
+# ---------------------------------------------------------------------------------------------- routes
+router = APIRouter(prefix="/v1", tags=["OpenAI Images API"])
+
+
+@router.get("/models")
+async def list_models(engine: EngineDep):
+    """Aliases from ``engine.models``, then every image family (as ``<arch>:<name_or_path>``)."""
+    return {"object": "list", "data": engine.model_aliases.listing()}
+
+
+@router.get("/models/{model_id:path}")
+async def get_model(model_id: str, engine: EngineDep):
+    for row in engine.model_aliases.listing():
+        if row["id"] == model_id:
+            return row
+    raise model_error(UnknownModel(f"The model `{model_id}` does not exist."))
+
+
+@router.post(
+    "/images/generations",
+    responses={200: {"content": {"application/json": {}, "text/event-stream": {}}}},
+)
+async def generations(body: ImageGenerationBody, request: Request, engine: EngineDep):
+    """OpenAI's image generation; ``stream: true`` answers with Server-Sent Events."""
+    plan = plan_images(body, choose(engine, body.model))
+    return await run(engine, plan, request)
 
 
 def choose(engine, name: Optional[str]):
@@ -187,6 +180,19 @@ async def store_image(engine, data: bytes) -> str:
         raise OpenAIError(507, str(e), "image") from None
     except AssetError as e:
         raise OpenAIError(400, f"Invalid image: {e}", "image", "invalid_image") from None
+
+
+@router.post("/images/edits", openapi_extra=edit_form_schema())
+async def edits(request: Request, engine: EngineDep):
+    """OpenAI's image edit (multipart): ``image`` once or several times (``image[]``) becomes the family's
+    control image(s), uploaded and checked as ``POST /assets`` does."""
+    fields, images, mask = await read_edit_form(request)
+    choice = choose(engine, fields.model)
+    if mask is not None:
+        raise OpenAIError(400, f"{choice.model_class.arch} takes no mask: edits here follow the prompt", "mask")
+    plan_images(fields, choice, ["-"] * len(images), kind="image_edit")  # refuse before storing anything
+    refs = [await store_image(engine, data) for data in images]
+    return await run(engine, plan_images(fields, choice, refs, kind="image_edit"), request)
 
 
 # ---------------------------------------------------------------------------------------------- running

@@ -1,0 +1,52 @@
+"""Routes that describe the engine and what it can load: ``/health``, ``/metrics``, ``/models``, ``/loras``,
+``/checkpoints``. No torch."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
+from extensions_built_in.inference_engine.http_common import EngineDep, has_token
+
+router = APIRouter()
+
+
+@router.get("/health")
+async def health(request: Request, engine: EngineDep):
+    """``{"ok": true}`` to anyone, a liveness probe's answer; the rest (pool keys, model and LoRA paths,
+    folders) only with the token."""
+    if not has_token(request):
+        return {"ok": True}
+    return await asyncio.to_thread(engine.health)
+
+
+@router.get("/metrics", responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}})
+async def metrics(engine: EngineDep):
+    """Prometheus text format (metrics.py), behind the token like every route but /health."""
+    body, content_type = await asyncio.to_thread(engine.metrics.exposition)
+    return Response(body, media_type=content_type)
+
+
+@router.get("/models")
+async def models(engine: EngineDep):
+    return await asyncio.to_thread(engine.models)
+
+
+@router.get("/loras")
+async def loras(engine: EngineDep):
+    """LoRA files under the engine's LoRA roots, newest first, with the training job, step and family AI
+    Toolkit recorded for them (catalog.py)."""
+    roots = engine.checks.lora_roots
+    return {"roots": roots, "loras": await asyncio.to_thread(list_loras, roots)}
+
+
+@router.get("/checkpoints")
+async def checkpoints(engine: EngineDep):
+    """Diffusers folders and single-file checkpoints under the engine's model roots, for the model picker."""
+    return {
+        "roots": engine.model_roots,
+        "checkpoints": await asyncio.to_thread(list_checkpoints, engine.model_roots),
+    }
