@@ -119,7 +119,7 @@ async def stream_frames(engine: Engine, req, request: Request, reader, received:
             if stream.drained_for(reader):
                 return
             # At most twice a second: each check costs this thread ~0.1 ms of GIL per chunk, which a
-            # launch-bound sampler (SDXL on an H200) pays in step time. Starlette also cancels on disconnect.
+            # launch-bound sampler (SDXL's, on a fast GPU) pays in step time. Starlette also cancels on disconnect.
             if not chunk or time.monotonic() - checked > 0.5:
                 checked = time.monotonic()
                 if await request.is_disconnected():
