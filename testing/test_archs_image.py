@@ -12,6 +12,7 @@ import torch
 from PIL import Image
 
 from extensions_built_in.inference_engine.latent_preview import project_rgb
+from testing.test_pixel_space import PIXEL_SPACE
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models import tiny
 from toolkit.models.registry import ARCHS, get_model_class
@@ -105,7 +106,7 @@ def _registered(archs):
 
 def test_every_image_family_is_covered_here():
     image_archs = {a for a in ARCHS if get_model_class(a).modality == "image"} - {"sd1", "flux"}
-    assert image_archs <= set(FAMILY_FORMAT) | NO_FACTORS
+    assert image_archs <= set(FAMILY_FORMAT) | NO_FACTORS | PIXEL_SPACE  # pixel space: testing/test_pixel_space.py
 
 
 @pytest.mark.parametrize("arch", _registered(FAMILY_FORMAT))

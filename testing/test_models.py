@@ -34,6 +34,7 @@ FAMILIES = {
         "lumina2",
         "pixart",
         "pixart_sigma",
+        "prx_pixel",
         "qwen_image",
         "qwen_image_edit",
         "qwen_image_edit_plus",
@@ -44,6 +45,7 @@ FAMILIES = {
         "ssd",
         "vega",
         "zimage",
+        "zimage_l2p",
     ],
     "video": [
         "hunyuan_video",

@@ -19,6 +19,8 @@ ARCHS = {
     "ssd": "toolkit.models.archs.ssd:SSD1BModel",
     "vega": "toolkit.models.archs.vega:VegaModel",
     "zimage": "toolkit.models.archs.zimage:ZImageModel",
+    "zimage_l2p": "toolkit.models.archs.zimage_l2p:ZImageL2PModel",
+    "prx_pixel": "toolkit.models.archs.prx_pixel:PRXPixelModel",
     "qwen_image": "toolkit.models.archs.qwen_image:QwenImageModel",
     "qwen_image_edit": "toolkit.models.archs.qwen_image_edit:QwenImageEditModel",
     "qwen_image_edit_plus": "toolkit.models.archs.qwen_image_edit_plus:QwenImageEditPlusModel",

@@ -313,3 +313,53 @@ PARAMS = {
         "vae": 0.084,
     },
 }
+
+# Z-Image L2P (zhen-nan/L2P model-1k-merge.safetensors): the Z-Image(-Turbo) transformer config it loads with (no
+# config of its own is published) moved to pixels as AI Toolkit's ZImageL2PModel builds it: RGB in 16x16 patches,
+# the final layer replaced by the U-Net pixel head (its fixed 64/128/256/512 widths, toolkit/models/l2p.py); the
+# text encoder is Z-Image-Turbo's Qwen3-4B.
+REAL["zimage_l2p"] = {
+    "transformer": dict(
+        REAL["zimage"]["transformer"], in_channels=3, all_patch_size=[16], decoder_widths=[64, 128, 256, 512]
+    ),
+    "text_encoder": QWEN3_4B,
+}
+# Z-Image's 6.15B less its final layer (1.2M), plus the 768-wide patch embedding (2.7M more) and the head (10.1M):
+# 6.167B counted. The release says 6B.
+PARAMS["zimage_l2p"] = {"transformer": 6.167, "text_encoder": 4.02}
+# Photoroom calls it PRX-7B (7.0B counted on the config below); the Qwen3-VL-2B text tower is 1.72B counted (Qwen3
+# 1.7B's shape, tied embeddings).
+PARAMS["prx_pixel"] = {"transformer": 7.0, "text_encoder": 1.72}
+# Photoroom/prxpixel-t2i: transformer/config.json as AI Toolkit's prx_pixel_t2i README lists it (depth 24 of 3584,
+# 28 heads, mlp_ratio 3.5, RGB in 16x16 patches through a 768 bottleneck, resolution embeddings, axes [64, 64],
+# text width 2048); the text encoder is the Qwen3-VL text tower of that width, Qwen/Qwen3-VL-2B-Instruct's
+# text_config (Qwen3-1.7B's shape with interleaved multimodal rotary sections).
+REAL["prx_pixel"] = {
+    "transformer": dict(
+        in_channels=3,
+        patch_size=16,
+        context_in_dim=2048,
+        hidden_size=3584,
+        mlp_ratio=3.5,
+        num_heads=28,
+        depth=24,
+        axes_dim=[64, 64],
+        bottleneck_size=768,
+        resolution_embeds=True,
+    ),
+    "text_encoder": dict(
+        vocab_size=151936,
+        hidden_size=2048,
+        intermediate_size=6144,
+        num_hidden_layers=28,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        head_dim=128,
+        max_position_embeddings=262144,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=True,
+        rope_parameters=dict(
+            rope_type="default", rope_theta=5000000.0, mrope_section=[24, 20, 20], mrope_interleaved=True
+        ),
+    ),
+}
