@@ -360,7 +360,7 @@ def test_mistral_text_processor_loads_a_pixtral_processor_folder(tmp_path):
     import json
 
     from toolkit.models import tiny
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     tiny.mistral_text_processor().save_pretrained(tmp_path)
     (tmp_path / "processor_config.json").write_text(
@@ -409,7 +409,7 @@ def test_qwen_vl_image_processor_loads_a_folder_with_a_video_processor_config(tm
     import json
 
     from toolkit.models import tiny
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     tiny.qwen2_vl_processor(tiny.qwen2_tokenizer()).save_pretrained(tmp_path)
     (tmp_path / "video_preprocessor_config.json").write_text(

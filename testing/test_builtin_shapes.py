@@ -26,7 +26,7 @@ from PIL import Image
 
 from testing.engine_harness import EngineHarness
 from testing.train_shapes import dataset as D
-from toolkit.models.v2.loading import builtin_checkpoint
+from toolkit.models.components.loading import builtin_checkpoint
 
 STEPS, CFG, SEEDS = 20, 5.0, (0, 1)
 COLOUR_MIN, SHAPE_MIN, PER_SHAPE_MIN, PER_COLOUR_MIN, BACKGROUND_MIN, MEDIAN_IOU_MIN = (

@@ -510,7 +510,7 @@ def test_loading_an_8_bit_model_leaves_inductors_settings_as_they_were(monkeypat
     would slow every later compile in the engine, quantized or not."""
     import torch._inductor.config as inductor_config
 
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     with inductor_config.patch(coordinate_descent_tuning=False, coordinate_descent_check_all_directions=False):
         unet = load_component(

@@ -99,7 +99,7 @@ def test_lossless_requests_run_the_whole_graph_and_a_cached_one_runs_the_blocks(
 
 
 def test_only_a_resident_unquantized_flux_is_compiled_whole(tiny_cache, monkeypatch):
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: fn)  # the rule, not the compile
     for placement, expected in (("gpu", "whole"), (None, "whole"), ("visit", "regional"), ("quantized", "regional")):

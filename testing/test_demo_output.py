@@ -1,5 +1,5 @@
 """``make demo``'s first lines are the engine's own: no warning from a library that a user cannot act on (torchao's
-native kernels, torch's pytree notice and diffusers' torchao note used to open the demo; toolkit/models/v2/loading.py
+native kernels, torch's pytree notice and diffusers' torchao note used to open the demo; toolkit/models/components/loading.py
 ``QUIET`` drops them where they are logged)."""
 
 import os

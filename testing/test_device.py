@@ -62,7 +62,7 @@ class FakeCuda:
 def test_a_budget_caps_the_allocator_and_the_pool_plans_within_it(monkeypatch):
     import torch
 
-    from toolkit.models.v2.pool import free_device_bytes
+    from toolkit.models.components.pool import free_device_bytes
 
     fake = FakeCuda(141 * GIB)
     monkeypatch.setattr(torch, "cuda", fake)

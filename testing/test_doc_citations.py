@@ -161,5 +161,5 @@ def test_the_checker_catches_bad_citations():
         'toolkit/example.py:3: README "No such section" (no such heading in README.md)'
     ]
     assert not [p for p in problems if ":2:" in p], problems
-    assert broken_citations("docs/ARCHITECTURE.md", "`toolkit/models/v2/nope.py`")
+    assert broken_citations("docs/ARCHITECTURE.md", "`toolkit/models/components/nope.py`")
     assert not broken_citations("docs/ARCHITECTURE.md", "`toolkit/models/archs/<family>.py`")

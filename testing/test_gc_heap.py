@@ -11,7 +11,7 @@ import pytest
 from testing.engine_harness import EngineHarness, wait_for
 from testing.test_pool import run, sd1
 from toolkit import gc_heap
-from toolkit.models.v2.pool import free_memory
+from toolkit.models.components.pool import free_memory
 
 
 class Node:

@@ -202,7 +202,7 @@ def test_the_loaded_placements_are_kept_while_they_fit_without_the_host_reserve(
     want of the last GiB of host RAM, and reloaded it. Loaded copies are held already: no reserve for them."""
     from extensions_built_in.inference_engine import memory_planner as mp
     from testing.bench.plan_table import real_parts
-    from toolkit.models.v2.pool import ComponentPool, plannable_share
+    from toolkit.models.components.pool import ComponentPool, plannable_share
 
     model_class, cfg = get_model_class("flux2"), ModelConfig(name_or_path="unused", arch="flux2")
     planner = mp.MemoryPlanner("cpu", "auto", ComponentPool(), 16 * GIB)
@@ -228,7 +228,7 @@ def test_the_loaded_plan_is_offered_to_the_planner_only_for_the_model_it_holds()
     from types import SimpleNamespace
 
     from extensions_built_in.inference_engine.resident import ResidentModel, holder_identity
-    from toolkit.models.v2.pool import ComponentPool
+    from toolkit.models.components.pool import ComponentPool
 
     resident = ResidentModel("cpu", ComponentPool(), lambda *a: None)
     held, other = ModelConfig(name_or_path="x", arch="flux2"), ModelConfig(name_or_path="y", arch="flux2")

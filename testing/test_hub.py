@@ -11,7 +11,7 @@ import pytest
 from testing.hub_server import FakeHub
 from testing.test_inference_engine import body_for
 from testing.test_options import start_engine_job, stop, wait_for_file
-from toolkit.models.v2.hub import component_files, variant_of
+from toolkit.models.components.hub import component_files, variant_of
 
 REPO = "org/tiny-sd1"
 SD1_READS = [

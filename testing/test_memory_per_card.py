@@ -14,7 +14,7 @@ from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.memory_plan import STREAM_COPY_GBPS, plan_memory, stream_slowdown
 from toolkit.memory_quality import MIN_DB, brief, file_note
 from toolkit.models.archs.flux import FluxModel
-from toolkit.models.v2.pool import ComponentPool
+from toolkit.models.components.pool import ComponentPool
 
 FREE = gib(22.5)
 SLOW = STREAM_COPY_GBPS / 12  # a link at 12 GB/s: a card in a narrow slot, or behind a shared switch

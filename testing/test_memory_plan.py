@@ -239,7 +239,7 @@ def test_an_8_bit_plan_counts_its_16_bit_transients():
     largest tensor (the experts' 5120x30720 time projection), that plan no longer fits and the experts stream
     (1.03x the full card's step there, measured)."""
     from toolkit.models.archs.wan22_14b_i2v import Wan2214bI2VModel
-    from toolkit.models.v2.pool import plannable_share
+    from toolkit.models.components.pool import plannable_share
 
     parts = [  # sizes from the real configs (bf16), as the engine reads them from the files
         Part("transformer", "denoiser", gib(26.62), 314_572_800),
@@ -302,7 +302,7 @@ def test_the_smallest_plan_also_says_when_host_ram_is_short():
 )
 def test_explicit_options_are_the_placements_and_the_planner_stays_out(options, expected, tmp_path):
     from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
-    from toolkit.models.v2.pool import ComponentPool
+    from toolkit.models.components.pool import ComponentPool
 
     cfg = ModelConfig(name_or_path="tiny:flux", arch="flux", **options)
     assert FluxModel("cuda", cfg).options_plan().placements == expected
@@ -316,7 +316,7 @@ def test_explicit_options_are_the_placements_and_the_planner_stays_out(options, 
 def test_the_planner_reads_component_sizes_from_the_checkpoint_headers(tiny_cache):
     import torch
 
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     model = SD1Model("cuda", ModelConfig(name_or_path="tiny:sd1", dtype="bf16"))
     sizes = {p.role: (p.kind, p.bytes) for p in model.memory_parts()}
@@ -487,7 +487,7 @@ def test_a_decode_that_ran_out_widens_the_decode_s_reserve_alone():
     widens now; the re-plan decodes in smaller tiles and samples as before."""
     from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
     from testing.bench.plan_table import real_parts
-    from toolkit.models.v2.pool import ComponentPool, plannable_share
+    from toolkit.models.components.pool import ComponentPool, plannable_share
 
     model_class, cfg = get_model_class("hunyuan_video15"), ModelConfig(name_or_path="unused", arch="hunyuan_video15")
     gen = GenerateImageConfig(prompt="p", width=848, height=480, num_frames=121)

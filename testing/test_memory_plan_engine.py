@@ -211,7 +211,7 @@ import sys
 from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import get_model_class
-from toolkit.models.v2.pool import ComponentPool
+from toolkit.models.components.pool import ComponentPool
 planner = MemoryPlanner("cpu", "auto", ComponentPool(), None)
 planner.active, planner.snapshot = True, (64 * 1024**3, 64 * 1024**3)
 out = planner.predict(get_model_class("sd1"), ModelConfig(name_or_path="tiny:sd1", arch="sd1"),
@@ -232,8 +232,8 @@ def test_a_quantized_module_counts_its_8_bit_storage_not_its_logical_dtype(tiny_
     """torchao tensors report bf16 (2 bytes an element) while storing int8 or float8 and scales: counted as bf16,
     a quantized Qwen-Image transformer was 40 GB in the pool, and a plan counted that as reclaimable memory."""
     from toolkit.models.pinned import tensor_bytes
-    from toolkit.models.v2.loading import load_component
-    from toolkit.models.v2.pool import module_bytes
+    from toolkit.models.components.loading import load_component
+    from toolkit.models.components.pool import module_bytes
 
     plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
     quantized = load_component(
@@ -249,7 +249,7 @@ def test_the_plannable_memory_never_exceeds_the_budget(monkeypatch):
     import torch
 
     from toolkit import device as device_mod
-    from toolkit.models.v2 import pool
+    from toolkit.models.components import pool
 
     monkeypatch.setattr(torch.cuda, "memory_reserved", lambda d=None: 20 * GIB)
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda d=None: 2 * GIB)
@@ -266,7 +266,7 @@ def test_a_streamed_encoder_goes_leaf_by_leaf_and_a_denoiser_block_by_block(monk
     The denoiser streams through BlockStream, which can keep part of it on the GPU."""
     from toolkit.models import base_model
     from toolkit.models.archs.qwen_image import QwenImageModel
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     seen = {}
     monkeypatch.setattr(base_model, "load_component", lambda cls, src, sub, **kw: seen.setdefault(sub, kw))
@@ -300,7 +300,7 @@ def test_a_group_offloaded_encoder_waits_in_exact_size_host_copies():
     import torch
 
     from toolkit.models.offload import PINNED_ATTR
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     kwargs = dict(dtype="float32", device="cpu", onload_device="cpu")
     te = load_component("transformers.T5EncoderModel", "tiny:flux", "text_encoder_2", offload="group:leaf", **kwargs)
@@ -323,7 +323,7 @@ def test_after_a_failed_call_a_group_offloaded_encoder_offloads_every_group(monk
     from diffusers.hooks.group_offloading import ModuleGroup
 
     from toolkit.models.base_model import BaseModel
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     kwargs = dict(dtype="float32", device="cpu", onload_device="cpu")
     te = load_component("transformers.T5EncoderModel", "tiny:flux", "text_encoder_2", offload="group:leaf", **kwargs)
@@ -544,7 +544,7 @@ def test_an_out_of_memory_error_says_where_it_struck_and_what_sat_on_the_gpu(pla
 def test_an_automatic_8_bit_type_follows_the_family_and_an_explicit_one_wins(setting, arch, expected):
     from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
     from toolkit.models.registry import get_model_class
-    from toolkit.models.v2.pool import ComponentPool
+    from toolkit.models.components.pool import ComponentPool
 
     planner = MemoryPlanner("cpu", "auto", ComponentPool(), None)
     planner.qtype, planner.qtype_setting = "float8dq", setting  # as the planner sets them on an H100/H200

@@ -16,8 +16,8 @@ from testing.test_engine_http import png_bytes
 from testing.test_hub import REPO, SD1_READS, classic_repo, hub_body, result  # noqa: F401 (a fixture)
 from testing.test_inference_engine import body_for
 from testing.test_options import start_engine_job, stop, wait_for_file
-from toolkit.models.v2.hub import size_text
-from toolkit.models.v2.sources import source_kind
+from toolkit.models.components.hub import size_text
+from toolkit.models.components.sources import source_kind
 
 SIZE = {"width": 64, "height": 64, "num_inference_steps": 2}
 
@@ -129,7 +129,7 @@ def test_a_component_is_in_the_cache_only_with_every_shard_its_index_names(tmp_p
     """A download cut short leaves the index and some shards: with downloads off that repo is refused up front."""
     from huggingface_hub import constants
 
-    from toolkit.models.v2.hub import missing_from_cache
+    from toolkit.models.components.hub import missing_from_cache
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
     storage = tmp_path / "models--org--sharded"

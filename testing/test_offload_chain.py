@@ -14,7 +14,7 @@ def host(tensors):
 
 
 def streamed_as_on_cuda(encoder) -> None:
-    """``toolkit/models/v2/loading.py`` ``_group_offload`` at leaf level, plus the lazy prefetch hook that
+    """``toolkit/models/components/loading.py`` ``_group_offload`` at leaf level, plus the lazy prefetch hook that
     ``use_stream=True`` adds there (diffusers ``hooks/group_offloading.py``)."""
     from diffusers.hooks import apply_group_offloading
     from diffusers.hooks.group_offloading import (

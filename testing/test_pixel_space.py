@@ -98,7 +98,7 @@ def _l2p_state(config_folder):
 @pytest.mark.skipif("zimage_l2p" not in ARCHS, reason="zimage_l2p is not registered")
 @pytest.mark.parametrize("dead_final_layer", [False, True])
 def test_l2p_transformer_loads_from_one_file_with_a_latent_z_image_config(tmp_path, tiny_cache, dead_final_layer):
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     zimage = tiny.tiny_checkpoint("zimage")  # a latent Z-Image folder: in_channels 16, 2x2 patches
     state = {k: v.clone() for k, v in _l2p_state(zimage).items()}
@@ -124,7 +124,7 @@ def test_l2p_transformer_loads_from_one_file_with_a_latent_z_image_config(tmp_pa
 
 @pytest.mark.skipif("zimage_l2p" not in ARCHS, reason="zimage_l2p is not registered")
 def test_l2p_transformer_refuses_a_file_of_another_model_naming_its_keys(tmp_path, tiny_cache):
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     zimage = tiny.tiny_checkpoint("zimage")
     state = {k: v for k, v in _l2p_state(zimage).items() if not k.startswith("local_decoder.")}

@@ -7,7 +7,7 @@ import pytest
 from testing.test_memory_plan import PLENTY_OF_RAM, QWEN_IMAGE, WAN22_14B, flux_work, gib
 from toolkit.config_modules import ModelConfig
 from toolkit.memory_plan import Part, PlanDoesNotFit, Workload, plan_memory
-from toolkit.models.v2.pool import ComponentPool
+from toolkit.models.components.pool import ComponentPool
 
 
 def test_flux2_dev_streams_both_in_8_bits_where_bf16_copies_would_not_fit_in_ram():
@@ -80,7 +80,7 @@ def test_float8dq_is_torchaos_per_row_dynamic_float8_through_each_librarys_confi
     pytest.importorskip("torchao")
     from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow
 
-    from toolkit.models.v2.loading import _quantization_config, check_qtype, import_class
+    from toolkit.models.components.loading import _quantization_config, check_qtype, import_class
 
     for cls in ("diffusers.FluxTransformer2DModel", "transformers.T5EncoderModel"):
         ao = _quantization_config(import_class(cls), "float8dq").quant_type
@@ -94,7 +94,7 @@ def test_engine_memory_qtype_chooses_what_the_plan_quantizes_with(setting, expec
     """``engine.memory_qtype``: ``none`` plans without quantizing (visits and streaming: bit-exact weights);
     a named type replaces the GPU's best (``auto``)."""
     from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
-    from toolkit.models.v2 import loading
+    from toolkit.models.components import loading
 
     monkeypatch.setattr(loading, "best_qtype", lambda device: "float8dq")
     planner = MemoryPlanner("cuda", "auto", ComponentPool(), None, qtype=setting)
@@ -107,7 +107,7 @@ def test_engine_memory_qtype_chooses_what_the_plan_quantizes_with(setting, expec
 )
 def test_a_memory_qtype_this_gpu_cannot_run_stops_the_engine_with_its_name(setting, message, monkeypatch):
     from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
-    from toolkit.models.v2 import loading
+    from toolkit.models.components import loading
 
     monkeypatch.setattr(loading, "best_qtype", lambda device: "int8")  # an Ampere card: no float8 units
     with pytest.raises(ValueError, match=message):

@@ -9,8 +9,8 @@ import torch
 from testing import test_lora
 from testing.engine_harness import EngineHarness
 from testing.test_pool import run, sd1
-from toolkit.models.v2.loading import load_component
-from toolkit.models.v2.pool import ComponentPool, active_pool
+from toolkit.models.components.loading import load_component
+from toolkit.models.components.pool import ComponentPool, active_pool
 
 loras = test_lora.loras  # the module-scoped fixture: two small LoRA files
 with_lora = test_lora.with_lora

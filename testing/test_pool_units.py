@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from toolkit.models.pinned import host_buffers
-from toolkit.models.v2 import pool as pool_module
-from toolkit.models.v2.pool import GB, ComponentKey, ComponentPool, module_bytes
+from toolkit.models.components import pool as pool_module
+from toolkit.models.components.pool import GB, ComponentKey, ComponentPool, module_bytes
 
 
 class Blob:
@@ -528,7 +528,7 @@ def test_evict_for_does_not_count_a_parked_entry_as_gpu_memory_it_frees(parks, m
 def test_the_load_funnel_makes_host_room_only_for_what_waits_there(onload, tiny_cache, monkeypatch):
     """A GPU engine's host-waiting load (``device="cpu"``, run on the GPU) evicts idle host copies first; a CPU
     engine's loads are its residents and leave them alone."""
-    from toolkit.models.v2.loading import load_component
+    from toolkit.models.components.loading import load_component
 
     pool = ComponentPool()
     load(pool, "stale")

@@ -12,7 +12,7 @@ from testing.test_models import FAMILIES, gen_config
 from toolkit.config_modules import ModelConfig
 from toolkit.media_probe import probe
 from toolkit.models.registry import get_model_class
-from toolkit.models.v2.pool import ComponentPool, active_pool
+from toolkit.models.components.pool import ComponentPool, active_pool
 
 ALL = sorted(a for archs in FAMILIES.values() for a in archs)
 TOLERANCE = 0.03  # published counts are rounded ("12B"); 3 % still catches a wrong width or a missing stack
@@ -87,7 +87,7 @@ def test_building_on_the_meta_device_imports_and_hands_back_outside_it(tiny_cach
     are handed back with it gone (the generator yielded inside the ``with``: its caller ran on meta too)."""
     import torch
 
-    import toolkit.models.v2.loading as loading
+    import toolkit.models.components.loading as loading
     from testing.bench import real_build
 
     seen = []

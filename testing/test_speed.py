@@ -12,7 +12,7 @@ from testing.test_inference_engine import body_for
 from testing.test_memory_plan import FLUX, PLENTY_OF_RAM, flux_work, gib
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.memory_plan import QUANTIZED, plan_memory
-from toolkit.models.v2.pool import ComponentPool
+from toolkit.models.components.pool import ComponentPool
 
 
 def refused(h, body) -> dict:

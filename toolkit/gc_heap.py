@@ -7,7 +7,7 @@ saver's PNG and the HTTP thread all wait. Serving engines freeze that heap once 
 vLLM after its warm-up, Ray Serve after a replica starts): ``gc.freeze`` moves every live object into a
 permanent generation that collections skip. Objects made later are collected as usual, and reference counting
 still frees frozen ones; only cycles among frozen objects wait for ``thaw``, which the pool calls before it
-collects what an eviction left (toolkit/models/v2/pool.py ``free_memory``).
+collects what an eviction left (toolkit/models/components/pool.py ``free_memory``).
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ WEIGHT_ONLY = {"float8dq": "float8"}
 # (Mistral) and 0.542 (Gemma 3), which keep their embedding tables in 16 bits, above the 0.53 they were counted at.
 QUANTIZED_RATIO = {"denoiser": 0.53, "encoder": 0.545, "decoder": 0.545}
 STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block running, the next arriving)
-# A denoiser streams block by block, an encoder leaf module by leaf module (toolkit/models/v2/loading.py): an
+# A denoiser streams block by block, an encoder leaf module by leaf module (toolkit/models/components/loading.py): an
 # encoder's largest leaf (a 152k-token embedding table: 1.1 GB for Qwen2.5-VL) may be more than the share.
 # Relative cost per placement (a denoiser runs every step, an encoder once per request), plus a small cost per
 # GiB moved per request so that, between two plans of one shape, the one moving fewer bytes wins.

@@ -40,8 +40,8 @@ from toolkit.models import prompt_cache as prompts
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import describe_all
 from toolkit.models.speed import wants_fp8
-from toolkit.models.v2.hub import DownloadRefused
-from toolkit.models.v2.pool import ComponentPool
+from toolkit.models.components.hub import DownloadRefused
+from toolkit.models.components.pool import ComponentPool
 from toolkit.paths import MODELS_PATH
 from toolkit.sample_step_hook import GenerationCancelled
 from toolkit.step_clock import StepClock
@@ -504,7 +504,7 @@ class Engine:
         """Pay a fresh process's first-use costs before a user waits on them (``warm_up_process``); requests
         that arrive meanwhile wait in the queue as usual."""
         from toolkit.models.compile import warm_up_compiler
-        from toolkit.models.v2.loading import warm_up_process
+        from toolkit.models.components.loading import warm_up_process
 
         self._set_info("Warming up", force=True)
         started = time.monotonic()

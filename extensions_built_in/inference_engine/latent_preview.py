@@ -142,7 +142,7 @@ def checkpoint_preview_factors(name_or_path: str, channels: int) -> dict:
     """A checkpoint may ship its own latent->RGB fit (``latent_preview.json``), e.g. one trained here whose VAE
     is not the family's; it replaces the family's table in the start frame. Local folders only: nothing is
     fetched or built for this."""
-    from toolkit.models.v2.loading import builtin_checkpoint
+    from toolkit.models.components.loading import builtin_checkpoint
 
     try:
         folder = builtin_checkpoint(name_or_path[8:]) if name_or_path.startswith("builtin:") else name_or_path

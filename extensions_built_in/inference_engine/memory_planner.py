@@ -29,7 +29,7 @@ from toolkit.memory_plan import GIB, SMALLER_REQUEST, STAGE_KINDS, Plan, PlanDoe
 from toolkit.memory_quality import QUALITIES
 from toolkit.models.speed import fp8_options, wants_fp8
 from toolkit.models.streaming import kept_bytes
-from toolkit.models.v2.pool import (
+from toolkit.models.components.pool import (
     ComponentPool,
     free_memory,
     host_available_bytes,
@@ -40,7 +40,7 @@ from toolkit.models.v2.pool import (
 from toolkit.models.vae_tiling import smaller_tiles
 
 MODES = ("auto", "off")
-# engine.memory_qtype: what the plan may quantize with. "auto" picks the GPU's best (toolkit/models/v2/loading.py
+# engine.memory_qtype: what the plan may quantize with. "auto" picks the GPU's best (toolkit/models/components/loading.py
 # best_qtype); "none" never quantizes (visits and streaming only: slower, bit-exact weights).
 PLAN_QTYPES = ("auto", "none", "float8dq", "float8", "int8")
 MAX_RESERVE_SCALE = 8.0
@@ -82,7 +82,7 @@ class MemoryPlanner:
         self.qtype: Optional[str] = None
         self.qtype_setting = qtype
         if self.active and qtype != "none":
-            from toolkit.models.v2.loading import best_qtype, check_qtype
+            from toolkit.models.components.loading import best_qtype, check_qtype
 
             self.qtype = best_qtype(device) if qtype == "auto" else qtype
             problem = self.qtype and check_qtype(self.qtype, device)
@@ -404,7 +404,7 @@ def _readable(path: str) -> bool:
         from toolkit.models.tiny import RECIPE_VERSION, cache_root
 
         return os.path.isdir(os.path.join(cache_root(), f"v{RECIPE_VERSION}", path[len("tiny:") :].replace("/", "__")))
-    from toolkit.models.v2.sources import source_kind
+    from toolkit.models.components.sources import source_kind
 
     # A hub id loads from the hub even where a folder of that name sits in the working directory (sources.py).
     return path.startswith("builtin:") or (source_kind(path) == "local" and os.path.exists(os.path.expanduser(path)))

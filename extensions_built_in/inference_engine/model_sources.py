@@ -4,7 +4,7 @@
   once its links are resolved (by default the models folder and the Hugging Face cache). Its refusal reads the
   same whether the path exists or not: an engine that answered "no config.json in /root" for one path and
   "does not exist" for another would map the disk for whoever holds the token.
-* A hub id (``org/name``, ``toolkit/models/v2/sources.py``) is a hub id, never a same-named folder in the
+* A hub id (``org/name``, ``toolkit/models/components/sources.py``) is a hub id, never a same-named folder in the
   working directory. With ``engine.allow_downloads: false`` it must already be whole in the local cache, which
   is read from disk before the request is queued; ``engine.max_download_gb`` sizes what a load would fetch
   from the hub's file list, on the main thread before anything is fetched (the server's thread never waits
@@ -25,8 +25,8 @@ from typing import Iterable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetError, is_inside, real_path
 from extensions_built_in.inference_engine.resident import LoadFailed
-from toolkit.models.v2 import hub
-from toolkit.models.v2.sources import source_kind
+from toolkit.models.components import hub
+from toolkit.models.components.sources import source_kind
 from toolkit.paths import MODELS_PATH
 
 FIELDS = ("name_or_path", "extras_name_or_path")

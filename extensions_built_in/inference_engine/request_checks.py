@@ -19,7 +19,7 @@ from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.arch_tags import UnknownArchTag
 from toolkit.models.registry import UnknownArchError, get_model_class
 from toolkit.models.speed import fp8_problem, speed_problem
-from toolkit.models.v2.loading import check_qtype
+from toolkit.models.components.loading import check_qtype
 
 
 class BadRequest(ValueError):

@@ -430,7 +430,7 @@ class Suite:
 
     def _time_unet_load(self) -> float:
         """What a swap to the fine-tune must at least cost: loading its UNet, nothing else."""
-        from toolkit.models.v2.loading import load_component
+        from toolkit.models.components.loading import load_component
 
         for f in (self.models / "sdxl_b" / "unet").iterdir():  # from the page cache, as the swap will read it
             f.read_bytes()
@@ -453,7 +453,7 @@ class Suite:
 
         from toolkit.config_modules import ModelConfig
         from toolkit.models.registry import get_model_class
-        from toolkit.models.v2.pool import ComponentPool, active_pool
+        from toolkit.models.components.pool import ComponentPool, active_pool
 
         cls, pool = get_model_class("sdxl"), ComponentPool()
 

@@ -42,7 +42,7 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
     from toolkit.memory_plan import GIB, PlanDoesNotFit, plan_memory
     from toolkit.models.registry import get_model_class
-    from toolkit.models.v2.pool import host_reserve_bytes, plannable_share
+    from toolkit.models.components.pool import host_reserve_bytes, plannable_share
 
     model_class = get_model_class(arch)
     model = model_class("cuda", ModelConfig(name_or_path="unused", arch=arch))

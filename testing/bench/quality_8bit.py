@@ -1,5 +1,5 @@
 """What the 8-bit denoiser costs in pixels, per family: the same seed and prompt at the family's own step count,
-with the denoiser in bf16 and quantized as the engine quantizes it (torchao, ``toolkit/models/v2/loading.py``:
+with the denoiser in bf16 and quantized as the engine quantizes it (torchao, ``toolkit/models/components/loading.py``:
 ``float8`` weight-only, ``float8dq`` weights and activations, ``int8`` weight-only where a card has no float8),
 each result against the bf16 one in PSNR (dB) and SSIM. These are the figures each arch file gives as its measured
 8-bit quality, so the memory plan's choice of 8 bits has a number beside it.

@@ -126,7 +126,7 @@ def construct(cls_path: str, config: dict, device: str = "cpu", dtype=None):
     import torch
 
     from testing.bench.real_size import _build
-    from toolkit.models.v2.loading import import_class
+    from toolkit.models.components.loading import import_class
 
     cls = import_class(cls_path)
     if hasattr(cls, "from_config"):  # diffusers

@@ -24,7 +24,7 @@ from toolkit.models.modulation import follow_schedule
 from toolkit.models.prompt_cache import prompt_cache
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
-from toolkit.models.v2.loading import end_group_offload_call, import_class, load_component, weight_bytes
+from toolkit.models.components.loading import end_group_offload_call, import_class, load_component, weight_bytes
 from toolkit.models.vae_tiling import set_vae_tiling, smaller_tiles_on_oom, tile_px, vae_tiles
 from toolkit.pixels import pipeline_pixels_to_uint8
 from toolkit.sample_step_hook import SchedulerStep, step_hook

@@ -41,7 +41,7 @@ def adapter_name(path: str) -> str:
 
 def file_layers(path: str) -> list[str]:
     """Module paths the file holds LoRA weights for, as written in it."""
-    from toolkit.models.v2.loading import safetensors_header
+    from toolkit.models.components.loading import safetensors_header
 
     return lora_layers(safetensors_header(path))
 

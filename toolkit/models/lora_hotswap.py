@@ -57,7 +57,7 @@ def apply_to_slots(model, pipe, loras: list) -> bool:
 
 def file_rank(path: str) -> int:
     """The highest LoRA rank in the file (rows of its down/A matrices), read from the header."""
-    from toolkit.models.v2.loading import safetensors_header
+    from toolkit.models.components.loading import safetensors_header
 
     header = safetensors_header(path)
     return max((v["shape"][0] for k, v in header.items() if k.endswith(_DOWN) and v.get("shape")), default=0)

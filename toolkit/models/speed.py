@@ -41,7 +41,7 @@ def wants_cache(speed: str) -> bool:
 def fp8_problem(device: str) -> Optional[str]:
     """Why float8 weights and activations cannot run on ``device``, or None. Asked once, at engine start (it
     reads the GPU's capability through torch, which the server thread does not touch)."""
-    from toolkit.models.v2.loading import best_qtype, check_qtype
+    from toolkit.models.components.loading import best_qtype, check_qtype
 
     if not str(device).startswith("cuda"):
         return f"float8 needs a CUDA GPU with float8 tensor cores; this engine runs on {device}"

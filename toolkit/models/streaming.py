@@ -1,7 +1,7 @@
 """Streaming a model through the GPU block by block, for models too large to visit whole, keeping on the GPU
 the blocks that fit beside the plan.
 
-diffusers' group offloading streams bf16 encoders (``toolkit/models/v2/loading.py``), but it moves each tensor
+diffusers' group offloading streams bf16 encoders (``toolkit/models/components/loading.py``), but it moves each tensor
 by re-pointing ``.data``, which torchao's quantized tensors refuse across devices. FLUX.2-dev needs both: in 8 bits
 its transformer (34 GiB) and Mistral encoder (25 GiB) are each larger than a 24 GiB card, and in bf16 their host
 copies (104 GiB) are larger than a 64 GiB machine's RAM. Here each block list of the model (``transformer_blocks``,

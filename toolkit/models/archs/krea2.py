@@ -28,8 +28,8 @@ PIPELINE_SETTINGS = ("text_encoder_select_layers", "is_distilled", "patch_size")
 def model_index(name_or_path: str) -> dict:
     """A checkpoint's model_index.json (its pipeline settings), or {} where it has none or it cannot be read
     under this engine's download rules. A hub id's is fetched alone (one small file) like its components."""
-    from toolkit.models.v2 import hub
-    from toolkit.models.v2.sources import source_kind
+    from toolkit.models.components import hub
+    from toolkit.models.components.sources import source_kind
 
     kind, path = source_kind(name_or_path), None
     if kind == "tiny":
@@ -100,7 +100,7 @@ class Krea2Model(BaseModel):
     def build_pipeline(self):
         """The pipeline with the checkpoint's own settings (its text taps, patch size, and whether it is the
         distilled Turbo), as ``from_pretrained`` would take them from model_index.json."""
-        from toolkit.models.v2.loading import import_class
+        from toolkit.models.components.loading import import_class
 
         cfg = self.model_config
         saved = model_index(cfg.name_or_path) or model_index(cfg.extras_name_or_path)

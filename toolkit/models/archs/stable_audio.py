@@ -27,7 +27,7 @@ def checkpoint_window(name_or_path: str, extras_name_or_path: str) -> int:
         try:
             from diffusers import StableAudioDiTModel
 
-            from toolkit.models.v2.loading import resolve_source
+            from toolkit.models.components.loading import resolve_source
 
             src = resolve_source(name_or_path, "transformer", extras_name_or_path, fetch=False)
             if src.single_file:  # a bare transformer file takes its config from the extras checkpoint

@@ -15,9 +15,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from toolkit.models.v2.hub import config_source_of, fetch_component, folder_files, uses_variant
-from toolkit.models.v2.pool import ComponentKey, current_pool
-from toolkit.models.v2.sources import source_kind
+from toolkit.models.components.hub import config_source_of, fetch_component, folder_files, uses_variant
+from toolkit.models.components.pool import ComponentKey, current_pool
+from toolkit.models.components.sources import source_kind
 
 DTYPES = {
     "float16": "float16",
@@ -57,7 +57,7 @@ class ResolvedSource:
     subfolder: Optional[str]
     single_file: bool = False
     config_source: Optional[str] = None
-    variant: Optional[str] = None  # e.g. "fp16": which weight files of the folder are read (toolkit/models/v2/hub.py)
+    variant: Optional[str] = None  # e.g. "fp16": which weight files of the folder are read (toolkit/models/components/hub.py)
 
     @property
     def folder(self) -> str:
