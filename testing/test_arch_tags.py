@@ -7,8 +7,8 @@ from extensions_built_in.inference_engine.assets import AssetStore
 from extensions_built_in.inference_engine.request_checks import BadRequest, RequestChecks
 from toolkit.config_modules import GenerateImageConfig
 from toolkit.models.arch_tags import GROUPS, UnknownArchTag
-from toolkit.models.registry import ARCHS, describe_all, get_model_class
 from toolkit.models.components.sources import is_hub_id
+from toolkit.models.registry import ARCHS, describe_all, get_model_class
 
 # AI Toolkit's UI (ui/src/app/jobs/new/options.tsx) offers ACE-Step 1.5 as a ComfyUI single file inside a repo
 # (ostris/ace_step_1.5_ComfyUI_files/ace_step_1.5_base_aio.safetensors), which is no hub id the engine loads, and

@@ -455,18 +455,18 @@ def test_under_a_plan_a_visiting_transformer_compiles_and_draws_what_eager_draws
     import numpy as np
     from PIL import Image
 
-    from extensions_built_in.inference_engine import memory_planner
+    from extensions_built_in.inference_engine import request_memory
     from toolkit.memory_plan import GIB
 
     monkeypatch.setattr(compile_module, "torch_compile", lambda fn, **kw: torch.compile(fn, backend="aot_eager", **kw))
-    monkeypatch.setattr(memory_planner, "plannable_bytes", lambda device, own: 64 * GIB)
-    planned = memory_planner.MemoryPlanner._plan
+    monkeypatch.setattr(request_memory, "plannable_bytes", lambda device, own: 64 * GIB)
+    planned = request_memory.RequestMemory._plan
 
     def transformer_visits(self, *args):
         plan = planned(self, *args)
         return dataclasses.replace(plan, placements={**plan.placements, "transformer": "visit"})
 
-    monkeypatch.setattr(memory_planner.MemoryPlanner, "_plan", transformer_visits)
+    monkeypatch.setattr(request_memory.RequestMemory, "_plan", transformer_visits)
     images, compiled = {}, {}
     for mode in ("off", "max"):
         h = EngineHarness(tmp_path / mode, compile=mode)

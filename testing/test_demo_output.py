@@ -1,6 +1,6 @@
 """``make demo``'s first lines are the engine's own: no warning from a library that a user cannot act on (torchao's
-native kernels, torch's pytree notice and diffusers' torchao note used to open the demo; toolkit/models/components/loading.py
-``QUIET`` drops them where they are logged)."""
+native kernels, torch's pytree notice and diffusers' torchao note used to open the demo;
+toolkit/models/components/loading.py ``QUIET`` drops them where they are logged)."""
 
 import os
 import re

@@ -200,12 +200,12 @@ def test_an_image_to_video_encode_counts_the_vae_encoding_its_clip_tiled_where_i
 def test_the_loaded_placements_are_kept_while_they_fit_without_the_host_reserve(monkeypatch):
     """FLUX.2-dev on 16 GiB (H200, 2026-12-04): the second request re-planned its encoder from bf16 to float8 for
     want of the last GiB of host RAM, and reloaded it. Loaded copies are held already: no reserve for them."""
-    from extensions_built_in.inference_engine import memory_planner as mp
+    from extensions_built_in.inference_engine import request_memory as mp
     from testing.bench.plan_table import real_parts
     from toolkit.models.components.pool import ComponentPool, plannable_share
 
     model_class, cfg = get_model_class("flux2"), ModelConfig(name_or_path="unused", arch="flux2")
-    planner = mp.MemoryPlanner("cpu", "auto", ComponentPool(), 16 * GIB)
+    planner = mp.RequestMemory("cpu", "auto", ComponentPool(), 16 * GIB)
     planner.active, planner.qtype = True, "float8dq"
     planner._sizes[("flux2", "unused", cfg.extras_name_or_path, model_class("cpu", cfg).dtype)] = real_parts("flux2")
     monkeypatch.setattr(mp, "host_reserve_bytes", lambda: 4 * GIB)

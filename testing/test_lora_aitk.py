@@ -40,9 +40,9 @@ def transformer_lora(arch: str, subfolder: str = "transformer") -> dict:
     import torch
     from peft import LoraConfig, get_peft_model_state_dict
 
+    from toolkit.models.components.loading import import_class
     from toolkit.models.registry import get_model_class
     from toolkit.models.tiny import tiny_checkpoint
-    from toolkit.models.components.loading import import_class
 
     component = get_model_class(arch).components[subfolder]
     model = import_class(component.cls).from_pretrained(tiny_checkpoint(arch), subfolder=subfolder)
@@ -149,9 +149,9 @@ def bfl_family_lora(arch: str) -> dict:
     import torch
     from peft import LoraConfig, get_peft_model_state_dict
 
+    from toolkit.models.components.loading import import_class
     from toolkit.models.registry import get_model_class
     from toolkit.models.tiny import tiny_checkpoint
-    from toolkit.models.components.loading import import_class
 
     targets, double, single = BFL_FAMILIES[arch]
     model = import_class(get_model_class(arch).components["transformer"].cls).from_pretrained(

@@ -6,7 +6,7 @@ plan streamed the transformer keeping ~18 GiB of it and predicted ~1.15x its res
 
 import pytest
 
-from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+from extensions_built_in.inference_engine.request_memory import RequestMemory
 from extensions_built_in.inference_engine.stream_speed import StreamSpeed
 from testing.test_memory_plan import FLUX, PLENTY_OF_RAM, flux_work, gib
 from testing.test_memory_plan_engine import planned  # noqa: F401  (a fixture)
@@ -28,7 +28,7 @@ def flux_plan(quality="fast", db=None, scale=1.0, host=PLENTY_OF_RAM, free=FREE)
 
 def planner_for(tmp_path, quality="balanced", db=None, monkeypatch=None) -> tuple:
     """The engine's planner as on an H100 (float8dq), Flux's real sizes, with FREE GPU bytes and plenty of RAM."""
-    planner = MemoryPlanner("cpu", "auto", ComponentPool(), None, quality=quality)
+    planner = RequestMemory("cpu", "auto", ComponentPool(), None, quality=quality)
     planner.active, planner.qtype = True, "float8dq"
     config = ModelConfig(name_or_path=str(tmp_path), arch="flux")
     key = ("flux", str(tmp_path), config.extras_name_or_path, FluxModel("cpu", config).dtype)
@@ -192,7 +192,7 @@ def test_balanced_takes_8_bits_only_from_the_family_s_measured_quality(tmp_path,
 
 def test_an_unknown_quality_setting_is_refused():
     with pytest.raises(ValueError, match="engine.memory_quality must be one of lossless, balanced, fast"):
-        MemoryPlanner("cpu", "auto", ComponentPool(), None, quality="best")
+        RequestMemory("cpu", "auto", ComponentPool(), None, quality="best")
 
 
 def test_the_start_frame_s_prediction_and_health_say_why(tmp_path, monkeypatch):
@@ -218,10 +218,10 @@ def test_a_result_file_names_an_8_bit_or_streamed_placement_only():
 def unet_streams(request, monkeypatch):
     """The planned engine (testing/test_memory_plan_engine.py) with tiny SD1's UNet always streamed (a real plan,
     its other placements chosen as ever), and steps the clock reports as ``measured["x"]`` times resident."""
-    from extensions_built_in.inference_engine import memory_planner
+    from extensions_built_in.inference_engine import request_memory
     from toolkit import step_clock
 
-    h, plans, measured, real = request.getfixturevalue("planned"), [], {}, memory_planner.plan_memory
+    h, plans, measured, real = request.getfixturevalue("planned"), [], {}, request_memory.plan_memory
 
     def streamed(*args, **kwargs):
         plans.append(real(*args, **{**kwargs, "only": {"unet": "stream"}}))
@@ -231,7 +231,7 @@ def unet_streams(request, monkeypatch):
         wait = 1.0 - 1.0 / measured["x"] if "x" in measured else None
         return {"step_s": 1.0, "hook_ms": None, "stream_ms": None, "stream_wait_ms": wait and wait * 1000}
 
-    monkeypatch.setattr(memory_planner, "plan_memory", streamed)
+    monkeypatch.setattr(request_memory, "plan_memory", streamed)
     monkeypatch.setattr(step_clock.StepClock, "timings", timings)
     h.plans, h.measured = plans, measured
     return h
@@ -263,14 +263,14 @@ def test_a_slow_streamed_step_re_plans_the_next_request_and_its_status_frame_say
 
 
 def test_memory_quality_reaches_the_planner_and_health(tmp_path, tiny_cache, monkeypatch):
-    from extensions_built_in.inference_engine import memory_planner
+    from extensions_built_in.inference_engine import request_memory
     from testing.engine_harness import EngineHarness
     from testing.test_pool import run, sd1
     from toolkit.models.archs.sd1 import SD1Model
 
-    seen, real = [], memory_planner.plan_memory
-    monkeypatch.setattr(memory_planner, "plannable_bytes", lambda device, own: 64 * 2**30)
-    monkeypatch.setattr(memory_planner, "plan_memory", lambda *a, **kw: seen.append(kw) or real(*a, **kw))
+    seen, real = [], request_memory.plan_memory
+    monkeypatch.setattr(request_memory, "plannable_bytes", lambda device, own: 64 * 2**30)
+    monkeypatch.setattr(request_memory, "plan_memory", lambda *a, **kw: seen.append(kw) or real(*a, **kw))
     monkeypatch.setattr(SD1Model, "quality_8bit_db", {"float8dq": 37.5, "float8": 20.0})
     h = EngineHarness(tmp_path, memory_quality="lossless")
     h.engine.memory.active, h.engine.memory.qtype = True, "float8dq"  # as on an H100: the dB of that qtype passes

@@ -1,4 +1,4 @@
-"""The automatic memory plan (toolkit/memory_plan.py, extensions_built_in/inference_engine/memory_planner.py).
+"""The automatic memory plan (toolkit/memory_plan.py, extensions_built_in/inference_engine/request_memory.py).
 
 Decision tables use the real models' component sizes (bf16 bytes of the released checkpoints, as measured on the
 H200: docs/BENCHMARKS.md) and the memory a card leaves free; each row says what a 48, 32, 24 or 16 GiB card
@@ -208,7 +208,7 @@ def test_a_video_too_large_at_this_size_says_a_smaller_request_needs_less():
     assert plan.placements["transformer"] in ("stream", "quantized")
 
     # The engine names what does fit: the most frames at this size, and the largest size at these frames.
-    from extensions_built_in.inference_engine.memory_planner import what_fits
+    from extensions_built_in.inference_engine.request_memory import what_fits
 
     asked = []
 
@@ -301,12 +301,12 @@ def test_the_smallest_plan_also_says_when_host_ram_is_short():
     ],
 )
 def test_explicit_options_are_the_placements_and_the_planner_stays_out(options, expected, tmp_path):
-    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from extensions_built_in.inference_engine.request_memory import RequestMemory
     from toolkit.models.components.pool import ComponentPool
 
     cfg = ModelConfig(name_or_path="tiny:flux", arch="flux", **options)
     assert FluxModel("cuda", cfg).options_plan().placements == expected
-    planner = MemoryPlanner("cpu", "auto", ComponentPool(), None)
+    planner = RequestMemory("cpu", "auto", ComponentPool(), None)
     planner.active = True  # as on a GPU
     assert planner.source(cfg) == "options"
     assert planner.plan(FluxModel, cfg, GenerateImageConfig(prompt="p")) is None
@@ -485,13 +485,13 @@ def test_a_decode_that_ran_out_widens_the_decode_s_reserve_alone():
     decode ran out in 256 px tiles, and the re-plan doubled every working set: sampling's 12.5 GiB became 25 and
     the request was refused, though the same decode in 192 px tiles had run on 16 GiB. Only the decode's reserve
     widens now; the re-plan decodes in smaller tiles and samples as before."""
-    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from extensions_built_in.inference_engine.request_memory import RequestMemory
     from testing.bench.plan_table import real_parts
     from toolkit.models.components.pool import ComponentPool, plannable_share
 
     model_class, cfg = get_model_class("hunyuan_video15"), ModelConfig(name_or_path="unused", arch="hunyuan_video15")
     gen = GenerateImageConfig(prompt="p", width=848, height=480, num_frames=121)
-    planner = MemoryPlanner("cpu", "auto", ComponentPool(), 24 * GIB)
+    planner = RequestMemory("cpu", "auto", ComponentPool(), 24 * GIB)
     planner.qtype = "float8"
     planner._sizes[("hunyuan_video15", "unused", cfg.extras_name_or_path, model_class("cpu", cfg).dtype)] = real_parts(
         "hunyuan_video15"

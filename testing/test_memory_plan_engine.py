@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from extensions_built_in.inference_engine.memory_planner import KINDS
+from extensions_built_in.inference_engine.request_memory import KINDS
 from testing.engine_harness import EngineHarness
 from testing.test_memory_plan import PLENTY_OF_RAM, QWEN_IMAGE, flux_work, gib
 from testing.test_pool import run, sd1
@@ -19,10 +19,10 @@ from toolkit.models.archs.sd1 import SD1Model
 def planned(tmp_path, tiny_cache, monkeypatch):
     """An engine whose planner is on as on a GPU (placements off the GPU are no-ops on this CPU; 8-bit is int8,
     which runs here), with the free memory a test sets."""
-    from extensions_built_in.inference_engine import memory_planner
+    from extensions_built_in.inference_engine import request_memory
 
     free = {"bytes": 64 * GIB}
-    monkeypatch.setattr(memory_planner, "plannable_bytes", lambda device, own: free["bytes"])
+    monkeypatch.setattr(request_memory, "plannable_bytes", lambda device, own: free["bytes"])
     h = EngineHarness(tmp_path)
     h.engine.memory.active, h.engine.memory.qtype = True, "int8"
     h.free = free
@@ -208,11 +208,11 @@ def test_the_start_frame_prediction_imports_neither_torch_nor_diffusers(tiny_cac
     tiny_checkpoint("stable_audio")
     code = """
 import sys
-from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+from extensions_built_in.inference_engine.request_memory import RequestMemory
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.registry import get_model_class
 from toolkit.models.components.pool import ComponentPool
-planner = MemoryPlanner("cpu", "auto", ComponentPool(), None)
+planner = RequestMemory("cpu", "auto", ComponentPool(), None)
 planner.active, planner.snapshot = True, (64 * 1024**3, 64 * 1024**3)
 out = planner.predict(get_model_class("sd1"), ModelConfig(name_or_path="tiny:sd1", arch="sd1"),
                       GenerateImageConfig(prompt="p", width=64, height=64))
@@ -231,9 +231,9 @@ print(sorted(m for m in ("torch", "diffusers", "transformers") if m in sys.modul
 def test_a_quantized_module_counts_its_8_bit_storage_not_its_logical_dtype(tiny_cache):
     """torchao tensors report bf16 (2 bytes an element) while storing int8 or float8 and scales: counted as bf16,
     a quantized Qwen-Image transformer was 40 GB in the pool, and a plan counted that as reclaimable memory."""
-    from toolkit.models.pinned import tensor_bytes
     from toolkit.models.components.loading import load_component
     from toolkit.models.components.pool import module_bytes
+    from toolkit.models.pinned import tensor_bytes
 
     plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
     quantized = load_component(
@@ -299,8 +299,8 @@ def test_a_group_offloaded_encoder_waits_in_exact_size_host_copies():
     already: the encoder's weights go into one of ``empty_like_all``'s blocks first, and the output is unchanged."""
     import torch
 
-    from toolkit.models.offload import PINNED_ATTR
     from toolkit.models.components.loading import load_component
+    from toolkit.models.offload import PINNED_ATTR
 
     kwargs = dict(dtype="float32", device="cpu", onload_device="cpu")
     te = load_component("transformers.T5EncoderModel", "tiny:flux", "text_encoder_2", offload="group:leaf", **kwargs)
@@ -375,7 +375,7 @@ def test_a_default_model_loaded_at_start_is_planned_and_reused(planned):
 def test_each_stage_peak_is_in_the_result_timings(planned, monkeypatch):
     """What the plan's working-set estimates are checked against on the GPU (docs/BENCHMARKS.md), and which
     components had weights on the engine's device (here the CPU) at each stage's end."""
-    monkeypatch.setattr("extensions_built_in.inference_engine.memory_planner.take_stage_peak", lambda: 3 * GIB)
+    monkeypatch.setattr("extensions_built_in.inference_engine.request_memory.take_stage_peak", lambda: 3 * GIB)
     timings = run(planned, sd1())["result"]["timings"]
     assert timings["peak_gib"] == {"loading": 3.0, "encoding": 3.0, "sampling": 3.0, "decoding": 3.0}
     assert [{"unet", "vae", "text_encoder"} <= on.keys() for on in timings["gpu_gib"].values()] == [True] * 4
@@ -542,10 +542,10 @@ def test_an_out_of_memory_error_says_where_it_struck_and_what_sat_on_the_gpu(pla
     ],
 )
 def test_an_automatic_8_bit_type_follows_the_family_and_an_explicit_one_wins(setting, arch, expected):
-    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
-    from toolkit.models.registry import get_model_class
+    from extensions_built_in.inference_engine.request_memory import RequestMemory
     from toolkit.models.components.pool import ComponentPool
+    from toolkit.models.registry import get_model_class
 
-    planner = MemoryPlanner("cpu", "auto", ComponentPool(), None)
+    planner = RequestMemory("cpu", "auto", ComponentPool(), None)
     planner.qtype, planner.qtype_setting = "float8dq", setting  # as the planner sets them on an H100/H200
     assert planner.qtype_for(get_model_class(arch)) == expected

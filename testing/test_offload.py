@@ -133,9 +133,9 @@ def test_low_vram_with_quantize_keeps_quantized_components_on_the_gpu(monkeypatc
 
 def test_quantized_models_are_not_offloaded(tiny_cache):
     """enable_low_vram hooks only models of plain tensors; torchao's (int8 runs on this CPU) stay put."""
-    from toolkit.models.offload import _plain
     from toolkit.models.components.loading import load_component
     from toolkit.models.components.pool import ComponentPool, active_pool
+    from toolkit.models.offload import _plain
 
     with active_pool(ComponentPool()):
         plain = load_component("diffusers.UNet2DConditionModel", "tiny:sd1", "unet", dtype="bfloat16", device="cpu")
@@ -288,8 +288,8 @@ def test_the_load_funnel_streams_a_denoiser_and_it_runs_as_the_resident_one(qtyp
     transformer left in place."""
     if qtype:
         pytest.importorskip("torchao")
-    from toolkit.models.streaming import STREAM_ATTR
     from toolkit.models.components.loading import load_component
+    from toolkit.models.streaming import STREAM_ATTR
 
     def load(offload):
         return load_component(

@@ -93,22 +93,22 @@ def test_float8dq_is_torchaos_per_row_dynamic_float8_through_each_librarys_confi
 def test_engine_memory_qtype_chooses_what_the_plan_quantizes_with(setting, expected, monkeypatch):
     """``engine.memory_qtype``: ``none`` plans without quantizing (visits and streaming: bit-exact weights);
     a named type replaces the GPU's best (``auto``)."""
-    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from extensions_built_in.inference_engine.request_memory import RequestMemory
     from toolkit.models.components import loading
 
     monkeypatch.setattr(loading, "best_qtype", lambda device: "float8dq")
-    planner = MemoryPlanner("cuda", "auto", ComponentPool(), None, qtype=setting)
+    planner = RequestMemory("cuda", "auto", ComponentPool(), None, qtype=setting)
     assert planner.qtype == expected and planner.describe(None)["qtype"] == expected
-    assert MemoryPlanner("cuda", "auto", ComponentPool(), None).qtype == "float8dq"
+    assert RequestMemory("cuda", "auto", ComponentPool(), None).qtype == "float8dq"
 
 
 @pytest.mark.parametrize(
     "setting,message", [("float4", "engine.memory_qtype must be one of"), ("float8dq", "float8 tensor cores")]
 )
 def test_a_memory_qtype_this_gpu_cannot_run_stops_the_engine_with_its_name(setting, message, monkeypatch):
-    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from extensions_built_in.inference_engine.request_memory import RequestMemory
     from toolkit.models.components import loading
 
     monkeypatch.setattr(loading, "best_qtype", lambda device: "int8")  # an Ampere card: no float8 units
     with pytest.raises(ValueError, match=message):
-        MemoryPlanner("cuda", "auto", ComponentPool(), None, qtype=setting)
+        RequestMemory("cuda", "auto", ComponentPool(), None, qtype=setting)

@@ -6,9 +6,9 @@ test_pool.py and test_pool_safety.py run the same pool under the real engine."""
 import pytest
 import torch
 
-from toolkit.models.pinned import host_buffers
 from toolkit.models.components import pool as pool_module
 from toolkit.models.components.pool import GB, ComponentKey, ComponentPool, module_bytes
+from toolkit.models.pinned import host_buffers
 
 
 class Blob:
@@ -464,11 +464,11 @@ def test_a_holder_streams_keep_their_planned_blocks_and_give_them_back_when_drop
     """The resident model gives each streamed denoiser its plan's kept share once ``make_room`` has made the
     room (a reused holder's new plan may give more or less), and takes it back when the holder goes: the pool
     lists a streamed component as waiting on the host, so nothing else would free those blocks for the next
-    model. Until then the next plan counts them as the engine's own (``MemoryPlanner.refresh``)."""
+    model. Until then the next plan counts them as the engine's own (``RequestMemory.refresh``)."""
     from types import SimpleNamespace
 
-    from extensions_built_in.inference_engine import memory_planner
-    from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+    from extensions_built_in.inference_engine import request_memory
+    from extensions_built_in.inference_engine.request_memory import RequestMemory
     from extensions_built_in.inference_engine.resident import ResidentModel
     from toolkit.models.offload import _on_host
     from toolkit.models.streaming import BlockStream, module_bytes
@@ -485,9 +485,9 @@ def test_a_holder_streams_keep_their_planned_blocks_and_give_them_back_when_drop
     resident._place_kept_blocks(SimpleNamespace(kept={"transformer": 2 * block}))
     assert [_on_host(b) for b in denoiser.blocks] == [False, False, True, True]
     seen = {}
-    monkeypatch.setattr(memory_planner, "plannable_bytes", lambda device, own: seen.setdefault("own", own))
-    monkeypatch.setattr(memory_planner, "kept_bytes", lambda device: stream.kept_bytes)  # only this stream's
-    MemoryPlanner("cpu", "auto", ComponentPool(), None).refresh()
+    monkeypatch.setattr(request_memory, "plannable_bytes", lambda device, own: seen.setdefault("own", own))
+    monkeypatch.setattr(request_memory, "kept_bytes", lambda device: stream.kept_bytes)  # only this stream's
+    RequestMemory("cpu", "auto", ComponentPool(), None).refresh()
     assert seen["own"] == 2 * block  # the pool holds nothing on the device; the kept blocks are the engine's
     resident._place_kept_blocks(SimpleNamespace(kept={"transformer": 3 * block}))  # a new plan, more room
     assert [_on_host(b) for b in denoiser.blocks] == [False, False, False, True]

@@ -11,8 +11,8 @@ from testing.bench.real_configs import PARAMS, REAL, SHALLOW_SAMPLE
 from testing.test_models import FAMILIES, gen_config
 from toolkit.config_modules import ModelConfig
 from toolkit.media_probe import probe
-from toolkit.models.registry import get_model_class
 from toolkit.models.components.pool import ComponentPool, active_pool
+from toolkit.models.registry import get_model_class
 
 ALL = sorted(a for archs in FAMILIES.values() for a in archs)
 TOLERANCE = 0.03  # published counts are rounded ("12B"); 3 % still catches a wrong width or a missing stack

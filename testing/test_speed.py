@@ -7,7 +7,7 @@ import pytest
 import torch
 from PIL import Image
 
-from extensions_built_in.inference_engine.memory_planner import MemoryPlanner
+from extensions_built_in.inference_engine.request_memory import RequestMemory
 from testing.test_inference_engine import body_for
 from testing.test_memory_plan import FLUX, PLENTY_OF_RAM, flux_work, gib
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
@@ -82,7 +82,7 @@ def test_the_fp8_tier_makes_the_plan_quantize_the_denoiser_even_when_bf16_fits()
 
 
 def test_without_a_plan_the_fp8_tier_is_the_quantize_option_on_the_denoiser_only():
-    planner = MemoryPlanner("cuda", "off", ComponentPool(), None)  # engine.memory: off (nothing touches a GPU)
+    planner = RequestMemory("cuda", "off", ComponentPool(), None)  # engine.memory: off (nothing touches a GPU)
     cfg = ModelConfig(name_or_path="x", arch="flux")
     fp8 = planner.config_for(cfg, GenerateImageConfig(prompt="p", speed="fp8"))
     assert (fp8.quantize, fp8.qtype, fp8.quantize_te) == (True, "float8dq", False)

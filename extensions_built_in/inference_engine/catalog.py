@@ -19,8 +19,8 @@ STEP_IN_NAME = re.compile(r"_(\d{6,9})(?:_(?:high|low)_noise)?\.safetensors$")
 
 def list_loras(roots: list[str]) -> list[dict]:
     """Newest first. Files that are not LoRAs (checkpoints, broken files) are left out."""
-    from toolkit.models.lora import lora_layers
     from toolkit.models.components.loading import safetensors_header
+    from toolkit.models.lora import lora_layers
 
     found, seen = [], set()
     for root in roots:

@@ -21,13 +21,13 @@ from typing import Any, Callable, Optional
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
 from extensions_built_in.inference_engine.errors import EngineBusy, OutputInUse
 from extensions_built_in.inference_engine.latent_preview import LatentSender, shrink_tensor
-from extensions_built_in.inference_engine.memory_planner import MemoryPlanner, free_after_oom
 from extensions_built_in.inference_engine.metrics import EngineMetrics
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from extensions_built_in.inference_engine.model_sources import ModelSources, operator_sources
 from extensions_built_in.inference_engine.outputs import Outputs
 from extensions_built_in.inference_engine.request import Request
 from extensions_built_in.inference_engine.request_checks import RequestChecks
+from extensions_built_in.inference_engine.request_memory import RequestMemory, free_after_oom
 from extensions_built_in.inference_engine.request_queue import QueueFull, RequestQueue
 from extensions_built_in.inference_engine.resident import LoadFailed, ResidentModel
 from extensions_built_in.inference_engine.saver import ResultSaver
@@ -37,11 +37,11 @@ from toolkit.device import is_oom, reset_vram_peak, set_vram_budget, vram_stats
 from toolkit.gc_heap import collector_state
 from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models import prompt_cache as prompts
+from toolkit.models.components.hub import DownloadRefused
+from toolkit.models.components.pool import ComponentPool
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import describe_all
 from toolkit.models.speed import wants_fp8
-from toolkit.models.components.hub import DownloadRefused
-from toolkit.models.components.pool import ComponentPool
 from toolkit.paths import MODELS_PATH
 from toolkit.sample_step_hook import GenerationCancelled
 from toolkit.step_clock import StepClock
@@ -80,7 +80,7 @@ class Engine:
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.pool = ComponentPool(settings.keep_resident_gb, settings.keep_in_ram_gb)
         self.metrics = EngineMetrics(self.pool, self.queue)  # GET /metrics
-        self.memory = MemoryPlanner(
+        self.memory = RequestMemory(
             device,
             settings.memory,
             self.pool,

@@ -17,9 +17,9 @@ from extensions_built_in.inference_engine.assets import AssetError, AssetStore, 
 from extensions_built_in.inference_engine.model_sources import ModelSources, SourceRefused
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.arch_tags import UnknownArchTag
+from toolkit.models.components.loading import check_qtype
 from toolkit.models.registry import UnknownArchError, get_model_class
 from toolkit.models.speed import fp8_problem, speed_problem
-from toolkit.models.components.loading import check_qtype
 
 
 class BadRequest(ValueError):

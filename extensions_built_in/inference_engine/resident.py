@@ -25,11 +25,11 @@ from toolkit.models.compile import (
 )
 from toolkit.models.compile import resolve_mode as resolve_compile_mode
 from toolkit.models.compile import use_cache_dir as use_compile_cache_dir
+from toolkit.models.components.hub import DownloadRefused
+from toolkit.models.components.pool import ComponentPool, active_pool, free_memory
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import get_model_class
 from toolkit.models.streaming import STREAM_ATTR
-from toolkit.models.components.hub import DownloadRefused
-from toolkit.models.components.pool import ComponentPool, active_pool, free_memory
 from toolkit.paths import TOOLKIT_ROOT
 from toolkit.sample_step_hook import GenerationCancelled
 

@@ -5,7 +5,7 @@ The defaults live here and nowhere else: the job process (InferenceEngine.py), t
 "Engine settings" table is checked against these fields (testing/test_engine_settings.py). Each value is read
 as the job config always read it: an explicit ``null`` is the default, numbers and flags go through
 ``float``/``int``/``bool``, and keys that are not settings are ignored (the cluster's ``engine:`` block is
-handed to its replicas whole). Values are checked where they are used (memory_planner.py, toolkit/models/
+handed to its replicas whole). Values are checked where they are used (request_memory.py, toolkit/models/
 compile.py, attention.py), which name the setting in their error.
 """
 
@@ -42,7 +42,7 @@ class EngineSettings:
     warm_up: bool = _setting(True, bool)
     max_queue: int = _setting(64, int)  # 0: no cap
     vram_budget_gb: float = _setting(0.0, lambda v: float(v or 0))  # 0: the whole card
-    # The memory plan (memory_planner.py, toolkit/memory_quality.py).
+    # The memory plan (request_memory.py, toolkit/memory_quality.py).
     memory: str = _setting("auto", str)
     memory_qtype: str = _setting("auto", str)
     memory_quality: str = _setting("balanced", str)

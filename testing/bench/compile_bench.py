@@ -467,7 +467,8 @@ def _uncompile(bare) -> None:
 
 
 def _float8(bare) -> None:
-    """Float8 weights and activations, per-row scales: the engine's ``float8dq`` (toolkit/models/components/loading.py)."""
+    """Float8 weights and activations, per-row scales: the engine's ``float8dq``
+    (toolkit/models/components/loading.py)."""
     from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow, quantize_
 
     quantize_(bare.model.pipeline.transformer, Float8DynamicActivationFloat8WeightConfig(granularity=PerRow()))

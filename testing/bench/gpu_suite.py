@@ -452,8 +452,8 @@ class Suite:
         import pstats
 
         from toolkit.config_modules import ModelConfig
-        from toolkit.models.registry import get_model_class
         from toolkit.models.components.pool import ComponentPool, active_pool
+        from toolkit.models.registry import get_model_class
 
         cls, pool = get_model_class("sdxl"), ComponentPool()
 

@@ -94,8 +94,8 @@ def round_trips(device: str) -> dict:
 
     import torch
 
-    from toolkit.models.offload import move_to_device, move_to_host
     from toolkit.models.components.loading import _group_offload
+    from toolkit.models.offload import move_to_device, move_to_host
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[torch.nn.Linear(512, 512) for _ in range(4)]).to(torch.bfloat16)

@@ -38,11 +38,11 @@ def real_parts(arch: str) -> list:
 
 
 def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> dict:
-    from extensions_built_in.inference_engine.memory_planner import plan_naming_what_fits, tiled_to_fit
+    from extensions_built_in.inference_engine.request_memory import plan_naming_what_fits, tiled_to_fit
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
     from toolkit.memory_plan import GIB, PlanDoesNotFit, plan_memory
-    from toolkit.models.registry import get_model_class
     from toolkit.models.components.pool import host_reserve_bytes, plannable_share
+    from toolkit.models.registry import get_model_class
 
     model_class = get_model_class(arch)
     model = model_class("cuda", ModelConfig(name_or_path="unused", arch=arch))
@@ -51,7 +51,7 @@ def predicted(arch: str, card_gib: float, host_gib: float, qtype="float8dq") -> 
     gen = GenerateImageConfig(prompt="", **native)
     available = plannable_share(int(card_gib * GIB))  # what the engine counts on of a free card
     host = int(host_gib * GIB) - host_reserve_bytes(int(host_gib * GIB))  # as host_available_bytes counts it
-    if qtype == "float8dq" and not model_class.float8_activations:  # as MemoryPlanner.qtype_for decides
+    if qtype == "float8dq" and not model_class.float8_activations:  # as RequestMemory.qtype_for decides
         qtype = "float8"
 
     def plan_at(request, tile=None):

@@ -90,10 +90,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             harness = EngineHarness(Path(folder), device=device, vram_budget_gb=24)
             if args.tiny:  # the planner as on a GPU, with 24 GiB free and int8 (as testing/test_memory_plan_engine.py)
-                from extensions_built_in.inference_engine import memory_planner
+                from extensions_built_in.inference_engine import request_memory
 
-                memory_planner.plannable_bytes = lambda device, own: 24 * GIB
-                memory_planner.host_available_bytes = lambda pooled: 120 * GIB
+                request_memory.plannable_bytes = lambda device, own: 24 * GIB
+                request_memory.host_available_bytes = lambda pooled: 120 * GIB
                 harness.engine.memory.active, harness.engine.memory.qtype = True, "int8"
             try:
                 state["inject"] = inject

@@ -18,13 +18,13 @@ from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
 from toolkit.models import arch_tags, tiny
 from toolkit.models.attention import attention_kernels
+from toolkit.models.components.loading import end_group_offload_call, import_class, load_component, weight_bytes
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
 from toolkit.models.modulation import follow_schedule
 from toolkit.models.prompt_cache import prompt_cache
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
-from toolkit.models.components.loading import end_group_offload_call, import_class, load_component, weight_bytes
 from toolkit.models.vae_tiling import set_vae_tiling, smaller_tiles_on_oom, tile_px, vae_tiles
 from toolkit.pixels import pipeline_pixels_to_uint8
 from toolkit.sample_step_hook import SchedulerStep, step_hook

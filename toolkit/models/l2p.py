@@ -11,13 +11,11 @@ published weights use):
   velocity itself.
 
 The trunk, the caption path, the timestep embedding and the call are Z-Image's, so ZImagePipeline drives it with
-an identity decoder in place of its VAE (``PixelsAsLatents``). The published file ships no config: its shape is
-Z-Image(-Turbo)'s transformer config moved to pixels, as AI Toolkit builds it (``load_config``).
+an identity decoder in place of its VAE (toolkit/models/pixel_decoder.py). The published file ships no config: its
+shape is Z-Image(-Turbo)'s transformer config moved to pixels, as AI Toolkit builds it (``load_config``).
 """
 
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import torch
 from diffusers import ZImageTransformer2DModel
@@ -194,27 +192,3 @@ class ZImageL2PTransformer2DModel(ZImageTransformer2DModel):
         )[0]
         out = list(self.local_decoder(noisy, torch.stack(features)).unsqueeze(2).unbind(0))
         return Transformer2DModelOutput(sample=out) if return_dict else (out,)
-
-
-class PixelsAsLatents(nn.Module):
-    """ZImagePipeline's VAE for a pixel-space transformer: a decode that returns its input. Its config makes the
-    pipeline sample at full resolution (one block: ``vae_scale_factor`` 1) and leave the values as they are
-    (scaling 1, shift 0); the pipeline's own postprocessing then maps [-1, 1] to the image."""
-
-    def __init__(self):
-        super().__init__()
-        self.config = SimpleNamespace(block_out_channels=(3,), latent_channels=3, scaling_factor=1.0, shift_factor=0.0)
-        self.register_buffer("_place", torch.zeros(0), persistent=False)  # follows .to(), for ``device``
-
-    @property
-    def device(self):
-        return self._place.device
-
-    @property
-    def dtype(self):
-        return torch.float32  # the pipeline's latents are float32; the image is made from them as they are
-
-    def decode(self, z, return_dict: bool = True):
-        from diffusers.models.autoencoders.vae import DecoderOutput
-
-        return DecoderOutput(sample=z) if return_dict else (z,)

@@ -74,7 +74,7 @@ def _timing_event():
 
 def kept_bytes(device) -> int:
     """Bytes of streamed models' kept blocks on ``device``: memory the pool does not list (a streamed component
-    waits on the host), which the next plan may count on as its own (``MemoryPlanner.refresh``)."""
+    waits on the host), which the next plan may count on as its own (``RequestMemory.refresh``)."""
     import torch
 
     device = torch.device(device)

@@ -38,9 +38,9 @@ class ZImageL2PModel(ZImageModel):
     def build_pipeline(self):
         from diffusers import ZImagePipeline
 
-        from toolkit.models.l2p import PixelsAsLatents
+        from toolkit.models.pixel_decoder import PixelDecoder
 
-        pipe = ZImagePipeline(**self.parts, vae=PixelsAsLatents())
+        pipe = ZImagePipeline(**self.parts, vae=PixelDecoder(1))
         pipe.set_progress_bar_config(disable=True)
         return pipe
 

@@ -57,7 +57,8 @@ class ResolvedSource:
     subfolder: Optional[str]
     single_file: bool = False
     config_source: Optional[str] = None
-    variant: Optional[str] = None  # e.g. "fp16": which weight files of the folder are read (toolkit/models/components/hub.py)
+    # e.g. "fp16": which weight files of the folder are read (toolkit/models/components/hub.py)
+    variant: Optional[str] = None
 
     @property
     def folder(self) -> str:

@@ -27,8 +27,6 @@ from extensions_built_in.inference_engine.stream_speed import StreamSpeed
 from toolkit.device import take_stage_peak
 from toolkit.memory_plan import GIB, SMALLER_REQUEST, STAGE_KINDS, Plan, PlanDoesNotFit, Workload, plan_memory
 from toolkit.memory_quality import QUALITIES
-from toolkit.models.speed import fp8_options, wants_fp8
-from toolkit.models.streaming import kept_bytes
 from toolkit.models.components.pool import (
     ComponentPool,
     free_memory,
@@ -37,11 +35,14 @@ from toolkit.models.components.pool import (
     module_bytes,
     plannable_bytes,
 )
+from toolkit.models.speed import fp8_options, wants_fp8
+from toolkit.models.streaming import kept_bytes
 from toolkit.models.vae_tiling import smaller_tiles
 
 MODES = ("auto", "off")
-# engine.memory_qtype: what the plan may quantize with. "auto" picks the GPU's best (toolkit/models/components/loading.py
-# best_qtype); "none" never quantizes (visits and streaming only: slower, bit-exact weights).
+# engine.memory_qtype: what the plan may quantize with. "auto" picks the GPU's best
+# (toolkit/models/components/loading.py best_qtype); "none" never quantizes (visits and streaming only: slower,
+# bit-exact weights).
 PLAN_QTYPES = ("auto", "none", "float8dq", "float8", "int8")
 MAX_RESERVE_SCALE = 8.0
 SHORTFALL_MARGIN = 1.25  # a failed allocation shows only a lower bound of what the phase needed
@@ -50,7 +51,7 @@ TRIED = re.compile(r"Tried to allocate ([0-9.]+) (GiB|MiB|KiB|B)")
 UNITS = {"GiB": GIB, "MiB": 1024**2, "KiB": 1024, "B": 1}
 
 
-class MemoryPlanner:
+class RequestMemory:
     def __init__(
         self,
         device: str,
