@@ -1,8 +1,8 @@
 """The shape of the two documents people read first: README.md and docs/BENCHMARKS.md.
 
-Both are read in terminals, diffs and narrow panes, so no line is longer than 120 characters. BENCHMARKS.md is a
-reference: it opens with a table, every table row that names a `run` has that command listed under a table, and
-the per-family speed table quotes figures that the kept raw runs still give (the generated
+Both are read in terminals, diffs and narrow panes, so no line is longer than 120 characters. The benchmarks
+document is a reference: it opens with a table, every table row that names a `run` has that command listed under a
+table, and the per-family speed table quotes figures that the kept raw runs still give (the generated
 docs/bench/sweep_table.md for the H200 cells, the cards run's JSON for the H100 cells marked †), so a figure
 copied by hand cannot drift from the run it came from.
 """
@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-BENCHMARKS = ROOT / "docs" / "BENCHMARKS.md"
+BENCHMARKS = ROOT / "docs/BENCHMARKS.md"
 SWEEP_TABLE = ROOT / "docs" / "bench" / "sweep_table.md"
 CARDS_RUN = ROOT / "docs" / "bench" / "cards_2026-12-07_h100"
 MAX_LINE = 120
