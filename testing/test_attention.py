@@ -10,7 +10,7 @@ import torch
 from torch.nn.attention import SDPBackend
 
 from testing.engine_harness import EngineHarness
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from toolkit.models import attention
 from toolkit.models.attention import (
     FA4_ADAPTER,

@@ -23,7 +23,7 @@ from extensions_built_in.inference_engine.client import EngineClient
 from extensions_built_in.inference_engine.server import MAX_JSON_BODY
 from testing.cluster_harness import ClusterJob
 from testing.engine_harness import wait_for
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from toolkit.ui_job_status import create_schema, insert_job
 
 A, B = "sd1", "pixart_sigma"

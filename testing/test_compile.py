@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from testing.engine_harness import EngineHarness
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from toolkit.models import compile as compile_module
 from toolkit.models.compile import compile_denoiser, resolve_mode
 

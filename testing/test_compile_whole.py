@@ -13,7 +13,7 @@ import torch
 from PIL import Image
 
 from testing.engine_harness import EngineHarness
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from testing.test_lora_hotswap import graphs
 from toolkit.models import compile as compile_module
 from toolkit.models.compile import compile_denoiser
@@ -175,7 +175,7 @@ def test_the_whole_graph_in_bf16_computes_what_eager_does_to_a_rounding(mode, tm
 def test_kontext_runs_the_whole_graph_on_its_own_rows_and_draws_what_eager_draws(tmp_path, tiny_cache, runs, fills):
     """FLUX.1 Kontext is the same transformer under another pipeline (its reference image's tokens beside the
     latents'): compiled whole under ``max``, one table fill a request, the image eager's to a rounding."""
-    from testing.test_inference_engine import upload_test_image
+    from testing.stream_contract import upload_test_image
 
     images = {}
     for mode in ("max", "off"):

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from extensions_built_in.inference_engine.protocol import FrameDecoder
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from toolkit.models.registry import ARCHS, get_model_class
 
 ROUTES = [

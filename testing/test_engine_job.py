@@ -12,7 +12,7 @@ import pytest
 
 from extensions_built_in.inference_engine.client import EngineClient
 from testing.engine_harness import wait_for
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from toolkit.ui_job_status import create_schema, insert_job
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -7,8 +7,8 @@ import os
 
 import httpx
 
+from testing.stream_contract import body_for
 from testing.test_engine_http import auth, engine_idle, open_stream, wait_until
-from testing.test_inference_engine import body_for
 
 
 def detach(engine_server, body) -> dict:

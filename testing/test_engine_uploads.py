@@ -7,8 +7,8 @@ import pytest
 
 from testing import test_engine_http
 from testing.conftest import ROOT
+from testing.stream_contract import body_for
 from testing.test_engine_http import auth, png_bytes
-from testing.test_inference_engine import body_for
 
 http = test_engine_http.http  # the fixture: an httpx client on the engine
 

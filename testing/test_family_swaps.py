@@ -6,7 +6,7 @@ Qwen2.5-VL and VAE. Z-Image has no second family here with the same encoder clas
 fine-tunes that share extras (AI Toolkit's extras_name_or_path), the way a user switches Z-Image checkpoints.
 """
 
-from testing.test_inference_engine import body_for, swap_sequence, upload_test_image
+from testing.stream_contract import body_for, swap_sequence, upload_test_image
 
 
 def subfolders(keys):

@@ -155,7 +155,7 @@ def test_the_conditioning_hook_is_gone_after_a_request_and_after_a_cancel(flex2,
 
 
 def test_the_stream_contract_with_a_control_image(engine_server):
-    from testing.test_inference_engine import check_arch
+    from testing.stream_contract import check_arch
 
     row = check_arch(engine_server.client, "flex2", controls=1)
     assert row["status"] == "PASS" and row["latent_shape"] == [1, 16, 8, 8]

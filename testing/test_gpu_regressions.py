@@ -75,7 +75,7 @@ def test_an_oom_halfway_through_a_video_decode_leaves_no_vae_features_allocated(
     AutoencoderKLWan keeps each chunk's features on the module until a decode finishes. The decode is tried again
     in smaller tiles (toolkit/models/vae_tiling.py); when the smallest fails too the engine answers with an oom
     frame, and nothing is left on the module."""
-    from testing.test_inference_engine import body_for
+    from testing.stream_contract import body_for
 
     body = body_for("wan21", steps=2, seed=3)
     assert engine_server.client.generate_wait(body)["http_status"] == 200
@@ -131,7 +131,7 @@ def test_a_cancelled_request_does_not_wait_for_its_latent_copies():
 
 
 def test_the_engine_discards_previews_on_cancel_and_flushes_them_on_success(engine_server):
-    from testing.test_inference_engine import body_for
+    from testing.stream_contract import body_for
 
     engine = engine_server.engine
     calls = []
@@ -157,7 +157,7 @@ def test_nan_latents_are_reported_before_a_blank_file_is_saved(engine_server):
     """H200, HunyuanVideo 1.5 with a float8 transformer at 24 GiB: 121 identical frames came back (blank video,
     saved as a success). Non-finite final latents now bring a warning status that names the usual causes; the
     request still ends with its file, and a healthy request brings no warning."""
-    from testing.test_inference_engine import body_for
+    from testing.stream_contract import body_for
     from toolkit.models.base_model import NOT_FINITE_WARNING
 
     body = body_for("sd1", steps=2, seed=3)

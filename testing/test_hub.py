@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from testing.hub_server import FakeHub
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from testing.test_options import start_engine_job, stop, wait_for_file
 from toolkit.models.components.hub import component_files, variant_of
 

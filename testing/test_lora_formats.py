@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from testing.engine_harness import EngineHarness
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from testing.test_pool import sd1
 
 RANK = 4

@@ -11,7 +11,7 @@ import torch
 from PIL import Image
 
 from testing.engine_harness import EngineHarness
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 
 TARGETS = ["to_q", "to_k", "to_v", "to_out.0"]
 MODULATIONS = ["norm1.linear", "norm1_context.linear", "norm.linear", "norm_out.linear"]  # the adaLN projections

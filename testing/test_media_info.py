@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from toolkit.media import save_media
 from toolkit.media_info import FULL, PARAMETERS, info_for, parameters_text, read_info
 

@@ -343,3 +343,49 @@ def test_a_streamed_denoiser_times_its_stalls_and_the_clock_reports_them_per_ste
     assert denoiser.waits is None and denoiser.wait_seconds() is None  # timing ends with the reading
     denoiser.remove()
     other.remove()
+
+
+# ---------------------------------------------------------------------------------------------- the machine's RAM
+@pytest.fixture
+def a_128_gib_machine(monkeypatch):
+    """psutil as on a 128 GiB machine with 100 GiB available and this process resident at 2 GiB; the budget is
+    reset after the test (it is process-wide, like the VRAM budget)."""
+    import psutil
+
+    from extensions_built_in.inference_engine import request_memory
+    from toolkit.models.components import pool
+
+    machine = type("VM", (), {"total": gib(128), "available": gib(100)})()
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: machine)
+    monkeypatch.setattr(psutil.Process, "memory_info", lambda self: type("MI", (), {"rss": gib(2)})())
+    monkeypatch.setattr(request_memory, "plannable_bytes", lambda device, own: FREE)
+    yield pool
+    pool.set_host_ram_budget(0)
+
+
+def test_a_host_ram_budget_plans_as_on_a_machine_with_that_much_ram(tmp_path, a_128_gib_machine):
+    """``engine.host_ram_budget_gb``: Flux.1-dev at 24 GiB on the 128 GiB machine streams its transformer keeping
+    18 GiB of it and streams T5 from pinned RAM; as a 30 GiB machine (26 GiB less the 4 GiB reserve and the
+    process's own 2 GiB: 24 GiB for offloaded weights) T5 stays on the GPU and the transformer keeps less of
+    itself, so fewer of its bytes wait in RAM."""
+    pool = a_128_gib_machine
+    plans = {}
+    for budget in (0, 30):
+        assert pool.set_host_ram_budget(budget) == (gib(budget) if budget else None)
+        planner, config = planner_for(tmp_path)
+        del planner.refresh  # the engine's own: free GPU memory as stubbed, host RAM through the budget
+        plan = planner.plan(FluxModel, config, GEN)
+        plans[budget] = (planner.snapshot[1], plan.placements["text_encoder_2"], plan.kept["transformer"])
+    assert plans[0] == (gib(100) - int(gib(128) * 0.10), "stream", plans[0][2])
+    assert plans[30][:2] == (gib(30) - gib(4) - gib(2), "gpu")
+    assert plans[30][2] < plans[0][2]
+
+
+def test_without_a_host_ram_budget_the_machine_s_ram_counts(a_128_gib_machine):
+    pool = a_128_gib_machine
+    assert pool.set_host_ram_budget(0) is None
+    assert pool.host_available_bytes(gib(3)) == gib(100) - int(gib(128) * 0.10) + gib(3)
+    pool.set_host_ram_budget(200)  # a budget over the machine's RAM: the machine's still counts
+    assert pool.host_available_bytes(gib(3)) == gib(100) - int(gib(128) * 0.10) + gib(3)
+    pool.set_host_ram_budget(5)  # under its reserve and the process's own memory: its own pinned copies only
+    assert pool.host_available_bytes(gib(3)) == gib(3)

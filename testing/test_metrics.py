@@ -9,8 +9,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from extensions_built_in.inference_engine.metrics import EngineMetrics
 from extensions_built_in.inference_engine.protocol import ERROR_CODES
 from extensions_built_in.inference_engine.stream import FrameStream
+from testing.stream_contract import body_for
 from testing.test_engine_http import auth, engine_idle, wait_until
-from testing.test_inference_engine import body_for
 
 
 @pytest.fixture()

@@ -12,9 +12,9 @@ import pytest
 
 from testing.engine_harness import EngineHarness
 from testing.hub_server import FakeHub
+from testing.stream_contract import body_for
 from testing.test_engine_http import png_bytes
 from testing.test_hub import REPO, SD1_READS, classic_repo, hub_body, result  # noqa: F401 (a fixture)
-from testing.test_inference_engine import body_for
 from testing.test_options import start_engine_job, stop, wait_for_file
 from toolkit.models.components.hub import size_text
 from toolkit.models.components.sources import source_kind

@@ -11,8 +11,8 @@ import pytest
 
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from testing import openai_checks as checks
+from testing.stream_contract import body_for
 from testing.test_engine_http import open_stream, wait_until
-from testing.test_inference_engine import body_for
 
 ALIAS = "tiny"
 MODELS = {

@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 import pytest
 
-from testing.test_inference_engine import body_for, upload_test_image
+from testing.stream_contract import body_for, upload_test_image
 from toolkit.media_probe import probe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

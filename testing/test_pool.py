@@ -5,7 +5,7 @@ import time
 import weakref
 
 from testing.engine_harness import EngineHarness
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 
 
 def sd1(main="tiny:sd1", extras="tiny:sd1", seed=7, steps=3):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from testing.engine_harness import EngineHarness
-from testing.test_inference_engine import body_for, upload_test_image
+from testing.stream_contract import body_for, upload_test_image
 from toolkit.models import prompt_cache as prompts
 from toolkit.models.registry import ARCHS, get_model_class
 

@@ -5,7 +5,7 @@ import time
 
 from extensions_built_in.inference_engine import outputs as outputs_module
 from extensions_built_in.inference_engine.saver import ResultSaver
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 
 
 def test_jobs_run_in_order_and_drain_waits_for_them():

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from extensions_built_in.inference_engine.assets import AssetError, AssetQuotaFull, AssetStore
+from testing.stream_contract import body_for
 from testing.test_engine_http import auth, png_bytes
-from testing.test_inference_engine import body_for
 
 
 @pytest.fixture()

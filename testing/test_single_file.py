@@ -8,7 +8,7 @@ import pytest
 
 from testing.engine_harness import EngineHarness
 from testing.original_layouts import flux_bfl_original, ldm_unet_original, wan_original, z_image_original
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 
 # arch -> (denoiser subfolder, writer, diffusers converter, the converter's model class)
 LAYOUTS = {

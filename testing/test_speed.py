@@ -8,7 +8,7 @@ import torch
 from PIL import Image
 
 from extensions_built_in.inference_engine.request_memory import RequestMemory
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 from testing.test_memory_plan import FLUX, PLENTY_OF_RAM, flux_work, gib
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.memory_plan import QUANTIZED, plan_memory

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from testing.cluster_harness import ClusterJob  # noqa: E402
-from testing.test_inference_engine import body_for  # noqa: E402
+from testing.stream_contract import body_for  # noqa: E402
 
 A, B = "sd1", "pixart_sigma"
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 def first_request(device: str, warm_up: bool, idle: float) -> dict:
     from testing.bench.engine_process import engine_process
-    from testing.test_inference_engine import body_for
+    from testing.stream_contract import body_for
 
     with engine_process(Path(tempfile.mkdtemp()), device, warm_up=warm_up) as client:
         time.sleep(idle)

@@ -53,7 +53,7 @@ def file_matches(arch: str, asked: dict, meta: dict) -> list:
 
 
 def one(client, arch: str) -> dict:
-    from testing.test_inference_engine import body_for, upload_test_image
+    from testing.stream_contract import body_for, upload_test_image
     from toolkit.media_probe import probe
     from toolkit.models.registry import get_model_class
 

@@ -22,7 +22,7 @@ def main() -> int:
     import tempfile
 
     from testing.bench.engine_process import engine_process, queue_row, send_at_once
-    from testing.test_inference_engine import body_for
+    from testing.stream_contract import body_for
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", default="sd1")

@@ -42,7 +42,7 @@ def main() -> int:
     from extensions_built_in.inference_engine.latent_preview import shrink
     from extensions_built_in.inference_engine.stream import FrameStream
     from testing.bench.engine_process import engine_process
-    from testing.test_inference_engine import body_for
+    from testing.stream_contract import body_for
     from toolkit.config_modules import GenerateImageConfig, ModelConfig
     from toolkit.models import tiny
     from toolkit.models.registry import get_model_class

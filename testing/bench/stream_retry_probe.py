@@ -75,7 +75,7 @@ def main() -> None:
     device = "cpu" if args.tiny else "cuda"
     os.environ.setdefault("AITK_TINY_CACHE", tempfile.mkdtemp(prefix="aitk_tiny_"))
     from testing.engine_harness import EngineHarness
-    from testing.test_inference_engine import body_for
+    from testing.stream_contract import body_for
     from toolkit.models.registry import get_model_class
 
     real_sized_parts(get_model_class("flux2"))
