@@ -18,7 +18,7 @@ from testing.original_layouts import (
     bfl_lora,
     wan_original_name,
 )
-from testing.test_inference_engine import body_for
+from testing.stream_contract import body_for
 
 RANK = 4
 TARGETS = ["to_q", "to_k", "to_v"]
