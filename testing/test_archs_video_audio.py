@@ -73,12 +73,13 @@ PROJECTIONS = {
     "ltx": ("LTXV", 37, 3.0, (62, 24, 12)),
     "ltx2": ("LTXAV", 6, 4.0, (65, 57, 51)),
     "ltx2.3": ("LTXAV", 6, 4.0, (65, 57, 51)),  # ComfyUI previews every LTX-2.x AV checkpoint with LTXAV
+    "ltx2.5": ("LTXAV", 6, 4.0, (65, 57, 51)),
     "hunyuan_video": ("HunyuanVideo", 12, 2.0, (72, 76, 83)),
     # (4 * 0.0393 + 0.0456 + 1) / 2 = 0.6014 -> 153; (4 * 0.0944 - 0.0202 + 1) / 2 -> 173; blue -> 177
     "hunyuan_video15": ("HunyuanVideo15", 9, 4.0, (153, 173, 177)),
 }
-PACKED = ["ltx", "ltx2", "ltx2.3"]
-I2V = ["wan21_i2v", "wan22_14b_i2v", "wan22_5b", "ltx2", "ltx2.3"]
+PACKED = ["ltx", "ltx2", "ltx2.3", "ltx2.5"]
+I2V = ["wan21_i2v", "wan22_14b_i2v", "wan22_5b", "ltx2", "ltx2.3", "ltx2.5"]
 OPTIONAL_I2V = [a for a in I2V if not get_model_class(a).control_images]  # image or text to video
 
 
@@ -195,7 +196,7 @@ def test_ltx2_last_streamed_latents_are_the_pipelines_own_latent_output(tmp_path
 
 
 # ------------------------------------------------------------------ media
-SOUND = ["ltx2", "ltx2.3"]  # video families that write a sound track (LTX-2.3's vocoder: 48 kHz, LTX-2's 24 kHz)
+SOUND = ["ltx2", "ltx2.3", "ltx2.5"]  # video families with a sound track (LTX-2.3/2.5 vocoders: 48 kHz, LTX-2's 24)
 
 
 @pytest.mark.parametrize("arch", SOUND)
@@ -214,6 +215,30 @@ def test_ltx2_writes_an_mp4_with_an_aac_audio_stream(arch, tmp_path):
     # The track covers the clip to within one audio latent frame (25 per second), and never outlasts it by more
     # than the AAC encoder's last frame.
     assert audio_stream_duration(result["path"]) == pytest.approx(video_s, abs=1 / 25 + 1024 / info["sample_rate"])
+
+
+def test_ltx25_samples_the_full_dit_with_the_scheduler_shifts_back_on():
+    """LTX-2.5's folders hold the distilled DiT in transformer/ (model_index's) and the full one in
+    transformer_full/, with a scheduler set for distilled sigmas. The family, as AI Toolkit, samples the full DiT
+    with dynamic shifting and the terminal shift."""
+    import json
+    import os
+
+    from diffusers import LTX2VideoTransformer3DModel
+
+    from toolkit.models.tiny import tiny_checkpoint
+
+    model = loaded("ltx2.5")
+    folder = tiny_checkpoint("ltx2.5")
+    ours = list(model.pipeline.transformer.parameters())
+    for subfolder, same in (("transformer_full", True), ("transformer", False)):
+        theirs = LTX2VideoTransformer3DModel.from_pretrained(folder, subfolder=subfolder).parameters()
+        assert all(torch.equal(a, b) for a, b in zip(ours, theirs)) is same, subfolder
+    with open(os.path.join(folder, "scheduler", "scheduler_config.json")) as f:
+        shipped = json.load(f)
+    assert shipped["use_dynamic_shifting"] is False and shipped["shift_terminal"] is None
+    config = model.pipeline.scheduler.config
+    assert config.use_dynamic_shifting is True and config.shift_terminal == 0.1
 
 
 AUDIO = ["stable_audio", "ace_step_15", "ace_step_15_xl"]

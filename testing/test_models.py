@@ -53,6 +53,7 @@ FAMILIES = {
         "ltx",
         "ltx2",
         "ltx2.3",
+        "ltx2.5",
         "wan21",
         "wan21_i2v",
         "wan22_14b",

@@ -95,6 +95,8 @@ def capped(config: dict, depth: Optional[int]) -> dict:
     layers = out.get("num_hidden_layers")
     if isinstance(out.get("layer_types"), list) and layers is not None and len(out["layer_types"]) != layers:
         out.pop("layer_types")
+    if isinstance(out.get("per_layer_config"), dict) and layers is not None:  # Gemma 4: overrides by layer index
+        out["per_layer_config"] = {k: v for k, v in out["per_layer_config"].items() if int(k) < layers}
     return out
 
 

@@ -48,6 +48,7 @@ ARCHS = {
     "ltx": "toolkit.models.archs.ltx:LTXModel",
     "ltx2": "toolkit.models.archs.ltx2:LTX2Model",
     "ltx2.3": "toolkit.models.archs.ltx2_3:LTX23Model",
+    "ltx2.5": "toolkit.models.archs.ltx2_5:LTX25Model",
     "hunyuan_video": "toolkit.models.archs.hunyuan_video:HunyuanVideoModel",
     "hunyuan_video15": "toolkit.models.archs.hunyuan_video15:HunyuanVideo15Model",
     # audio

@@ -82,6 +82,7 @@ SHALLOW = {
         }
     },
 }
+SHALLOW["ltx2.5"] = SHALLOW["ltx2.3"]  # LTX-2.5: the same connector and transformer widths
 # Sample settings a one-layer build needs: the FLUX.2 pipelines stack text-encoder hidden states by index.
 SHALLOW_SAMPLE = {
     "flux2": {"text_encoder_out_layers": (1, 1, 1)},

@@ -454,6 +454,51 @@ LTX23_VOCODER = dict(  # LTX2VocoderWithBWE: 16 kHz from the mel frames, then ba
     input_sampling_rate=16000,
     output_sampling_rate=48000,
 )
+# --------------------------------------------------------------------------------------------- LTX-2.5 (22B)
+# Lightricks/LTX-2.5-Diffusers as diffusers scripts/convert_ltx2_to_diffusers.py (version "2.5") builds it: LTX-2.3's
+# configs but for the transformer's two keys below; the connectors' caption width and stacked-state count follow
+# the Gemma 4 text config (3840, 48 layers + 1: LTX-2.3's numbers); the conv VAE, audio VAE and vocoder configs
+# are LTX-2.3's. text_encoder: LTX's fine-tune of Gemma 4 12B, whose architecture is google/gemma-4-12B's
+# config.json (revision 56820d7d8cbe8e47975a53325439ed272e91cff2; token ids stay the tiny tokenizer's).
+LTX25_TRANSFORMER = dict(LTX23_TRANSFORMER, ff_bias=False, use_keyframes_abs_pos_embedding=True)
+GEMMA4_12B = dict(
+    text_config=dict(
+        vocab_size=262144,
+        vocab_size_per_layer_input=262144,
+        hidden_size=3840,
+        intermediate_size=15360,
+        num_hidden_layers=48,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        head_dim=256,
+        # global_head_dim 512 and num_global_key_value_heads 1 on the full-attention layers, in the per-layer form
+        # transformers saves them in.
+        per_layer_config={f"{i:02d}": dict(head_dim=512, num_key_value_heads=1) for i in range(5, 48, 6)},
+        attention_k_eq_v=True,
+        hidden_size_per_layer_input=0,
+        final_logit_softcapping=30.0,
+        max_position_embeddings=262144,
+        sliding_window=1024,
+        rms_norm_eps=1e-6,
+        hidden_activation="gelu_pytorch_tanh",
+        layer_types=(["sliding_attention"] * 5 + ["full_attention"]) * 8,
+        rope_parameters=dict(
+            full_attention=dict(rope_type="proportional", partial_rotary_factor=0.25, rope_theta=1000000.0),
+            sliding_attention=dict(rope_type="default", rope_theta=10000.0),
+        ),
+        tie_word_embeddings=True,
+    ),
+    vision_config=dict(
+        mm_embed_dim=3840,
+        mm_posemb_size=1120,
+        model_patch_size=48,
+        num_soft_tokens=280,
+        output_proj_dims=3840,
+        patch_size=16,
+        pooling_kernel_size=3,
+    ),
+    audio_config=dict(hidden_size=640, audio_embed_dim=640, audio_samples_per_token=640, output_proj_dims=640),
+)
 
 REAL = {
     # Wan-AI/Wan2.1-T2V-1.3B-Diffusers: transformer, text_encoder (UMT5-XXL), vae (Wan 2.1).
@@ -496,6 +541,16 @@ REAL = {
         "transformer": LTX23_TRANSFORMER,
         "connectors": LTX23_CONNECTORS,
         "text_encoder": GEMMA3_12B,
+        "vae": LTX23_VAE,
+        "audio_vae": LTX2_AUDIO_VAE,
+        "vocoder": LTX23_VOCODER,
+    },
+    # Lightricks/LTX-2.5-Diffusers (22B): transformer_full/ (the full DiT the family loads), connectors,
+    # text_encoder (Gemma 4 12B), vae (the conv VAE), audio_vae, vocoder.
+    "ltx2.5": {
+        "transformer": LTX25_TRANSFORMER,
+        "connectors": LTX23_CONNECTORS,
+        "text_encoder": GEMMA4_12B,
         "vae": LTX23_VAE,
         "audio_vae": LTX2_AUDIO_VAE,
         "vocoder": LTX23_VOCODER,
@@ -546,6 +601,18 @@ PARAMS = {
         "transformer": 18.99,
         "connectors": 3.172,
         "text_encoder": 12.19,
+        "vae": 0.726,
+        "audio_vae": 0.0532,
+        "vocoder": 0.1285,
+    },
+    # Card "22B" (Lightricks/LTX-2.5): the transformer with its text connectors, as for LTX-2.3 (18.99 + 3.17; 2.5's
+    # video feed-forward has no bias, its keyframe position embedding is one vector). text_encoder: google/gemma-4-12B's
+    # card, "Total parameters: 11.95B" (with its image and audio embedders, as the class builds them). vae,
+    # audio_vae, vocoder: LTX-2.3's. No per-component figure is published: the others are their configs' counts.
+    "ltx2.5": {
+        "transformer": 18.99,
+        "connectors": 3.172,
+        "text_encoder": 11.95,
         "vae": 0.726,
         "audio_vae": 0.0532,
         "vocoder": 0.1285,
