@@ -38,7 +38,7 @@ from toolkit.gc_heap import collector_state
 from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models import prompt_cache as prompts
 from toolkit.models.components.hub import DownloadRefused
-from toolkit.models.components.pool import ComponentPool
+from toolkit.models.components.pool import ComponentPool, set_host_ram_budget
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import describe_all
 from toolkit.models.speed import wants_fp8
@@ -71,6 +71,8 @@ class Engine:
         # Before anything is allocated: the cap applies to what this process reserves from now on.
         budget_gb = settings.vram_budget_gb
         self.vram_budget = {"requested_gb": budget_gb or None, "bytes": set_vram_budget(device, budget_gb)}
+        self.host_ram_budget = {"requested_gb": settings.host_ram_budget_gb or None}
+        self.host_ram_budget["bytes"] = set_host_ram_budget(settings.host_ram_budget_gb)
         self.assets = AssetStore(
             self.assets_folder,
             int(settings.assets_max_gb * 1024**3),
@@ -228,6 +230,7 @@ class Engine:
             "warm_up_s": self.warm_up_s,
             "max_queue": self.queue.max_pending,
             "vram_budget": self.vram_budget,
+            "host_ram_budget": self.host_ram_budget,
             "memory": self.memory.describe(holder.plan if holder is not None else None),
             "compile": self.resident.compile_state(),
             "gc": collector_state() | {"last_freeze_s": self.resident.heap.last_seconds},  # toolkit/gc_heap.py

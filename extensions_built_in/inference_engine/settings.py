@@ -42,6 +42,7 @@ class EngineSettings:
     warm_up: bool = _setting(True, bool)
     max_queue: int = _setting(64, int)  # 0: no cap
     vram_budget_gb: float = _setting(0.0, lambda v: float(v or 0))  # 0: the whole card
+    host_ram_budget_gb: float = _setting(0.0, lambda v: float(v or 0))  # 0: the machine's RAM
     # The memory plan (request_memory.py, toolkit/memory_quality.py).
     memory: str = _setting("auto", str)
     memory_qtype: str = _setting("auto", str)

@@ -387,13 +387,31 @@ def plannable_share(total: int) -> int:
     return max(0, int(total * 0.98) - 256 * 1024**2)
 
 
+_host_budget: Optional[int] = None  # engine.host_ram_budget_gb in bytes (set_host_ram_budget); None: the machine's
+
+
+def set_host_ram_budget(gb: float) -> Optional[int]:
+    """``engine.host_ram_budget_gb``: plan and evict as on a machine with this much RAM. The cards people own sit
+    in machines of 32-64 GB, where a plan that parks 40 GB of weights in pinned memory is killed by the OS; a
+    larger machine can run as one of those. Nothing caps allocations (no cgroup): the plan and the pool count
+    against the budget, less what this process holds now. Returns the budget in bytes; None without one."""
+    global _host_budget
+    _host_budget = int(gb * GB) if gb else None
+    return _host_budget
+
+
 def host_available_bytes(own_pinned: int = 0) -> int:
     """Host RAM for offloaded weights: what the OS has available less ``host_reserve_bytes``, plus pinned copies
-    this process already holds."""
+    this process already holds; under ``engine.host_ram_budget_gb`` at most what the budget leaves beside this
+    process's resident memory (its pinned copies included, so they are added back the same way)."""
     import psutil
 
     memory = psutil.virtual_memory()
-    return max(0, memory.available - host_reserve_bytes(memory.total)) + own_pinned
+    available = max(0, memory.available - host_reserve_bytes(memory.total)) + own_pinned
+    if _host_budget is None:
+        return available
+    resident = psutil.Process().memory_info().rss
+    return min(available, max(0, _host_budget - host_reserve_bytes(_host_budget) - resident) + own_pinned)
 
 
 def host_reserve_bytes(total: Optional[int] = None) -> int:
