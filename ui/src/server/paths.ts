@@ -3,21 +3,17 @@
  * working directory (`ui/`), the DB is `<root>/aitk_db.db`, jobs live in `<TRAINING_FOLDER>/<job name>/`.
  *
  * Environment overrides (read on every call, so tests can point a server at a temporary setup):
- *   AITK_ROOT             the toolkit root (holds run.py and .venv)
- *   AITK_DB_PATH          the sqlite file
+ *   AITK_ROOT             the toolkit root (holds run.py and .venv); read in envPaths.ts
+ *   AITK_DB_PATH          the sqlite file; read in envPaths.ts (the settings live in it: no setting moves it)
  *   AITK_TRAINING_FOLDER  the jobs folder; wins over the TRAINING_FOLDER setting
  *   MODELS_PATH           the models folder; wins over the MODELS_PATH setting
  */
 import path from 'node:path';
+import { toolkitRoot } from './envPaths';
 import { getSetting } from './settings';
 
-export function toolkitRoot(): string {
-  return path.resolve(/*turbopackIgnore: true*/ process.env.AITK_ROOT || path.join(process.cwd(), '..'));
-}
-
-export function dbPath(): string {
-  return path.resolve(/*turbopackIgnore: true*/ process.env.AITK_DB_PATH || path.join(toolkitRoot(), 'aitk_db.db'));
-}
+// The root and the DB file come from the environment alone (envPaths.ts); re-exported so every path is here.
+export { dbPath, toolkitRoot } from './envPaths';
 
 export function defaultTrainingFolder(): string {
   return path.join(/*turbopackIgnore: true*/ toolkitRoot(), 'output');
