@@ -143,3 +143,59 @@ def test_krea2_turbo_tag_decides_where_the_checkpoint_says_nothing(tmp_path):
         pipe = model.build_pipeline()
         assert pipe.config.is_distilled is distilled, arch
         assert pipe.text_encoder_select_layers == (2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35) != TAPS
+
+
+# ------------------------------------------------------------------ Nucleus-Image
+def test_nucleus_image_streams_the_unpacked_normalised_latent(tmp_path):
+    from diffusers import NucleusMoEImagePipeline
+
+    model = load("nucleus_image")
+    gen = gen_config(model, tmp_path, width=96, height=64)
+    seen, tokens = streamed_and_decoded(model, gen)
+    assert tokens.shape == (1, 4 * 6, 64)
+    assert len(seen) == 2 and tuple(seen[-1].shape) == model.latent_shape(gen) == (1, 16, 8, 12)
+    torch.testing.assert_close(seen[-1], NucleusMoEImagePipeline._unpack_latents(tokens, 64, 96, 2, 8)[:, :, 0])
+
+
+def test_nucleus_image_plan_counts_every_expert_and_keeps_them_16_bit_under_8_bit(tmp_path):
+    """All experts are resident whichever a token routes to: the transformer's size counts every expert stack, and
+    an 8-bit placement shrinks only the rest (torchao quantizes nn.Linear weights; the stacks are 3-D parameters)."""
+    from toolkit.memory_plan import QUANTIZED_RATIO, resident_bytes
+
+    model = load("nucleus_image")
+    transformer = model.parts["transformer"]
+    blocks = [b for b in transformer.transformer_blocks if hasattr(b.img_mlp, "experts")]
+    assert blocks and all(b.img_mlp.experts.gate_up_proj.shape[0] == 4 for b in blocks)  # MoE blocks, 4 experts
+    size = lambda params: sum(p.numel() * p.element_size() for p in params)  # noqa: E731
+    experts = size(p for n, p in transformer.named_parameters() if ".experts." in n)
+    [part] = [p for p in model.memory_parts() if p.role == "transformer"]
+    assert part.bytes == size(transformer.parameters()) and part.unquantized == experts > 0
+    assert part.largest == max(p.numel() * p.element_size() for p in transformer.parameters())
+    quantized = resident_bytes(part, "quantized")
+    assert quantized == int((part.bytes - experts) * QUANTIZED_RATIO["denoiser"]) + experts
+    assert quantized > int(part.bytes * QUANTIZED_RATIO["denoiser"])  # more than a dense denoiser's estimate
+
+
+def test_qwen_vl_text_processor_loads_a_qwen3_vl_processor_folder(tmp_path):
+    """Nucleus-Image's processor folder is a Qwen3VLProcessor's (image and video processors beside the tokenizer);
+    the text-only class reads it, ignores the rest, and formats and tokenises as the pipeline asks."""
+    import json
+
+    from toolkit.models.components.loading import load_component
+
+    folder = tmp_path / "processor"
+    load("nucleus_image").pipeline.processor.save_pretrained(folder)
+    (folder / "processor_config.json").write_text(json.dumps({"processor_class": "Qwen3VLProcessor"}))
+    (folder / "preprocessor_config.json").write_text(json.dumps({"image_processor_type": "Qwen2VLImageProcessorFast"}))
+    (folder / "video_preprocessor_config.json").write_text(
+        json.dumps({"video_processor_type": "Qwen3VLVideoProcessor"})
+    )
+    proc = load_component("toolkit.models.processors.QwenVLTextProcessor", str(folder))
+    messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": [{"type": "text", "text": "a cat"}]},
+    ]
+    text = proc.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert text == "<|im_start|>system\nsys<|im_end|>\n<|im_start|>user\na cat<|im_end|>\n<|im_start|>assistant\n"
+    out = proc(text=[text, "a"], padding="longest", pad_to_multiple_of=8, return_tensors="pt")
+    assert out["input_ids"].shape[1] % 8 == 0 and out["attention_mask"][1].sum() < out["attention_mask"][0].sum()

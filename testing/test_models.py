@@ -32,6 +32,7 @@ FAMILIES = {
         "hidream",
         "krea2",
         "lumina2",
+        "nucleus_image",
         "pixart",
         "pixart_sigma",
         "prx_pixel",

@@ -110,6 +110,9 @@ class Part:
     kind: str
     bytes: int
     largest: int = 0  # the largest single tensor: what streaming holds at least twice (running, arriving)
+    # Bytes an 8-bit placement leaves at 16 bits: torchao quantizes nn.Linear weights only, and a mixture-of-experts
+    # denoiser keeps its experts as fused 3-D parameters (Nucleus-Image: most of its 17B).
+    unquantized: int = 0
 
 
 @dataclass(frozen=True)
@@ -351,7 +354,7 @@ def _held_bytes(part: Part, placement: str) -> int:
 
 
 def _quantized_bytes(part: Part) -> int:
-    return int(part.bytes * QUANTIZED_RATIO[part.kind])
+    return int((part.bytes - part.unquantized) * QUANTIZED_RATIO[part.kind]) + part.unquantized
 
 
 def plan_cost(

@@ -38,3 +38,15 @@ class MistralTextProcessor(ProcessorMixin):
 
     def __init__(self, tokenizer=None, chat_template=None, **kwargs):
         super().__init__(tokenizer, chat_template=chat_template)
+
+
+class QwenVLTextProcessor(ProcessorMixin):
+    """The text half of a Qwen3-VL processor: tokenizer + chat template.
+
+    Nucleus-Image's pipeline formats its prompt with ``processor.apply_chat_template`` (structured message
+    content) and tokenises with ``processor(text=...)``; both are ProcessorMixin's, as Qwen3VLProcessor inherits
+    them, and text never reaches the image or video processors that Qwen3VLProcessor cannot build without
+    torchvision. A release's processor folder loads (its image and video settings are ignored)."""
+
+    def __init__(self, tokenizer=None, chat_template=None, **kwargs):
+        super().__init__(tokenizer, chat_template=chat_template)

@@ -39,6 +39,7 @@ ARCHS = {
     "flux2": "toolkit.models.archs.flux2:Flux2Model",
     "ernie_image": "toolkit.models.archs.ernie_image:ErnieImageModel",
     "krea2": "toolkit.models.archs.krea2:Krea2Model",
+    "nucleus_image": "toolkit.models.archs.nucleus_image:NucleusImageModel",
     # video
     "wan21": "toolkit.models.archs.wan21:Wan21Model",
     "wan22_5b": "toolkit.models.archs.wan22_5b:Wan225bModel",

@@ -81,6 +81,11 @@ SHALLOW = {
             "num_refiner_text_blocks": 1,
         }
     },
+    # one MoE block (the release's first three are dense) of 8 experts; two encoder layers for hidden state -1
+    "nucleus_image": {
+        "transformer": {"dense_moe_strategy": "all_moe", "num_experts": 8, "capacity_factors": [4.0]},
+        "text_encoder": {"text_config": {"num_hidden_layers": 2}},
+    },
 }
 SHALLOW["ltx2.5"] = SHALLOW["ltx2.3"]  # LTX-2.5: the same connector and transformer widths
 # Sample settings a one-layer build needs: the FLUX.2 pipelines stack text-encoder hidden states by index.
@@ -89,4 +94,5 @@ SHALLOW_SAMPLE = {
     "flux2_klein_4b": {"text_encoder_out_layers": (1, 1, 1)},
     "flux2_klein_9b": {"text_encoder_out_layers": (1, 1, 1)},
     "krea2": {"max_sequence_length": 64},  # its prompts are padded to 512 tokens, each through 12 taps
+    "nucleus_image": {"return_index": -1},  # the release reads hidden state -8 of 36
 }

@@ -125,6 +125,49 @@ QWEN3_VL_4B = dict(
     tie_word_embeddings=True,
 )
 
+# --------------------------------------------------------------------------------------------- Nucleus-Image
+# NucleusAI/Nucleus-Image transformer/config.json (as an FP8 repackaging of the release copies it, diffusers
+# 0.38 keys): 32 blocks of 2048 (16 heads x 128, 4 KV heads), the first three dense, then 64 routed SwiGLU experts
+# of 1344 plus a shared one, capacity factors 4, 4 then 2; text 4096 wide (Qwen3-VL-8B). The card: "17B total
+# parameters across 64 routed experts per layer", "~2B active".
+NUCLEUS_TRANSFORMER = dict(
+    patch_size=2,
+    in_channels=64,
+    out_channels=16,
+    num_layers=32,
+    attention_head_dim=128,
+    num_attention_heads=16,
+    num_key_value_heads=4,
+    joint_attention_dim=4096,
+    axes_dims_rope=[16, 56, 56],
+    mlp_ratio=4.0,
+    moe_enabled=True,
+    dense_moe_strategy="leave_first_three_blocks_dense",
+    num_experts=64,
+    moe_intermediate_dim=1344,
+    capacity_factors=[0.0, 0.0, 0.0, 4.0, 4.0] + [2.0] * 27,
+    use_sigmoid=False,
+    route_scale=2.5,
+    use_grouped_mm=True,
+)
+# Qwen/Qwen3-VL-8B-Instruct config.json (Nucleus-Image ships it as text_encoder, Qwen3VLForConditionalGeneration;
+# ComfyUI's Qwen3VL_8BConfig has the same text numbers): text 4096 wide, 36 layers, 32 heads / 8 KV of 128, FFN
+# 12288, M-RoPE [24, 20, 20] at theta 5e6, an untied LM head; the vision tower 27 layers of 1152 with DeepStack
+# mergers at layers 8, 16 and 24.
+QWEN3_VL_8B = dict(
+    QWEN3_VL_4B,
+    text_config=dict(QWEN3_VL_4B["text_config"], hidden_size=4096, intermediate_size=12288),
+    vision_config=dict(
+        QWEN3_VL_4B["vision_config"],
+        depth=27,
+        hidden_size=1152,
+        intermediate_size=4304,
+        out_hidden_size=4096,
+        deepstack_visual_indexes=[8, 16, 24],
+    ),
+    tie_word_embeddings=False,
+)
+
 REAL = {
     # baidu/ERNIE-Image: transformer, text_encoder (Mistral3Model), vae (AutoencoderKLFlux2 as FLUX.2's: the
     # release's vae/config.json lists FLUX.2's block channels, 32 latent channels and 2x2 patches).
@@ -136,6 +179,8 @@ REAL = {
     # krea/Krea-2-Raw (Turbo has the same shapes): transformer, text_encoder (Qwen3-VL-4B), vae (Qwen-Image's).
     # The text taps are a pipeline setting (model_index.json), which the real build copies from the tiny one.
     "krea2": {"transformer": KREA2_TRANSFORMER, "text_encoder": QWEN3_VL_4B, "vae": QWEN_IMAGE_VAE},
+    # NucleusAI/Nucleus-Image: transformer, text_encoder (Qwen3-VL-8B-Instruct), vae (Qwen-Image's).
+    "nucleus_image": {"transformer": NUCLEUS_TRANSFORMER, "text_encoder": QWEN3_VL_8B, "vae": QWEN_IMAGE_VAE},
 }
 
 # Published sizes, billions (model cards), checked against the configs above on meta tensors within 3 %.
@@ -147,4 +192,6 @@ PARAMS = {
     # 226M shared modulation, the 0.35B text fusion); the safetensors size not confirmed. Qwen3-VL-4B-Instruct:
     # 4.44B on its model card. Qwen-Image's VAE as in image_large.py.
     "krea2": {"transformer": 12.82, "text_encoder": 4.44, "vae": 0.127},
+    # Card: "17B total parameters" (16.92B counted); Qwen3-VL-8B-Instruct's card: 8.77B.
+    "nucleus_image": {"transformer": 17.0, "text_encoder": 8.77, "vae": 0.127},
 }
