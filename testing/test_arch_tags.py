@@ -13,9 +13,11 @@ from toolkit.models.registry import ARCHS, describe_all, get_model_class
 # AI Toolkit's UI (ui/src/app/jobs/new/options.tsx) offers ACE-Step 1.5 as a ComfyUI single file inside a repo
 # (ostris/ace_step_1.5_ComfyUI_files/ace_step_1.5_base_aio.safetensors), which is no hub id the engine loads, and
 # ACE-Step publishes no diffusers folder of the 1.5 base (only of XL): the picker leaves its Model field alone.
-# Z-Image L2P is published as one file in a repo (zhen-nan/L2P/model-1k-merge.safetensors, AI Toolkit's default),
-# a local single file to the engine, with Z-Image-Turbo as its extras; no diffusers folder of it exists.
-NO_HUB_ID = {"ace_step_15", "zimage_l2p"}
+# Z-Image L2P and Chroma Radiance are published as one file in a repo (zhen-nan/L2P/model-1k-merge.safetensors,
+# AI Toolkit's default; lodestones/Chroma1-Radiance/Chroma1-Radiance.safetensors, which AI Toolkit downloads), a local
+# single file to the engine with a diffusers folder as extras (Z-Image-Turbo; Chroma1-HD); no diffusers folder of
+# either exists.
+NO_HUB_ID = {"ace_step_15", "zimage_l2p", "chroma_radiance"}
 
 
 @pytest.fixture(scope="module")

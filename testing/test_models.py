@@ -21,6 +21,7 @@ FAMILIES = {
     "image": [
         "auraflow",
         "chroma",
+        "chroma_radiance",
         "cogview4",
         "ernie_image",
         "flex2",

@@ -44,6 +44,7 @@ DEPTH_KEYS = (
     "layers_per_block",
     "transformer_layers_per_block",
     "reverse_transformer_layers_per_block",  # a distilled SDXL's up path (SSD-1B), one list per up block
+    "nerf_depth",  # Chroma Radiance's per-patch MLP blocks (each generates 151M weights' worth from a token)
     "num_lyric_encoder_hidden_layers",
     "num_timbre_encoder_hidden_layers",
     "num_attention_pooler_hidden_layers",

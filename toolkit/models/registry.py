@@ -25,6 +25,7 @@ ARCHS = {
     "qwen_image_edit": "toolkit.models.archs.qwen_image_edit:QwenImageEditModel",
     "qwen_image_edit_plus": "toolkit.models.archs.qwen_image_edit_plus:QwenImageEditPlusModel",
     "chroma": "toolkit.models.archs.chroma:ChromaModel",
+    "chroma_radiance": "toolkit.models.archs.chroma_radiance:ChromaRadianceModel",
     "sd3": "toolkit.models.archs.sd3:SD3Model",
     "flux2_klein_4b": "toolkit.models.archs.flux2_klein:Flux2Klein4BModel",
     "flux2_klein_9b": "toolkit.models.archs.flux2_klein:Flux2Klein9BModel",

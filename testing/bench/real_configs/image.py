@@ -413,3 +413,25 @@ REAL["pixart"] = {
 }
 # Card: 0.6B (PixArt-alpha paper: 0.6B, the size embedders included); T5 and VAE as PixArt-Sigma's rows.
 PARAMS["pixart"] = dict(PARAMS["pixart_sigma"])
+# Chroma1-Radiance (lodestones/Chroma1-Radiance.safetensors, no config of its own): Chroma1-HD's trunk config, which
+# the engine reads from the extras, with the radiance input and head as AI Toolkit's chroma_params give them
+# (extensions_built_in/diffusion_models/chroma/src/radiance.py: 16 px patches, NeRF width 64, mlp ratio 4, 4 blocks,
+# 8 frequencies); T5-XXL as Chroma's; no VAE.
+REAL["chroma_radiance"] = {
+    "transformer": dict(
+        {
+            k: v
+            for k, v in REAL["chroma"]["transformer"].items()
+            if k not in ("patch_size", "in_channels", "out_channels")
+        },
+        in_channels=768,
+        nerf_hidden_size=64,
+        nerf_mlp_ratio=4,
+        nerf_depth=4,
+        nerf_max_freqs=8,
+    ),
+    "text_encoder": T5_XXL,
+}
+# 9.51B counted: Chroma's 8.9B less its input and output projections, plus the 16 px patch convolution (7.1M) and the
+# NeRF head (four 151M weight generators from a token, 0.60B). T5 as Chroma's.
+PARAMS["chroma_radiance"] = {"transformer": 9.51, "text_encoder": 4.76}
