@@ -199,3 +199,56 @@ def test_qwen_vl_text_processor_loads_a_qwen3_vl_processor_folder(tmp_path):
     assert text == "<|im_start|>system\nsys<|im_end|>\n<|im_start|>user\na cat<|im_end|>\n<|im_start|>assistant\n"
     out = proc(text=[text, "a"], padding="longest", pad_to_multiple_of=8, return_tensors="pt")
     assert out["input_ids"].shape[1] % 8 == 0 and out["attention_mask"][1].sum() < out["attention_mask"][0].sum()
+
+
+# ------------------------------------------------------------------ Ideogram 4
+def test_ideogram4_streams_the_latent_its_vae_decodes(tmp_path):
+    """The loop's tokens are BatchNorm-normalised in a packed (row, column, channel) order of its own; decoding the
+    streamed map with the VAE must give the pipeline's own image."""
+    model = load("ideogram4")
+    gen = gen_config(model, tmp_path, width=96, height=64, num_inference_steps=2)
+    seen, tokens = streamed_and_decoded(model, gen)
+    assert tokens.shape == (1, 4 * 6, 128)
+    assert len(seen) == 2 and tuple(seen[-1].shape) == model.latent_shape(gen) == (1, 32, 8, 12)
+    torch.testing.assert_close(seen[-1], model.unpack_latents(tokens, gen))
+    torch.manual_seed(gen.seed)
+    with torch.inference_mode():
+        image = model.pipeline(
+            **model.pipeline_kwargs(gen), generator=torch.Generator().manual_seed(gen.seed), output_type="pt"
+        ).images
+        decoded = model.pipeline.vae.decode(seen[-1], return_dict=False)[0]
+    expected = model.pipeline.image_processor.postprocess(decoded.float(), output_type="pt")
+    torch.testing.assert_close(image, expected)
+
+
+@pytest.mark.parametrize(
+    "steps, guidance, mu, std, schedule",
+    [
+        (48, 7.0, 0.0, 1.5, [7.0] * 45 + [3.0] * 3),  # "4.0 Quality 48", diffusers' defaults
+        (20, 7.0, 0.0, 1.75, [7.0] * 18 + [3.0] * 2),  # "4.0 Default 20"
+        (12, 7.0, 0.5, 1.75, [7.0] * 11 + [3.0]),  # "4.0 Turbo 12"
+        (20, 2.0, 0.0, 1.75, [2.0] * 20),  # the polish steps never raise a lower guidance
+        (30, 5.0, 0.0, 1.75, [5.0] * 30),  # other counts: a constant guidance, as AI Toolkit samples
+    ],
+)
+def test_ideogram4_samples_with_the_official_presets(steps, guidance, mu, std, schedule, tmp_path):
+    model = get_model_class("ideogram4")("cpu", ModelConfig(name_or_path="tiny:ideogram4", arch="ideogram4"))
+    kwargs = model.pipeline_kwargs(gen_config(model, tmp_path, num_inference_steps=steps, guidance_scale=guidance))
+    assert (kwargs["mu"], kwargs["std"], kwargs["guidance_schedule"]) == (mu, std, schedule)
+    assert kwargs["guidance_scale"] is None  # the pipeline takes one of the two
+
+
+def test_ideogram4_runs_its_unconditional_network_every_step(tmp_path):
+    model = load("ideogram4")
+    assert model.parts["unconditional_transformer"] is not model.parts["transformer"]
+    calls = {"transformer": 0, "unconditional_transformer": 0}
+    handles = [
+        model.parts[role].register_forward_pre_hook(lambda m, a, role=role: calls.__setitem__(role, calls[role] + 1))
+        for role in calls
+    ]
+    try:
+        model.generate_images([gen_config(model, tmp_path, num_inference_steps=3)])
+    finally:
+        for h in handles:
+            h.remove()
+    assert calls == {"transformer": 3, "unconditional_transformer": 3}

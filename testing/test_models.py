@@ -31,6 +31,7 @@ FAMILIES = {
         "flux2_klein_9b",
         "flux_kontext",
         "hidream",
+        "ideogram4",
         "krea2",
         "lumina2",
         "nucleus_image",

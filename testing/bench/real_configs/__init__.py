@@ -86,6 +86,19 @@ SHALLOW = {
         "transformer": {"dense_moe_strategy": "all_moe", "num_experts": 8, "capacity_factors": [4.0]},
         "text_encoder": {"text_config": {"num_hidden_layers": 2}},
     },
+    # the pipeline taps encoder layers 0, 3, ..., 35 by index: all 36 stay, narrowed behind their real 4096 width
+    "ideogram4": {
+        "transformer": NARROW,
+        "unconditional_transformer": NARROW,
+        "text_encoder": {
+            "text_config": {
+                "num_hidden_layers": 36,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 2,
+                "intermediate_size": 256,
+            }
+        },
+    },
 }
 SHALLOW["ltx2.5"] = SHALLOW["ltx2.3"]  # LTX-2.5: the same connector and transformer widths
 # Sample settings a one-layer build needs: the FLUX.2 pipelines stack text-encoder hidden states by index.
@@ -95,4 +108,5 @@ SHALLOW_SAMPLE = {
     "flux2_klein_9b": {"text_encoder_out_layers": (1, 1, 1)},
     "krea2": {"max_sequence_length": 64},  # its prompts are padded to 512 tokens, each through 12 taps
     "nucleus_image": {"return_index": -1},  # the release reads hidden state -8 of 36
+    "ideogram4": {"max_sequence_length": 128},  # prompts are left-padded to it: 2048 text tokens by default
 }

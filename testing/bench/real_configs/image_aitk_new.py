@@ -168,6 +168,24 @@ QWEN3_VL_8B = dict(
     tie_word_embeddings=False,
 )
 
+# --------------------------------------------------------------------------------------------- Ideogram 4
+# ideogram-ai/ideogram-4-fp8 transformer/ and unconditional_transformer/: Ideogram4Transformer2DModel's defaults,
+# the release's spec as ideogram-oss/ideogram4's docs/model_architecture.md states it (4608 wide = 18 heads x 256,
+# 34 layers, SwiGLU 12288, AdaLN 512, rope theta 5e6, M-RoPE (24, 20, 20), 128 latent channels, text features of
+# 13 Qwen3-VL-8B layers x 4096). The two networks have one shape ("9.3B" each).
+IDEOGRAM4_TRANSFORMER = dict(
+    in_channels=128,
+    num_layers=34,
+    attention_head_dim=256,
+    num_attention_heads=18,
+    intermediate_size=12288,
+    adaln_dim=512,
+    llm_features_dim=53248,
+    rope_theta=5_000_000,
+    mrope_section=[24, 20, 20],
+    norm_eps=1e-5,
+)
+
 REAL = {
     # baidu/ERNIE-Image: transformer, text_encoder (Mistral3Model), vae (AutoencoderKLFlux2 as FLUX.2's: the
     # release's vae/config.json lists FLUX.2's block channels, 32 latent channels and 2x2 patches).
@@ -181,6 +199,14 @@ REAL = {
     "krea2": {"transformer": KREA2_TRANSFORMER, "text_encoder": QWEN3_VL_4B, "vae": QWEN_IMAGE_VAE},
     # NucleusAI/Nucleus-Image: transformer, text_encoder (Qwen3-VL-8B-Instruct), vae (Qwen-Image's).
     "nucleus_image": {"transformer": NUCLEUS_TRANSFORMER, "text_encoder": QWEN3_VL_8B, "vae": QWEN_IMAGE_VAE},
+    # ideogram-ai/ideogram-4-fp8: both DiTs, text_encoder (Qwen3-VL-8B-Instruct, loaded as Qwen3VLModel: no LM
+    # head), vae (FLUX.2's autoencoder sizes: AI Toolkit's ideogram4/src/vae.py AutoEncoderParams).
+    "ideogram4": {
+        "transformer": IDEOGRAM4_TRANSFORMER,
+        "unconditional_transformer": IDEOGRAM4_TRANSFORMER,
+        "text_encoder": QWEN3_VL_8B,
+        "vae": FLUX2_VAE,
+    },
 }
 
 # Published sizes, billions (model cards), checked against the configs above on meta tensors within 3 %.
@@ -194,4 +220,6 @@ PARAMS = {
     "krea2": {"transformer": 12.82, "text_encoder": 4.44, "vae": 0.127},
     # Card: "17B total parameters" (16.92B counted); Qwen3-VL-8B-Instruct's card: 8.77B.
     "nucleus_image": {"transformer": 17.0, "text_encoder": 8.77, "vae": 0.127},
+    # Ideogram 4: "9.3B" per DiT (9.28B counted); Qwen3-VL-8B-Instruct without its LM head: 8.77B - 0.62B.
+    "ideogram4": {"transformer": 9.3, "unconditional_transformer": 9.3, "text_encoder": 8.15, "vae": 0.084},
 }
