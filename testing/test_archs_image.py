@@ -87,6 +87,7 @@ FAMILY_FORMAT = {
     "krea2": "Wan21",
     "nucleus_image": "Wan21",
     "ideogram4": "Flux2",
+    "anima": "Wan21",
 }
 EXPECTED_PIXELS = {  # format: ((k1, rgb), (k2, rgb), zero-latent rgb)
     "SD15": ((0, (172, 157, 169)), (3, (100, 94, 36)), (128, 128, 128)),  # no bias: zero is (0 + 1) / 2 * 255

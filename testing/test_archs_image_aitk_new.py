@@ -3,6 +3,7 @@ ARCHS-parametrized tests check for every family: each streams latents in the lay
 undoing the packing and normalisation the pipeline samples in, and each family-specific setting reaches the
 pipeline. test_archs_image.py checks their preview factors against ComfyUI's tables."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -252,3 +253,66 @@ def test_ideogram4_runs_its_unconditional_network_every_step(tmp_path):
         for h in handles:
             h.remove()
     assert calls == {"transformer": 3, "unconditional_transformer": 3}
+
+
+# ------------------------------------------------------------------ Anima (a modular pipeline)
+def test_anima_modular_pipeline_streams_the_latent_it_decodes(tmp_path):
+    """The engine's step hook wraps ``pipeline.scheduler.step``; the modular denoise loop steps the same scheduler,
+    so every step streams, and the last streamed latent is what the decode block receives."""
+    model = load("anima")
+    gen = gen_config(model, tmp_path, width=96, height=64)
+    seen = []
+    model.sample_step_hook = lambda s: seen.append(s.latents())
+    try:
+        model.generate_images([gen])
+    finally:
+        model.sample_step_hook = None
+    torch.manual_seed(gen.seed)
+    model.pipeline.guider.guidance_scale = gen.guidance_scale
+    with torch.inference_mode():
+        latents = model.pipeline(
+            **model.pipeline_kwargs(gen), generator=torch.Generator().manual_seed(gen.seed), output="latents"
+        )
+    assert latents.shape == (1, 16, 1, 8, 12)
+    assert len(seen) == 2 and tuple(seen[-1].shape) == model.latent_shape(gen) == (1, 16, 8, 12)
+    torch.testing.assert_close(seen[-1], latents[:, :, 0])
+
+
+@pytest.mark.parametrize("guidance, passes", [(4.0, 2), (1.0, 1)])
+def test_anima_guidance_reaches_its_guider(guidance, passes, tmp_path):
+    """CFG lives in the modular pipeline's guider component: each request sets its scale (two DiT passes a step),
+    and 1 turns it off (one pass)."""
+    model = load("anima")
+    calls = []
+    handle = model.parts["transformer"].register_forward_pre_hook(lambda m, a: calls.append(1))
+    try:
+        model.generate_images([gen_config(model, tmp_path, guidance_scale=guidance, num_inference_steps=2)])
+    finally:
+        handle.remove()
+    assert model.pipeline.guider.guidance_scale == guidance and len(calls) == 2 * passes
+
+
+def test_anima_takes_an_ai_toolkit_lora_on_the_dit_and_its_adapter(tmp_path):
+    """AI Toolkit saves Anima LoRAs with the original names under ``diffusion_model.`` (the LLM adapter's under
+    ``diffusion_model.llm_adapter.``); diffusers' Anima loader on the modular pipeline converts both."""
+    from safetensors.torch import save_file
+
+    torch.manual_seed(0)
+    lora = {
+        "diffusion_model.blocks.0.self_attn.q_proj.lora_A.weight": torch.randn(4, 32),
+        "diffusion_model.blocks.0.self_attn.q_proj.lora_B.weight": torch.randn(32, 4),
+        "diffusion_model.llm_adapter.blocks.0.self_attn.q_proj.lora_A.weight": torch.randn(4, 32),
+        "diffusion_model.llm_adapter.blocks.0.self_attn.q_proj.lora_B.weight": torch.randn(32, 4),
+    }
+    path = tmp_path / "anima_lora.safetensors"
+    save_file(lora, str(path))
+    plain = load("anima")
+    with_lora = get_model_class("anima")(
+        "cpu", ModelConfig(name_or_path="tiny:anima", arch="anima", lora_path=str(path))
+    )
+    with_lora.load_model()
+    assert "transformer" in with_lora.pipeline.get_list_adapters()
+    assert "text_conditioner" in with_lora.pipeline.get_list_adapters()
+    a = plain.generate_media(gen_config(plain, tmp_path / "a"))
+    b = with_lora.generate_media(gen_config(with_lora, tmp_path / "b"))
+    assert not np.array_equal(a.image, b.image)

@@ -19,6 +19,7 @@ STEPS = 3
 # one vanished from the registry, so its disappearance (or an unreviewed addition) fails here.
 FAMILIES = {
     "image": [
+        "anima",
         "auraflow",
         "chroma",
         "chroma_radiance",

@@ -42,6 +42,7 @@ ARCHS = {
     "krea2": "toolkit.models.archs.krea2:Krea2Model",
     "nucleus_image": "toolkit.models.archs.nucleus_image:NucleusImageModel",
     "ideogram4": "toolkit.models.archs.ideogram4:Ideogram4Model",
+    "anima": "toolkit.models.archs.anima:AnimaModel",
     # video
     "wan21": "toolkit.models.archs.wan21:Wan21Model",
     "wan22_5b": "toolkit.models.archs.wan22_5b:Wan225bModel",

@@ -186,6 +186,51 @@ IDEOGRAM4_TRANSFORMER = dict(
     norm_eps=1e-5,
 )
 
+# --------------------------------------------------------------------------------------------- Anima
+# circlestone-labs/Anima-Base-v1.0-Diffusers: diffusers' scripts/convert_anima_to_diffusers.py builds the DiT as
+# Cosmos-Predict2-2B-Text2Image (convert_cosmos_to_diffusers.py TRANSFORMER_CONFIGS), the LLM adapter from the
+# checkpoint's shapes (AnimaTextConditioner's defaults: 6 blocks of 1024, 16 heads, T5's 32128-token vocabulary,
+# padded to 512 tokens) and Qwen3-0.6B-Base as text_encoder (Qwen3Model: 1024 wide, 28 layers, 16 heads / 8 KV of
+# 128, FFN 3072; max positions 32768 and rope theta 1e6 as the script writes them).
+ANIMA_TRANSFORMER = dict(
+    in_channels=16,
+    out_channels=16,
+    num_attention_heads=16,
+    attention_head_dim=128,
+    num_layers=28,
+    mlp_ratio=4.0,
+    text_embed_dim=1024,
+    adaln_lora_dim=256,
+    max_size=[128, 240, 240],
+    patch_size=[1, 2, 2],
+    rope_scale=[1.0, 4.0, 4.0],
+    concat_padding_mask=True,
+    extra_pos_embed_type=None,
+)
+ANIMA_TEXT_CONDITIONER = dict(
+    source_dim=1024,
+    target_dim=1024,
+    model_dim=1024,
+    num_layers=6,
+    num_attention_heads=16,
+    mlp_ratio=4.0,
+    target_vocab_size=32128,
+    min_sequence_length=512,
+)
+QWEN3_06B = dict(
+    vocab_size=151936,
+    hidden_size=1024,
+    intermediate_size=3072,
+    num_hidden_layers=28,
+    num_attention_heads=16,
+    num_key_value_heads=8,
+    head_dim=128,
+    max_position_embeddings=32768,
+    rms_norm_eps=1e-6,
+    tie_word_embeddings=False,
+    rope_parameters=dict(rope_type="default", rope_theta=1000000.0),
+)
+
 REAL = {
     # baidu/ERNIE-Image: transformer, text_encoder (Mistral3Model), vae (AutoencoderKLFlux2 as FLUX.2's: the
     # release's vae/config.json lists FLUX.2's block channels, 32 latent channels and 2x2 patches).
@@ -207,6 +252,13 @@ REAL = {
         "text_encoder": QWEN3_VL_8B,
         "vae": FLUX2_VAE,
     },
+    # circlestone-labs/Anima-Base-v1.0-Diffusers: transformer, text_conditioner, text_encoder, vae (Qwen-Image's).
+    "anima": {
+        "transformer": ANIMA_TRANSFORMER,
+        "text_conditioner": ANIMA_TEXT_CONDITIONER,
+        "text_encoder": QWEN3_06B,
+        "vae": QWEN_IMAGE_VAE,
+    },
 }
 
 # Published sizes, billions (model cards), checked against the configs above on meta tensors within 3 %.
@@ -222,4 +274,7 @@ PARAMS = {
     "nucleus_image": {"transformer": 17.0, "text_encoder": 8.77, "vae": 0.127},
     # Ideogram 4: "9.3B" per DiT (9.28B counted); Qwen3-VL-8B-Instruct without its LM head: 8.77B - 0.62B.
     "ideogram4": {"transformer": 9.3, "unconditional_transformer": 9.3, "text_encoder": 8.15, "vae": 0.084},
+    # Anima: the card's "2B" DiT (Cosmos-Predict2-2B: 1.956B counted) and its LLM adapter (0.135B counted from the
+    # 6-block shape the conversion reads; no published figure), Qwen3-0.6B (0.596B without an LM head).
+    "anima": {"transformer": 1.956, "text_conditioner": 0.135, "text_encoder": 0.596, "vae": 0.127},
 }
