@@ -170,7 +170,7 @@ QWEN3_VL_8B = dict(
 
 # --------------------------------------------------------------------------------------------- Ideogram 4
 # ideogram-ai/ideogram-4-fp8 transformer/ and unconditional_transformer/: Ideogram4Transformer2DModel's defaults,
-# the release's spec as ideogram-oss/ideogram4's docs/model_architecture.md states it (4608 wide = 18 heads x 256,
+# the release's spec as the model_architecture.md page of ideogram-oss/ideogram4 states it (4608 wide = 18 heads x 256,
 # 34 layers, SwiGLU 12288, AdaLN 512, rope theta 5e6, M-RoPE (24, 20, 20), 128 latent channels, text features of
 # 13 Qwen3-VL-8B layers x 4096). The two networks have one shape ("9.3B" each).
 IDEOGRAM4_TRANSFORMER = dict(
