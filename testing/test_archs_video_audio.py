@@ -55,6 +55,15 @@ ANCHORS = {
         bias=(0.0456, -0.0202, -0.0644),
         rows={0: (0.0568, -0.0521, -0.0131), 9: (0.0393, 0.0944, 0.1131), 31: (0.0005, -0.0106, 0.0242)},
     ),
+    "MiniMaxH3Video": dict(
+        channels=24,
+        bias=(0.057426, -0.022078, -0.071449),
+        rows={
+            0: (-0.018555, 0.024344, -0.017536),
+            9: (0.531539, 0.548819, 0.624404),
+            23: (0.004224, 0.017284, 0.027196),
+        },
+    ),
     "HunyuanVideo": dict(
         channels=16,
         bias=(0.0259, -0.0192, -0.0761),
@@ -74,12 +83,14 @@ PROJECTIONS = {
     "ltx2": ("LTXAV", 6, 4.0, (65, 57, 51)),
     "ltx2.3": ("LTXAV", 6, 4.0, (65, 57, 51)),  # ComfyUI previews every LTX-2.x AV checkpoint with LTXAV
     "ltx2.5": ("LTXAV", 6, 4.0, (65, 57, 51)),
+    # (0.531539 + 0.057426 + 1) / 2 = 0.79448 -> 202.6 -> 203; (0.548819 - 0.022078 + 1) / 2 -> 195; blue -> 198
+    "minimax_h3": ("MiniMaxH3Video", 9, 1.0, (203, 195, 198)),
     "hunyuan_video": ("HunyuanVideo", 12, 2.0, (72, 76, 83)),
     # (4 * 0.0393 + 0.0456 + 1) / 2 = 0.6014 -> 153; (4 * 0.0944 - 0.0202 + 1) / 2 -> 173; blue -> 177
     "hunyuan_video15": ("HunyuanVideo15", 9, 4.0, (153, 173, 177)),
 }
 PACKED = ["ltx", "ltx2", "ltx2.3", "ltx2.5"]
-I2V = ["wan21_i2v", "wan22_14b_i2v", "wan22_5b", "ltx2", "ltx2.3", "ltx2.5"]
+I2V = ["wan21_i2v", "wan22_14b_i2v", "wan22_5b", "ltx2", "ltx2.3", "ltx2.5", "minimax_h3"]
 OPTIONAL_I2V = [a for a in I2V if not get_model_class(a).control_images]  # image or text to video
 
 
@@ -195,25 +206,47 @@ def test_ltx2_last_streamed_latents_are_the_pipelines_own_latent_output(tmp_path
     assert torch.allclose(seen[-1], out.frames, atol=1e-6)
 
 
+def test_minimax_h3_last_streamed_latents_are_the_pipelines_unpacked_latents(tmp_path):
+    """The step hook sees MiniMax-H3's packed video rows; unpacked they are the pipeline's own after-denoise latents
+    (BCFHW), and the denoised estimate is x_t + sigma * v (its velocity points at the data)."""
+    model = loaded("minimax_h3")
+    seen = []
+    model.sample_step_hook = lambda s: seen.append((s.latents().clone(), s.latents("x0").clone()))
+    try:
+        model.generate_images([gen_config(model, tmp_path)])
+    finally:
+        model.sample_step_hook = None
+    gen = gen_config(model, tmp_path)
+    model.prepare_gen_config(gen)
+    kw = model.pipeline_kwargs(gen)
+    out = model.pipeline(**kw, generator=torch.Generator().manual_seed(gen.seed), output="latents")
+    assert len(seen) == STEPS and tuple(out.shape) == model.latent_shape(gen)
+    assert torch.equal(seen[-1][0], out)
+    # The last step lands on sigma 0, so what it returns is the estimate it made (flow matching's sign would put
+    # the estimate as far on the other side of x_t).
+    assert torch.allclose(seen[-1][1], seen[-1][0], atol=1e-5) and not torch.allclose(seen[-1][0], seen[-2][0])
+
+
 # ------------------------------------------------------------------ media
-SOUND = ["ltx2", "ltx2.3", "ltx2.5"]  # video families with a sound track (LTX-2.3/2.5 vocoders: 48 kHz, LTX-2's 24)
+# Video families with a sound track: LTX-2's vocoder writes 24 kHz, LTX-2.3's and 2.5's 48, MiniMax-H3's VAE 32.
+SOUND = {"ltx2": 24000, "ltx2.3": 48000, "ltx2.5": 48000, "minimax_h3": 32000}
 
 
-@pytest.mark.parametrize("arch", SOUND)
-def test_ltx2_writes_an_mp4_with_an_aac_audio_stream(arch, tmp_path):
+@pytest.mark.parametrize("arch", sorted(SOUND))
+def test_video_with_sound_writes_an_mp4_with_an_aac_audio_stream(arch, tmp_path):
     import av
 
     model = loaded(arch)
     [result] = model.generate_images([gen_config(model, tmp_path)])
     info = probe(result["path"])
     assert info["ext"] == "mp4" and info["has_audio"] is True
-    assert (info["width"], info["height"], info["frames"]) == (64, 64, 9)
-    assert info["sample_rate"] == model.pipeline.vocoder.config.output_sampling_rate
+    assert (info["width"], info["height"], info["frames"]) == (64, 64, tiny.sample(arch)["num_frames"])
+    assert info["sample_rate"] == SOUND[arch]
     with av.open(result["path"]) as container:
         assert [s.codec_context.name for s in container.streams.audio] == ["aac"]
     video_s = info["frames"] / info["fps"]
-    # The track covers the clip to within one audio latent frame (25 per second), and never outlasts it by more
-    # than the AAC encoder's last frame.
+    # The track covers the clip to within one audio latent frame (LTX: 25 per second, MiniMax-H3: 40), and never
+    # outlasts it by more than the AAC encoder's last frame.
     assert audio_stream_duration(result["path"]) == pytest.approx(video_s, abs=1 / 25 + 1024 / info["sample_rate"])
 
 
@@ -308,7 +341,7 @@ def test_image_to_video_follows_the_control_image(arch, tmp_path):
     frames_a = generate_frames(model, tmp_path / "a", ctrl_img=a)
     frames_b = generate_frames(model, tmp_path / "b", ctrl_img=b)
     frames_a2 = generate_frames(model, tmp_path / "a2", ctrl_img=a)
-    assert frames_a.shape == frames_b.shape == (9, 64, 64, 3)
+    assert frames_a.shape == frames_b.shape == (tiny.sample(arch)["num_frames"], 64, 64, 3)
     assert not np.array_equal(frames_a, frames_b)
     assert np.array_equal(frames_a, frames_a2)
 

@@ -40,6 +40,7 @@ def mid_run_and_final(arch: str, path: str, tmp_path) -> tuple:
         ("wan21", "tiny:wan21", "UniPCMultistepScheduler"),
         ("pixart_sigma", "tiny:pixart_sigma", "DPMSolverMultistepScheduler"),
         ("stable_audio", "tiny:stable_audio", "CosineDPMSolverMultistepScheduler"),
+        ("minimax_h3", "tiny:minimax_h3", "MiniMaxH3Scheduler"),  # a data-ward velocity: x0 = x_t + sigma * v
     ],
 )
 def test_the_x0_preview_is_the_denoised_estimate_for_each_scheduler(arch, path, scheduler, tmp_path, tiny_cache):

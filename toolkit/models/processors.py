@@ -7,7 +7,7 @@ keep are ignored) and build the tiny ones, with or without torchvision installed
 and image processing are transformers' own code.
 """
 
-from transformers import Qwen2VLProcessor
+from transformers import Qwen2VLProcessor, Qwen3VLProcessor
 from transformers.processing_utils import ProcessorMixin
 
 
@@ -50,3 +50,23 @@ class QwenVLTextProcessor(ProcessorMixin):
 
     def __init__(self, tokenizer=None, chat_template=None, **kwargs):
         super().__init__(tokenizer, chat_template=chat_template)
+
+
+class Qwen3VLNoVideoProcessor(Qwen3VLProcessor):
+    """Qwen3-VL processor without the video processor: MiniMax-H3's text-to-video and keyframe blocks read its
+    token ids (``create_mm_token_type_ids``) and process keyframe images, never videos. A release's processor
+    folder loads (its video settings are ignored)."""
+
+    TOKENS = {
+        "image": "<|image_pad|>",
+        "video": "<|video_pad|>",
+        "vision_start": "<|vision_start|>",
+        "vision_end": "<|vision_end|>",
+    }
+
+    def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
+        for kind, default in self.TOKENS.items():  # as Qwen3VLProcessor.__init__ reads them
+            token = getattr(tokenizer, f"{kind}_token", None) or default
+            setattr(self, f"{kind}_token", token)
+            setattr(self, f"{kind}_token_id", tokenizer.convert_tokens_to_ids(token))
+        ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)

@@ -53,12 +53,13 @@ ARCHS = {
     "ltx2": "toolkit.models.archs.ltx2:LTX2Model",
     "ltx2.3": "toolkit.models.archs.ltx2_3:LTX23Model",
     "ltx2.5": "toolkit.models.archs.ltx2_5:LTX25Model",
+    "minimax_h3": "toolkit.models.archs.minimax_h3:MiniMaxH3Model",
     "hunyuan_video": "toolkit.models.archs.hunyuan_video:HunyuanVideoModel",
     "hunyuan_video15": "toolkit.models.archs.hunyuan_video15:HunyuanVideo15Model",
     # audio
     "ace_step_15": "toolkit.models.archs.ace_step_15:AceStep15Model",
-    "stable_audio": "toolkit.models.archs.stable_audio:StableAudioModel",
     "ace_step_15_xl": "toolkit.models.archs.ace_step_15_xl:AceStep15XLModel",
+    "stable_audio": "toolkit.models.archs.stable_audio:StableAudioModel",
 }
 
 

@@ -34,7 +34,8 @@ def tiny_checkpoint(name: str) -> str:
     never see a half-written checkpoint."""
     arch, _, variant = name.partition("/")
     folder = os.path.join(cache_root(), f"v{RECIPE_VERSION}", name.replace("/", "__"))
-    if os.path.isfile(os.path.join(folder, "model_index.json")):
+    # A modular-only pipeline (MiniMax-H3) saves modular_model_index.json in place of model_index.json.
+    if any(os.path.isfile(os.path.join(folder, index)) for index in ("model_index.json", "modular_model_index.json")):
         return folder
     build = recipe_builder(arch)
     os.makedirs(os.path.dirname(folder), exist_ok=True)

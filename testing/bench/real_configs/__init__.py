@@ -101,6 +101,24 @@ SHALLOW = {
     },
 }
 SHALLOW["ltx2.5"] = SHALLOW["ltx2.3"]  # LTX-2.5: the same connector and transformer widths
+# MiniMax-H3 reads the conditioner's hidden_states[50], so its Qwen3-VL keeps 51 layers, as narrow as a layer gets
+# at the real 5120 width; the VAE's transformer decoder counts its layers under its own name.
+SHALLOW["minimax_h3"] = {
+    "text_encoder": {
+        "text_config": {
+            "num_hidden_layers": 51,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "intermediate_size": 256,
+        }
+    },
+    "transformer": NARROW,
+    "vae": {
+        "block_out_channels": [32, 64, 64, 128, 128, 256],
+        "decoder_num_layers": 1,
+        "decoder_num_attention_heads": 8,
+    },
+}
 # Sample settings a one-layer build needs: the FLUX.2 pipelines stack text-encoder hidden states by index.
 SHALLOW_SAMPLE = {
     "flux2": {"text_encoder_out_layers": (1, 1, 1)},

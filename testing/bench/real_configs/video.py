@@ -454,6 +454,7 @@ LTX23_VOCODER = dict(  # LTX2VocoderWithBWE: 16 kHz from the mel frames, then ba
     input_sampling_rate=16000,
     output_sampling_rate=48000,
 )
+
 # --------------------------------------------------------------------------------------------- LTX-2.5 (22B)
 # Lightricks/LTX-2.5-Diffusers as diffusers scripts/convert_ltx2_to_diffusers.py (version "2.5") builds it: LTX-2.3's
 # configs but for the transformer's two keys below; the connectors' caption width and stacked-state count follow
@@ -498,6 +499,85 @@ GEMMA4_12B = dict(
         pooling_kernel_size=3,
     ),
     audio_config=dict(hidden_size=640, audio_embed_dim=640, audio_samples_per_token=640, output_proj_dims=640),
+)
+
+# --------------------------------------------------------------------------------------------- MiniMax-H3 (33B)
+# MiniMaxAI/MiniMax-H3 as diffusers scripts/convert_minimax_h3_to_diffusers.py writes it: its
+# MINIMAX_H3_TRANSFORMER_CONFIG and MINIMAX_H3_VIDEO_VAE_CONFIG (the source config's values, named there), the
+# audio VAE of its source metadata (the AutoencoderKLMiniMaxH3Audio defaults: 64-wide encoder at rates
+# 2-4-4-5-5, 2048-wide latent projection, BigVGAN decoder from 1024 at rates 5-5-2-2-2-2-2, 32 kHz). text_encoder:
+# Qwen3-VL 32B (Qwen/Qwen3-VL-32B-Instruct config.json: text 64 x 5120, vision 27 x 1152 into 5120), read at
+# hidden_states[50]; token ids stay the tiny tokenizer's.
+MINIMAX_H3_TRANSFORMER = dict(
+    num_attention_heads=56,
+    attention_head_dim=128,
+    hidden_size=5376,
+    num_layers=50,
+    num_refiner_layers=2,
+    ffn_dim=14336,
+    in_channels=24,
+    audio_in_channels=32,
+    patch_size=[1, 2, 2],
+    text_dim=5120,
+    freq_dim=256,
+    time_embed_hidden_dim=5376,
+    time_embed_dim=2688,
+    rope_freq_dim=16,
+    rope_theta=10000.0,
+)
+MINIMAX_H3_VAE = dict(
+    latent_channels=24,
+    block_out_channels=[128, 256, 256, 512, 512, 1024],
+    layers_per_block=2,
+    spatial_downsample_factors=[2, 2, 2, 2, 1, 1],
+    temporal_downsample_factors=[1, 2, 2, 1, 1, 1],
+    norm_num_groups=32,
+    decoder_num_layers=36,
+    decoder_num_attention_heads=32,
+    decoder_attention_head_dim=64,
+    decoder_num_register_tokens=4,
+    decoder_ffn_mult=4,
+    clip_length=17,
+    token_drop=3,
+)
+MINIMAX_H3_AUDIO_VAE = dict(
+    encoder_dim=64,
+    encoder_rates=[2, 4, 4, 5, 5],
+    latent_dim=2048,
+    latent_channels=32,
+    num_attention_heads=8,
+    decoder_dim=1024,
+    decoder_rates=[5, 5, 2, 2, 2, 2, 2],
+    decoder_kernel_sizes=[9, 9, 4, 4, 4, 4, 4],
+    resblock_kernel_sizes=[3, 7, 11],
+    resblock_dilation_sizes=[[1, 3, 5], [1, 3, 5], [1, 3, 5]],
+    sampling_rate=32000,
+)
+QWEN3_VL_32B = dict(
+    text_config=dict(
+        vocab_size=151936,
+        hidden_size=5120,
+        intermediate_size=25600,
+        num_hidden_layers=64,
+        num_attention_heads=64,
+        num_key_value_heads=8,
+        head_dim=128,
+        max_position_embeddings=262144,
+        rope_theta=5000000.0,
+        rope_scaling={"rope_type": "default", "mrope_section": [24, 20, 20], "mrope_interleaved": True},
+    ),
+    vision_config=dict(
+        depth=27,
+        hidden_size=1152,
+        intermediate_size=4304,
+        num_heads=16,
+        out_hidden_size=5120,
+        patch_size=16,
+        temporal_patch_size=2,
+        spatial_merge_size=2,
+        num_position_embeddings=2304,
+        deepstack_visual_indexes=[8, 16, 24],
+    ),
 )
 
 REAL = {
@@ -554,6 +634,14 @@ REAL = {
         "vae": LTX23_VAE,
         "audio_vae": LTX2_AUDIO_VAE,
         "vocoder": LTX23_VOCODER,
+    },
+    # MiniMaxAI/MiniMax-H3 (33B DiT): transformer/ (the t2va / fl2va partition), text_encoder (Qwen3-VL 32B),
+    # vae, audio_vae.
+    "minimax_h3": {
+        "transformer": MINIMAX_H3_TRANSFORMER,
+        "text_encoder": QWEN3_VL_32B,
+        "vae": MINIMAX_H3_VAE,
+        "audio_vae": MINIMAX_H3_AUDIO_VAE,
     },
 }
 
@@ -617,4 +705,9 @@ PARAMS = {
         "audio_vae": 0.0532,
         "vocoder": 0.1285,
     },
+    # transformer: "the full 33B DiT" (diffusers scripts/convert_minimax_h3_to_diffusers.py; 33.12B by its config).
+    # text_encoder: Qwen3-VL 32B with its vision tower and language-model head (the class builds both), by the
+    # config above. vae (its 36-layer transformer decoder is most of it), audio_vae: their configs' counts; no
+    # per-component figure is published for these three.
+    "minimax_h3": {"transformer": 33.12, "text_encoder": 33.36, "vae": 2.604, "audio_vae": 0.1513},
 }
