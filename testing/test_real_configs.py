@@ -99,3 +99,24 @@ def test_building_on_the_meta_device_imports_and_hands_back_outside_it(tiny_cach
         assert next(module.parameters()).is_meta
         assert torch.empty(0).device.type == "cpu", role  # the caller's own tensors
     assert seen and set(seen) == {"cpu"}
+
+
+def test_parameters_a_class_leaves_empty_get_random_values_and_torch_s_layers_keep_their_own():
+    """Nucleus-Image declares its expert stacks with ``torch.empty``: random-init at real size they held whatever
+    memory they landed on and the bench's outputs came back NaN (testing/bench/real_build.py ``initialised``)."""
+    import torch
+
+    from testing.bench.real_build import initialised
+
+    class Experts(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stack = torch.nn.Parameter(torch.full((2, 4, 4), float("nan")))
+            self.norm = torch.nn.Parameter(torch.ones(4))
+            self.proj = torch.nn.Linear(4, 4)
+
+    module = Experts()
+    weight = module.proj.weight.clone()
+    initialised(module)
+    assert torch.isfinite(module.stack).all() and 0 < module.stack.std() < 0.1
+    assert torch.equal(module.norm, torch.ones(4)) and torch.equal(module.proj.weight, weight)

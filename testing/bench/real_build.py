@@ -136,7 +136,26 @@ def construct(cls_path: str, config: dict, device: str = "cpu", dtype=None):
         make = lambda: cls.from_config(config)  # noqa: E731
     else:  # transformers
         make = lambda: cls(cls.config_class.from_dict(config))  # noqa: E731
-    return _build(make, device, dtype or torch.get_default_dtype())
+    return initialised(_build(make, device, dtype or torch.get_default_dtype()))
+
+
+def initialised(module):
+    """``module`` with the weight matrices its own layers do not initialise given small random values. torch's
+    layers (Linear, Conv, Embedding: anything with ``reset_parameters``) initialise themselves, but a class may
+    declare a parameter with ``torch.empty`` and leave it to ``from_pretrained`` (Nucleus-Image's fused expert stacks):
+    random-init, it holds whatever memory it landed on, and a real-size output came back NaN. So every parameter of
+    two or more dimensions held directly by a module without ``reset_parameters`` is drawn from N(0, 0.02); norms'
+    1-D weights keep their ones."""
+    import torch
+
+    with torch.no_grad():
+        for sub in module.modules():
+            if hasattr(sub, "reset_parameters"):
+                continue
+            for param in sub._parameters.values():
+                if param is not None and param.is_floating_point() and param.dim() >= 2:
+                    param.normal_(0.0, 0.02)
+    return module
 
 
 def shallow_overrides(arch: str, role: str) -> dict:
