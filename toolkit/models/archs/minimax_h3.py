@@ -18,6 +18,7 @@ data-ward velocity, so the denoised estimate is ``x_t + sigma * v`` (MiniMaxH3Sc
 Toolkit's ``ctrl_img`` does. The ``ref2va`` workflow (references, ``transformer_ref/``) is not served.
 """
 
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,17 @@ class DataWardStep(SchedulerStep):
         return self.input_sample + self.sigma.to(self.model_output.device) * self.model_output
 
 
+def remove_all_hooks(pipe) -> None:
+    """DiffusionPipeline.remove_all_hooks for a modular pipeline: accelerate's hooks off every model component."""
+    import torch
+    from accelerate.hooks import remove_hook_from_module
+
+    for module in pipe.components.values():
+        if isinstance(module, torch.nn.Module) and hasattr(module, "_hf_hook"):
+            remove_hook_from_module(module, recurse=True)
+    pipe._all_hooks = []
+
+
 def quiet_loops(blocks) -> None:
     """No progress bar from the denoising loop, wherever it sits: ModularPipeline.set_progress_bar_config reaches
     only the top-level blocks, and the loop is nested under the denoise block's workflow branches."""
@@ -140,6 +152,12 @@ class MiniMaxH3Model(BaseModel):
         pipe = MiniMaxH3ModularPipeline(blocks=blocks)
         pipe.update_components(**self.parts)
         quiet_loops(blocks)
+        # What model CPU offload (toolkit/models/offload.py, a plan's "visit") reads off a DiffusionPipeline: the
+        # order the models run in (a keyframe's VAE encode comes before the transformer, its decode after), and
+        # the hook removal it starts from. The text block fires the conditioner's accelerate hook itself
+        # (modular_pipelines/minimax_h3/encoders.py), as it calls the conditioner's inner model.
+        pipe.model_cpu_offload_seq = "text_encoder->transformer->vae->audio_vae"
+        pipe.remove_all_hooks = types.MethodType(remove_all_hooks, pipe)
         return pipe
 
     def prepare_gen_config(self, gen):
