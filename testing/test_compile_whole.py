@@ -226,11 +226,11 @@ def test_auto_reads_the_table_with_one_graph_per_block_class(runs):
 def test_auto_through_the_engine_plans_once_a_request_and_draws_what_eager_draws(tmp_path, tiny_cache, runs, fills):
     """``auto`` is ``off`` on a CPU engine; forced on here, a request plans its rows once, a second request
     compiles nothing, and the image is eager's to a rounding."""
-    from extensions_built_in.inference_engine import resident
+    from extensions_built_in.inference_engine import denoiser_compile
 
     body, images = body_for("flux", steps=6, seed=5), {}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(resident, "resolve_compile_mode", lambda mode, device: mode)
+        patch.setattr(denoiser_compile, "resolve_mode", lambda mode, device: mode)
         h = EngineHarness(tmp_path / "auto", compile="auto")
         try:
             images["auto"] = image(h, body)

@@ -80,9 +80,9 @@ def test_the_engine_freezes_its_heap_when_idle_after_a_load_and_not_again_for_th
         gc.unfreeze()  # as an eviction would: the same model's next idle moment freezes again
         run(harness, sd1(seed=8))
         wait_for(lambda: harness.client.health()["gc"]["frozen"] > 0, 10, "the heap frozen again")
-        freezes = harness.engine.resident.heap.freezes
+        freezes = harness.engine.heap.freezes
         run(harness, sd1(seed=9))  # the same model, nothing loaded: no freeze
         time.sleep(1.0)  # two idle ticks
-        assert harness.client.health()["gc"]["frozen"] > 0 and harness.engine.resident.heap.freezes == freezes
+        assert harness.client.health()["gc"]["frozen"] > 0 and harness.engine.heap.freezes == freezes
     finally:
         harness.close()

@@ -228,9 +228,9 @@ def test_a_lora_on_the_modulation_projections_reaches_the_tables_rows(
     resident Flux.1 reads those projections' outputs from rows computed once a request
     (toolkit/models/modulation.py) by the projections as they are then: a LoRA loaded anew, one hot-swapped in
     after it, and none."""
-    from extensions_built_in.inference_engine import resident
+    from extensions_built_in.inference_engine import denoiser_compile
 
-    monkeypatch.setattr(resident, "resolve_compile_mode", lambda mode, device: mode)
+    monkeypatch.setattr(denoiser_compile, "resolve_mode", lambda mode, device: mode)
     h = engine(tmp_path, loras, "compiled", compile=mode)
     try:
         mod, _ = run(h, body(loras["mod"]))

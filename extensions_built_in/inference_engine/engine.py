@@ -19,6 +19,7 @@ from collections import deque
 from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
+from extensions_built_in.inference_engine.denoiser_compile import DenoiserCompile, cache_dir
 from extensions_built_in.inference_engine.errors import EngineBusy, OutputInUse
 from extensions_built_in.inference_engine.latent_preview import LatentSender, shrink_tensor
 from extensions_built_in.inference_engine.metrics import EngineMetrics
@@ -34,9 +35,10 @@ from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.settings import EngineSettings
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.device import is_oom, reset_vram_peak, set_vram_budget, vram_stats
-from toolkit.gc_heap import collector_state
+from toolkit.gc_heap import HeapSettler, collector_state, watch_collector
 from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models import prompt_cache as prompts
+from toolkit.models.attention import check_attention
 from toolkit.models.components.hub import DownloadRefused
 from toolkit.models.components.pool import ComponentPool, set_host_ram_budget
 from toolkit.models.lora import LoraMismatch
@@ -94,8 +96,14 @@ class Engine:
             self.memory.refresh()
         self.latents = LatentSender()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
-        speed = {k: getattr(settings, k) for k in ("compile", "compile_cache_dir", "attention", "freeze_heap")}
-        self.resident = ResidentModel(device, self.pool, self._status_of_running, self.counters, **speed)
+        self.compiler = DenoiserCompile(settings.compile, device, settings.compile_cache_dir)  # engine.compile
+        self.heap = HeapSettler(enabled=settings.freeze_heap)  # engine.freeze_heap (toolkit/gc_heap.py)
+        watch_collector()
+        # engine.attention: a bad setting or an FA4 that cannot run stops the engine here, not a request
+        check_attention(settings.attention, device, os.path.join(cache_dir(), "flash_attn_cute"))
+        self.resident = ResidentModel(
+            device, self.pool, self._status_of_running, self.counters, self.compiler, settings.attention
+        )
         # Each model's recent prompts, encoded (toolkit/models/prompt_cache.py).
         prompts.configure(settings.prompt_cache)
         self.warm_up_s: Optional[float] = None
@@ -214,6 +222,7 @@ class Engine:
     def health(self) -> dict:
         busy, queued = self.running is not None, len(self.queue)
         holder, active = self.holder, None  # read once: the main thread may swap it meanwhile
+        first = getattr(holder, "attention", None)  # the SDPA kernel it tries first (engine.attention)
         if holder is not None:
             active = {"arch": holder.arch, "name_or_path": holder.model_config.name_or_path}
             active["config"] = self.resident.identity
@@ -232,8 +241,8 @@ class Engine:
             "vram_budget": self.vram_budget,
             "host_ram_budget": self.host_ram_budget,
             "memory": self.memory.describe(holder.plan if holder is not None else None),
-            "compile": self.resident.compile_state(),
-            "gc": collector_state() | {"last_freeze_s": self.resident.heap.last_seconds},  # toolkit/gc_heap.py
+            "compile": self.compiler.state() | {"attention": {"mode": self.settings.attention, "first": first}},
+            "gc": collector_state() | {"last_freeze_s": self.heap.last_seconds},  # toolkit/gc_heap.py
             "prompt_cache": prompts.stats(),
             "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s},
         }
@@ -279,11 +288,17 @@ class Engine:
             if req is None:
                 self._maybe_idle_unload()
                 if not self.saver.busy():  # a freeze's collection holds the GIL: never while a file is written
-                    self.resident.settle_heap()
+                    self._settle_heap()
                 continue
             self._execute(req)
             self._idle_since = time.monotonic()
             self._set_info(self._idle_text(), force=True)
+
+    def _settle_heap(self) -> None:
+        """Between requests: the heap frozen again once a load, an eviction, a park or a compile changed what
+        lives in it (toolkit/gc_heap.py), so no collection during a request walks the model's objects."""
+        c = self.pool.counters
+        self.heap.settle((id(self.holder), c["misses"], c["evictions"], c["parked"], *self.compiler.graphs()))
 
     def _next_request(self, timeout: float) -> Optional[Request]:
         req = self.queue.pop(timeout if self._tasks.empty() else 0)
@@ -512,7 +527,7 @@ class Engine:
         self._set_info("Warming up", force=True)
         started = time.monotonic()
         warm_up_process(self.device)
-        if self.resident.compile_mode != "off":
+        if self.compiler.mode != "off":
             warm_up_compiler()
         self.warm_up_s = round(time.monotonic() - started, 3)
 

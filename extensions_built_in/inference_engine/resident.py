@@ -2,35 +2,25 @@
 
 A request whose model config and memory plan match the resident holder's reuses it as is (no load, no pipeline
 build). Otherwise a new holder is built; its component loads hit or miss the pool, so only what differs is
-loaded. Main thread only: the server thread reads ``holder`` once per ``/health`` and never mutates it.
+loaded. What a new holder is set up with comes from where its setting lives: the attention kernel from
+toolkit/models/attention.py, the denoiser's compile from denoiser_compile.py. Main thread only: the server thread
+reads ``holder`` once per ``/health`` and never mutates it.
 """
 
 from __future__ import annotations
 
-import os
 import traceback
 from typing import Callable, Optional
 
+from extensions_built_in.inference_engine.denoiser_compile import DenoiserCompile
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.device import is_oom
-from toolkit.gc_heap import HeapSettler, watch_collector
-from toolkit.models.attention import check_attention, resolve_attention
-from toolkit.models.compile import (
-    compile_denoiser,
-    compile_failures,
-    compile_phases,
-    cuda_graphs_recorded,
-    graphs_compiled,
-    will_compile,
-)
-from toolkit.models.compile import resolve_mode as resolve_compile_mode
-from toolkit.models.compile import use_cache_dir as use_compile_cache_dir
+from toolkit.models.attention import resolve_attention
 from toolkit.models.components.hub import DownloadRefused
 from toolkit.models.components.pool import ComponentPool, active_pool, free_memory
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import get_model_class
 from toolkit.models.streaming import STREAM_ATTR
-from toolkit.paths import TOOLKIT_ROOT
 from toolkit.sample_step_hook import GenerationCancelled
 
 
@@ -45,11 +35,11 @@ class ResidentModel:
         pool: ComponentPool,
         status_hook: Callable[[str, Optional[str]], None],
         counters: Optional[dict] = None,
-        compile: str = "off",
-        compile_cache_dir: Optional[str] = None,
+        compiler: Optional[DenoiserCompile] = None,
         attention: str = "auto",
-        freeze_heap: bool = True,
     ):
+        """``compiler``: ``engine.compile`` (off when not given); ``attention``: ``engine.attention``, checked at
+        start-up by the engine (toolkit/models/attention.py ``check_attention``)."""
         self.device, self.pool, self._status_hook = device, pool, status_hook
         self.holder = None
         self.identity: Optional[dict] = None
@@ -57,16 +47,8 @@ class ResidentModel:
         self.counters = counters if counters is not None else {}  # holder_reuses, holder_builds: the engine's
         self.counters.setdefault("holder_reuses", 0)
         self.counters.setdefault("holder_builds", 0)
-        self.compile_mode = resolve_compile_mode(compile, device)  # engine.compile (toolkit/models/compile.py)
-        self.heap = HeapSettler(enabled=freeze_heap)  # engine.freeze_heap
-        watch_collector()
-        default = os.path.join(TOOLKIT_ROOT, ".cache", "torch_compile")
-        if self.compile_mode != "off":
-            use_compile_cache_dir(compile_cache_dir or default, explicit=compile_cache_dir is not None)
-        cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or default
-        check_attention(attention, device, os.path.join(cache, "flash_attn_cute"))  # fails at start-up
-        self.attention_mode = attention  # engine.attention (toolkit/models/attention.py)
-        self.compiled: dict = {}  # role -> how, for the resident holder's denoisers
+        self.compiler = compiler if compiler is not None else DenoiserCompile("off", device)
+        self.attention_mode = attention
 
     def for_request(self, model_class, model_config: ModelConfig, plan, emit_status: Callable[[str], None]):
         """Same config and plan: the resident holder. Otherwise a new one; out of memory while loading, every
@@ -130,9 +112,7 @@ class ResidentModel:
         holder = model_class(self.device, model_config)
         holder.plan = plan
         holder.attention = resolve_attention(self.attention_mode, model_class.arch, self.device)
-        # LoRAs load (in load_model) before the compile below: a denoiser it will compile takes them into slots
-        # that later LoRAs hot-swap into without recompiling (toolkit/models/lora_hotswap.py).
-        holder.will_compile = lambda role, module: will_compile(module, self.compile_mode, _placement(plan, role))
+        holder.will_compile = self.compiler.will_compile(plan)  # read by the LoRA load, before the compile below
         holder.add_status_update_hook(self._status_hook)
         try:
             with active_pool(self.pool):
@@ -145,38 +125,8 @@ class ResidentModel:
             raise LoadFailed(
                 f"Loading {model_class.arch} from {model_config.name_or_path!r} failed: {type(e).__name__}: {e}"
             ) from e
-        self._compile(holder, plan)
+        self.compiler.compile(holder, plan)
         return holder
-
-    def compile_state(self) -> dict:
-        """``/health``'s ``compile``: the mode, what is compiled, and how many graphs exist (a count that moves
-        between two requests at one size is a recompile)."""
-        holder = self.holder
-        return {
-            "mode": self.compile_mode,
-            "compiled": dict(self.compiled),
-            "graphs": graphs_compiled(),
-            "cuda_graphs": cuda_graphs_recorded(),  # recordings: more after a request at a size seen is a bug
-            "seconds": (phases := compile_phases()).get("total", 0.0),
-            "phases": phases,
-            "failed": compile_failures(),  # block class -> why it runs eager
-            "attention": {"mode": self.attention_mode, "first": getattr(holder, "attention", None)},
-        }
-
-    def _compile(self, holder, plan) -> None:
-        """The denoiser compiled in place (``engine.compile``); the work itself happens at its first forward,
-        which the status says, since a first request at a new size then waits for it."""
-        self.compiled = {}
-        for role, comp in holder.components.items():
-            module = holder.parts.get(role) if comp.source == "main" else None
-            how = module is not None and compile_denoiser(module, self.compile_mode, _placement(plan, role))
-            if how:
-                self.compiled[role] = how
-                holder._status_update(
-                    f"{role} compiled ({how}): a first request at a new size compiles it (up to minutes), "
-                    "later ones reuse it",
-                    "loading",
-                )
 
     def load_default(self, model: dict, planner) -> None:
         """Warm load at start-up (``engine.default_model``), planned for the family's native size: a request of
@@ -190,15 +140,7 @@ class ResidentModel:
         self.pool.begin_request()
         self._keep(self.build(model_class, config, plan), holder_identity(config, plan))
         self._place_kept_blocks(plan)
-        if self.compiled:
-            self._compile_now(model_class, native)
-
-    def _compile_now(self, model_class, native: dict) -> None:
-        """``engine.compile``'s work for the default model, at its native size, before anyone waits on it: one throwaway
-        generation (nothing saved). Flux.1-dev's first request took 42 s compiled, 23 s of it compiling
-        (docs/BENCHMARKS.md "Compile tiers"); after this, the first user request at that size only samples."""
-        settings = native | {"num_inference_steps": max(2, model_class.min_steps), "seed": 0}
-        self.holder.generate_media(GenerateImageConfig(prompt="warm-up", **settings))
+        self.compiler.warm_up(self.holder, model_class, native)  # engine.compile's work before anyone waits on it
 
     def _keep(self, holder, identity: dict) -> None:
         self.holder, self.identity, self.keys = holder, identity, self.pool.used
@@ -214,7 +156,7 @@ class ResidentModel:
                 stream.release()
         self.holder = self.identity = None
         self.keys = set()
-        self.compiled = {}
+        self.compiler.forget()
 
     def plan_of(self, model_config: ModelConfig):
         """The plan the resident holder was loaded with, when it holds this config's model; else None. Also read
@@ -227,21 +169,10 @@ class ResidentModel:
     def uses_any(self, names: set) -> bool:
         return bool(names & {str(k) for k in self.keys})
 
-    def settle_heap(self) -> None:
-        """Between requests: the heap frozen again once a load, an eviction, a park or a compile changed what
-        lives in it (toolkit/gc_heap.py), so no collection during a request walks the model's objects."""
-        c = self.pool.counters
-        changed = (id(self.holder), c["misses"], c["evictions"], c["parked"], graphs_compiled(), cuda_graphs_recorded())
-        self.heap.settle(changed)
-
     def idle_text(self) -> str:
         if self.holder is None:
             return "Idle — no model loaded"
         return f"Idle — {self.holder.arch} ({self.holder.model_config.name_or_path})"
-
-
-def _placement(plan, role: str):
-    return plan.placements.get(role) if plan is not None else None
 
 
 def holder_identity(model_config: ModelConfig, plan) -> dict:
