@@ -148,6 +148,8 @@ def run_budget(args, arch: str, folder: Path, entry: str, then=None) -> dict:
     model = {"arch": arch, "name_or_path": str(folder), "dtype": "float32" if args.tiny else "bf16"}
     row: dict = {"budget_gb": budget or None, "memory_qtype": qtype or "auto", "sample": sample}
     setting = {"memory_quality": args.memory_quality} if args.memory_quality else {}  # else the engine's default
+    if args.host_ram_gb:
+        setting["host_ram_budget_gb"] = args.host_ram_gb
     started = time.monotonic()
     name = entry.replace(":", "_")
     work = Path(args.work) / f"{arch}_{name}"
@@ -195,6 +197,8 @@ def run_budget(args, arch: str, folder: Path, entry: str, then=None) -> dict:
             link = health.get("memory") or {}  # this machine's measured link and the copy cost's correction
             row["link"] = {k: link.get(k) for k in ("h2d_gbps", "reference_h2d_gbps", "copy_correction", "copy_scale")}
             row["vram"] = health.get("vram")
+            row["host_ram_budget"] = health.get("host_ram_budget")
+            row["engine_peak_rss_gb"] = engine_peak_rss_gb(work / "engine.json")
             row["prompt_cache"] = health.get("prompt_cache")
             row["compile"] = {
                 k: health["compile"].get(k)
@@ -294,6 +298,16 @@ def quality_step(args, arch: str, family: dict, save):
             save()
 
     return then
+
+
+def engine_peak_rss_gb(engine_json: Path):
+    """The engine process's peak resident memory (VmHWM), to set beside a host RAM budget: the budget only counts."""
+    try:
+        pid = json.loads(engine_json.read_text())["pid"]
+        with open(f"/proc/{int(pid)}/status") as f:
+            return next(round(int(line.split()[1]) / 2**20, 2) for line in f if line.startswith("VmHWM:"))
+    except (OSError, KeyError, TypeError, ValueError, StopIteration):
+        return None
 
 
 def reported_quality(health: dict):
@@ -512,6 +526,13 @@ def build_parser():
         choices=("lossless", "balanced", "fast"),
         help="engine.memory_quality for every engine (unset: the engine's default); each run records what the "
         "engine reports",
+    )
+    parser.add_argument(
+        "--host-ram-gb",
+        type=float,
+        default=0,
+        help="engine.host_ram_budget_gb for every engine: plan as on a machine with this much RAM (a 24 GiB card "
+        "in a 32 GB machine: --budgets 24 --host-ram-gb 32); each row records the engine's peak RSS beside it",
     )
     parser.add_argument(
         "--new-prompt",
