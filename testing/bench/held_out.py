@@ -29,7 +29,8 @@ def asked_for(arch: str) -> dict:
     from toolkit.models import tiny
     from toolkit.models.registry import get_model_class
 
-    cls, sample = get_model_class(arch), tiny.sample(arch)
+    cls = get_model_class(arch)
+    sample = tiny.sample(cls.arch)  # a tag or an alias: its family's tiny checkpoint
     if cls.modality == "audio":
         return sample | {"duration_s": float(sample.get("duration_s") or cls.defaults.get("duration_s") or 2.0) - 0.25}
     return sample | {"width": sample["width"] + cls.divisibility}
@@ -58,7 +59,8 @@ def one(client, arch: str) -> dict:
     from toolkit.models.registry import get_model_class
 
     asked = asked_for(arch)
-    body = body_for(arch, steps=2, seed=123, **asked)
+    body = body_for(get_model_class(arch).arch, steps=2, seed=123, **asked)
+    body["model"]["arch"] = arch  # a tag (krea2:turbo) or an alias (flex1) as a user names it, on its family's tiny
     for i in range(get_model_class(arch).control_images):
         body["sample"]["ctrl_img" if i == 0 else f"ctrl_img_{i + 1}"] = upload_test_image(client, seed=i)["id"]
     t0 = time.monotonic()
