@@ -30,6 +30,7 @@ AITK = {  # arch -> AI Toolkit's key for a diffusers PEFT key of the transformer
     "hidream": lambda key: f"diffusion_model.{key}",
     "ltx2": lambda key: f"diffusion_model.{key}",  # attention layers keep diffusers' names in LTX-2's own code
     "ltx2.3": lambda key: f"diffusion_model.{key}",  # AI Toolkit's LTX23Model saves as its LTX2Model does
+    "ltx2.5": lambda key: f"diffusion_model.{key}",  # AI Toolkit's LTX25Model saves as its LTX2Model does
     "zimage": lambda key: f"diffusion_model.{key}",
     "qwen_image": lambda key: f"diffusion_model.{key}",
     "wan21": lambda key: f"diffusion_model.{wan_original_name(key)}",
