@@ -113,6 +113,7 @@ def test_parameters_a_class_leaves_empty_get_random_values_and_torch_s_layers_ke
             super().__init__()
             self.stack = torch.nn.Parameter(torch.full((2, 4, 4), float("nan")))
             self.norm = torch.nn.Parameter(torch.ones(4))
+            self.gain = torch.nn.Parameter(torch.ones(4, 1, 1, 1))  # Wan's VAE norms: a gain, not a weight matrix
             self.proj = torch.nn.Linear(4, 4)
 
     module = Experts()
@@ -120,3 +121,4 @@ def test_parameters_a_class_leaves_empty_get_random_values_and_torch_s_layers_ke
     initialised(module)
     assert torch.isfinite(module.stack).all() and 0 < module.stack.std() < 0.1
     assert torch.equal(module.norm, torch.ones(4)) and torch.equal(module.proj.weight, weight)
+    assert torch.equal(module.gain, torch.ones(4, 1, 1, 1))

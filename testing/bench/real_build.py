@@ -140,12 +140,12 @@ def construct(cls_path: str, config: dict, device: str = "cpu", dtype=None):
 
 
 def initialised(module):
-    """``module`` with the weight matrices its own layers do not initialise given small random values. torch's
-    layers (Linear, Conv, Embedding: anything with ``reset_parameters``) initialise themselves, but a class may
-    declare a parameter with ``torch.empty`` and leave it to ``from_pretrained`` (Nucleus-Image's fused expert stacks):
-    random-init, it holds whatever memory it landed on, and a real-size output came back NaN. So every parameter of
-    two or more dimensions held directly by a module without ``reset_parameters`` is drawn from N(0, 0.02); norms'
-    1-D weights keep their ones."""
+    """``module`` with the stacked weights its own class leaves empty given small random values. A class may declare
+    a parameter with ``torch.empty`` and leave it to ``from_pretrained`` (Nucleus-Image's fused expert stacks,
+    experts x in x out): random-init, it holds whatever memory it landed on, and a real-size output came back NaN.
+    Only parameters with three or more dimensions over 1, held directly by a module without ``reset_parameters``,
+    are drawn from N(0, 0.02): torch's layers initialise themselves, and a norm's gain shaped (C, 1, 1, 1) (Wan's
+    VAE) or a modulation table keeps what its class gave it (a gain drawn near 0 flattened Wan's decoded frames)."""
     import torch
 
     with torch.no_grad():
@@ -153,7 +153,7 @@ def initialised(module):
             if hasattr(sub, "reset_parameters"):
                 continue
             for param in sub._parameters.values():
-                if param is not None and param.is_floating_point() and param.dim() >= 2:
+                if param is not None and param.is_floating_point() and sum(d > 1 for d in param.shape) >= 3:
                     param.normal_(0.0, 0.02)
     return module
 
