@@ -96,7 +96,16 @@ FIGURE = re.compile(r"^(?P<step>[\d.]+) \((?P<ratio>[\d.]+)×\)(?P<card>†)?")
 
 
 def test_every_family_of_the_sweeps_has_a_row_and_every_row_a_family_of_the_sweeps():
-    assert set(family_rows()) == set(sweep_rows())
+    """A family the sweeps have not run yet (its full-card cell "not run") is named under the table instead."""
+    measured = {arch for arch, row in sweep_rows().items() if row[2] != "not run"}
+    assert set(family_rows()) == measured
+    text = BENCHMARKS.read_text(encoding="utf-8")
+    section = text[text.index("## Speed per family") :].split("\n## ")[0]
+    not_yet = section[section.index("Families not in the table") :].split("\n- ")[0]
+    assert (
+        sorted(a for a in set(sweep_rows()) - measured if not re.search(rf"(?<![\w.]){re.escape(a)}(?![\w.])", not_yet))
+        == []
+    )
 
 
 def test_the_h200_figures_per_family_are_the_ones_the_kept_sweeps_give():
