@@ -543,3 +543,40 @@ def mistral3_text_encoder(tok, hidden: int = 16, layers: int = 31):
     )
     seeded()
     return Mistral3ForConditionalGeneration(cfg).eval()
+
+
+def qwen3_vl(tok, hidden: int = 16, layers: int = 2, kv_heads: int = 2, causal_lm: bool = False):
+    """A Qwen3-VL text encoder (``Qwen3VLModel``, or ``Qwen3VLForConditionalGeneration`` with ``causal_lm``): the
+    text stack with interleaved M-RoPE (sections summing to half the head width) and a one-block vision tower that
+    text prompts never run. Krea 2, Ideogram 4 and Nucleus-Image encode with it; ``tok`` is ``qwen2_tokenizer()``."""
+    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLModel
+
+    ids = {t: tok.convert_tokens_to_ids(t) for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>")}
+    cfg = Qwen3VLConfig(
+        text_config=dict(
+            vocab_size=len(tok),
+            hidden_size=hidden,
+            intermediate_size=hidden * 2,
+            num_hidden_layers=layers,
+            num_attention_heads=2,
+            num_key_value_heads=kv_heads,
+            head_dim=hidden // 2,
+            rope_parameters=dict(
+                rope_type="default", rope_theta=5000000.0, mrope_section=[2, 1, 1], mrope_interleaved=True
+            ),
+            pad_token_id=tok.pad_token_id,
+        ),
+        vision_config=dict(
+            depth=1,
+            hidden_size=16,
+            intermediate_size=16,
+            num_heads=2,
+            out_hidden_size=hidden,
+            deepstack_visual_indexes=[0],
+        ),
+        image_token_id=ids["<|image_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
+    seeded()
+    return (Qwen3VLForConditionalGeneration if causal_lm else Qwen3VLModel)(cfg).eval()

@@ -11,47 +11,12 @@ TE_HIDDEN = 16
 TAPS = 13  # len(QWEN3_VL_ACTIVATION_LAYERS): the text features are 13 hidden states side by side
 
 
-def qwen3_vl_model(tok, hidden: int = TE_HIDDEN, layers: int = 36):
-    """``Qwen3VLModel`` as Ideogram 4 loads Qwen3-VL-8B-Instruct (the pipeline runs its language model's layers)."""
-    from transformers import Qwen3VLConfig, Qwen3VLModel
-
-    ids = {t: tok.convert_tokens_to_ids(t) for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>")}
-    cfg = Qwen3VLConfig(
-        text_config=dict(
-            vocab_size=len(tok),
-            hidden_size=hidden,
-            intermediate_size=hidden * 2,
-            num_hidden_layers=layers,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-            head_dim=hidden // 2,
-            rope_parameters=dict(
-                rope_type="default", rope_theta=5000000.0, mrope_section=[2, 1, 1], mrope_interleaved=True
-            ),
-            pad_token_id=tok.pad_token_id,
-        ),
-        vision_config=dict(
-            depth=1,
-            hidden_size=16,
-            intermediate_size=16,
-            num_heads=2,
-            out_hidden_size=hidden,
-            deepstack_visual_indexes=[0],
-        ),
-        image_token_id=ids["<|image_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-    )
-    tiny.seeded()
-    return Qwen3VLModel(cfg).eval()
-
-
 def build_tiny(variant=None):
     from diffusers import FlowMatchEulerDiscreteScheduler, Ideogram4Pipeline, Ideogram4Transformer2DModel
 
     tok = tiny.qwen2_tokenizer(model_max_length=4096)
     tok.chat_template = QWEN3_VL_TEXT_TEMPLATE  # the pipeline sends structured content, as Qwen3-VL's template reads
-    te = qwen3_vl_model(tok)
+    te = tiny.qwen3_vl(tok, TE_HIDDEN, layers=36, kv_heads=1)
     transformer_config = dict(
         in_channels=128,  # 32 VAE channels x 2x2 patches, as released
         num_layers=1,

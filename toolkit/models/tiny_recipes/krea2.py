@@ -12,43 +12,6 @@ TE_HIDDEN = 16
 TAPS = (0, 1) * 6  # twelve taps, as many as the real transformer's num_text_layers
 
 
-def qwen3_vl_model(tok, hidden: int = TE_HIDDEN, layers: int = 2):
-    """``Qwen3VLModel`` (Krea 2's text_encoder class): the text stack with interleaved M-RoPE and a one-block
-    vision tower that text prompts never run."""
-    from transformers import Qwen3VLConfig, Qwen3VLModel
-
-    ids = {t: tok.convert_tokens_to_ids(t) for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>")}
-    cfg = Qwen3VLConfig(
-        text_config=dict(
-            vocab_size=len(tok),
-            hidden_size=hidden,
-            intermediate_size=hidden * 2,
-            num_hidden_layers=layers,
-            num_attention_heads=2,
-            num_key_value_heads=2,
-            head_dim=hidden // 2,
-            # M-RoPE sections sum to half the head width, interleaved as in Qwen3-VL
-            rope_parameters=dict(
-                rope_type="default", rope_theta=5000000.0, mrope_section=[2, 1, 1], mrope_interleaved=True
-            ),
-            pad_token_id=tok.pad_token_id,
-        ),
-        vision_config=dict(
-            depth=1,
-            hidden_size=16,
-            intermediate_size=16,
-            num_heads=2,
-            out_hidden_size=hidden,
-            deepstack_visual_indexes=[0],
-        ),
-        image_token_id=ids["<|image_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-    )
-    tiny.seeded()
-    return Qwen3VLModel(cfg).eval()
-
-
 def qwen_image_vae():
     """8x spatial (three downsamples), 16 channels and the real Wan 2.1 statistics, narrow and shallow."""
     from diffusers import AutoencoderKLQwenImage
@@ -70,7 +33,7 @@ def build_tiny(variant=None):
     from diffusers import FlowMatchEulerDiscreteScheduler, Krea2Pipeline, Krea2Transformer2DModel
 
     tok = tiny.qwen2_tokenizer()
-    te = qwen3_vl_model(tok)
+    te = tiny.qwen3_vl(tok, TE_HIDDEN, layers=2)
     tiny.seeded(tiny.variant_seed(variant))
     tr = Krea2Transformer2DModel(
         in_channels=64,  # 16 VAE channels x 2x2 patches, as released

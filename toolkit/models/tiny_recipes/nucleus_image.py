@@ -19,41 +19,6 @@ QWEN3_VL_TEXT_TEMPLATE = (
 )
 
 
-def qwen3_vl_causal_lm(tok, hidden: int = TE_HIDDEN, layers: int = 8):
-    """``Qwen3VLForConditionalGeneration`` (Nucleus-Image's text_encoder class), with a one-block vision tower."""
-    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
-
-    ids = {t: tok.convert_tokens_to_ids(t) for t in ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>")}
-    cfg = Qwen3VLConfig(
-        text_config=dict(
-            vocab_size=len(tok),
-            hidden_size=hidden,
-            intermediate_size=hidden * 2,
-            num_hidden_layers=layers,
-            num_attention_heads=2,
-            num_key_value_heads=2,
-            head_dim=hidden // 2,
-            rope_parameters=dict(
-                rope_type="default", rope_theta=5000000.0, mrope_section=[2, 1, 1], mrope_interleaved=True
-            ),
-            pad_token_id=tok.pad_token_id,
-        ),
-        vision_config=dict(
-            depth=1,
-            hidden_size=16,
-            intermediate_size=16,
-            num_heads=2,
-            out_hidden_size=hidden,
-            deepstack_visual_indexes=[0],
-        ),
-        image_token_id=ids["<|image_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-    )
-    tiny.seeded()
-    return Qwen3VLForConditionalGeneration(cfg).eval()
-
-
 def init_experts(transformer) -> None:
     """The expert stacks are ``torch.empty`` parameters that only a checkpoint fills (garbage memory otherwise: the
     first tiny build sampled inf); give them the scale of a linear layer's default init, from the seeded RNG."""
@@ -71,7 +36,7 @@ def build_tiny(variant=None):
     from toolkit.models.processors import QwenVLTextProcessor
 
     tok = tiny.qwen2_tokenizer()
-    te = qwen3_vl_causal_lm(tok)
+    te = tiny.qwen3_vl(tok, TE_HIDDEN, layers=8, causal_lm=True)
     tiny.seeded(tiny.variant_seed(variant))
     tr = NucleusMoEImageTransformer2DModel(
         patch_size=2,
