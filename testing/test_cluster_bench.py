@@ -3,6 +3,7 @@ the three clusters start, take the same mix from concurrent clients, and residen
 GPU session spends its minutes measuring, not finding a broken bench."""
 
 import json
+import statistics
 import subprocess
 import sys
 
@@ -20,10 +21,19 @@ def test_cluster_bench_throughput_runs_one_replica_residency_and_random_and_resi
     runs = result["throughput"]
     for name in ("one_replica", "residency", "random"):
         assert runs[name]["requests"] == 8 and runs[name]["images_per_s"] > 0 and runs[name]["p95_s"] > 0
-    assert (runs["residency"]["holder_builds"], runs["residency"]["misses"]) == (0, 0)
     assert runs["one_replica"]["holder_builds"] > 0  # one engine holds one model at a time: the mix swaps
     measured = runs["residency"]["replicas_measured"]
     assert len(measured) == 2 and all(m["run_s"] > 0 for m in measured)  # what the swap rule weighed
+    # placement.swap_is_faster with two clients: a holder's line is at most two long, so the rule swaps only when
+    # two runs outlast one load. Tiny models on an idle CPU run in a third of a load and never swap; on a loaded
+    # machine their run times swell past that and a swap is the right call, which the rule then makes.
+    run_s = statistics.median(m["run_s"] for m in measured)
+    swap_s = statistics.median(m["swap_s"] for m in measured if m["swap_s"] is not None)
+    residency = runs["residency"]
+    if 2 * run_s <= swap_s:
+        assert (residency["holder_builds"], residency["misses"]) == (0, 0), (run_s, swap_s)
+    else:
+        assert residency["holder_builds"] <= residency["requests"] // 2, (run_s, swap_s)  # never swaps every time
 
 
 def test_the_real_models_build_once_in_bfloat16_and_load_like_a_users(tmp_path):
