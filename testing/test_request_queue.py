@@ -133,3 +133,64 @@ def test_places_match_a_plain_list_through_random_pushes_pops_and_cancels():
         for i, item in enumerate(model):
             assert q.position(item.id) == i + 1
         assert len(q) == len(model)
+
+
+def test_move_puts_a_waiting_item_at_its_new_place_and_places_follow():
+    q, items = filled(5)
+    q.pop(0)  # 0 runs
+    q.remove("2")  # a cancel between the head and the tail: its ticket is remembered
+    assert [i.id for i, _ in q.positions()] == ["1", "3", "4"]
+    assert q.move("4", 1) == 1
+    assert [(i.id, p) for i, p in q.positions()] == [("4", 1), ("1", 2), ("3", 3)]
+    assert places(q, items[1:]) == {"1": 2, "2": None, "3": 3, "4": 1}
+    assert q.move("4", 99) == 3  # past the end: last
+    assert [i.id for i, _ in q.positions()] == ["1", "3", "4"]
+    assert q.move("3", 1) == 1 and q.move("3", 1) == 1  # already there: nothing changes
+    assert [i.id for i, _ in q.positions()] == ["3", "1", "4"]
+    q.push(Item("5"), 5)
+    assert q.position("5") == 4
+    assert q.pop(0) is items[3] and places(q, items[1:] + [Item("5")]) == {"1": 1, "2": None, "3": None, "4": 2, "5": 3}
+
+
+def test_move_refuses_what_is_not_waiting_and_a_place_below_one():
+    q, items = filled(2)
+    q.pop(0)
+    assert q.move("0", 1) is None  # running
+    assert q.move("nope", 1) is None
+    with pytest.raises(ValueError):
+        q.move("1", 0)
+    assert q.position("1") == 1
+
+
+def test_clear_takes_the_line_and_leaves_the_running_item():
+    q, items = filled(4)
+    q.pop(0)
+    assert q.clear() == items[1:]
+    assert q.running is items[0] and len(q) == 0 and q.positions() == [] and q.position("2") is None
+    assert q.push(Item("x"), 5) == 1
+
+
+def test_places_match_a_plain_list_through_random_pushes_pops_cancels_and_moves():
+    rng = random.Random(1)
+    q, model, n = RequestQueue(), [], 0
+    for _ in range(3000):
+        action = rng.random()
+        if action < 0.4:
+            item = Item(str(n))
+            n += 1
+            assert q.push(item, 5) == len(model) + 1
+            model.append(item)
+        elif action < 0.6 and model:
+            assert q.pop(0) is model.pop(0)
+        elif action < 0.8 and model:
+            victim = rng.choice(model)
+            assert q.remove(victim.id) is victim
+            model.remove(victim)
+        elif model:
+            item, place = rng.choice(model), rng.randint(1, len(model) + 2)
+            model.remove(item)
+            model.insert(min(place, len(model) + 1) - 1, item)
+            assert q.move(item.id, place) == min(place, len(model))
+        for i, item in enumerate(model):
+            assert q.position(item.id) == i + 1
+        assert [i for i, _ in q.positions()] == model

@@ -31,6 +31,8 @@ ROUTES = {
         ("GET", "/requests/{request_id}/frames"),
         ("POST", "/cancel/{request_id}"),
         ("GET", "/queue"),
+        ("POST", "/queue/cancel"),
+        ("POST", "/queue/{request_id}/move"),
         ("POST", "/unload"),
     },
     "outputs_api": {

@@ -1,9 +1,9 @@
 """The engine: request queue, the active model holder, and the generation loop on the main thread.
 
-The server thread only calls the quick, torch-free methods (``submit``, ``cancel``, ``queue_snapshot``,
-``health``, ``run_on_main``); everything that touches weights runs on the main thread in ``serve``, one
-generation at a time, in FIFO order. Frames go to each request's :class:`FrameStream`, so nothing here waits on
-a client.
+The server thread only calls the quick, torch-free methods (``submit``, ``cancel``, ``move``, ``cancel_all``,
+``queue_snapshot``, ``health``, ``run_on_main``); everything that touches weights runs on the main thread in
+``serve``, one generation at a time, in line order (FIFO unless someone moved a waiting request). Frames go to each
+request's :class:`FrameStream`, so nothing here waits on a client.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from extensions_built_in.inference_engine.metrics import EngineMetrics
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from extensions_built_in.inference_engine.model_sources import ModelSources, operator_sources
 from extensions_built_in.inference_engine.outputs import Outputs
+from extensions_built_in.inference_engine.queue_eta import Progress, RunTimes, queue_etas, run_key
 from extensions_built_in.inference_engine.request import Request
 from extensions_built_in.inference_engine.request_checks import RequestChecks
 from extensions_built_in.inference_engine.request_memory import RequestMemory, free_after_oom
@@ -109,6 +110,8 @@ class Engine:
         self.warm_up_s: Optional[float] = None
         self.saver = ResultSaver()
         self._recent: "deque[Request]" = deque(maxlen=256)  # for idempotent cancels and flushing at shutdown
+        self.run_times = RunTimes()  # measured runs: GET /queue's ETAs (queue_eta.py)
+        self._last_model: Optional[tuple] = None  # (arch, name_or_path) of the last run: did the next switch?
         self._last_info = (0.0, "")
         self._idle_since = time.monotonic()
         self.outputs = Outputs(self.output_folder, FILES_URL_PREFIX)
@@ -205,6 +208,26 @@ class Engine:
             return "finished"
         return None
 
+    def move(self, request_id: str, position: int) -> Optional[int]:
+        """A waiting request to ``position`` (1-based; past the end: last); its new place, or None when it is not
+        waiting. Every waiting stream hears its new place at once."""
+        place = self.queue.move(request_id, position)
+        if place is not None:
+            self._announce_positions()
+        return place
+
+    def cancel_all(self, include_running: bool = True) -> dict:
+        """Every waiting request cancelled at once (and the running one stopped at its next step, unless
+        ``include_running`` is false); what was cancelled."""
+        waiting = self.queue.clear()
+        for req in waiting:
+            req.cancelled.set()
+            req.stream.finish(False, "cancelled", "Cancelled while queued")
+        running = self.running if include_running else None
+        if running is not None:
+            running.cancelled.set()
+        return {"cancelled": [r.id for r in waiting], "cancelling": running.id if running is not None else None}
+
     def find_request(self, request_id: str) -> Optional[Request]:
         """Queued, running, or among the last finished (``_recent``): what ``GET /requests/{id}/frames`` reaches."""
         return next((r for r in reversed(self._recent) if r.id == request_id), None)
@@ -213,11 +236,19 @@ class Engine:
         return [r for r in list(self._recent) if not r.stream.drained]
 
     def queue_snapshot(self) -> dict:
+        """``GET /queue``: the rows, each with its ETA fields (queue_eta.py), the running one with its progress."""
         running, pending = self.queue.snapshot()
+        holder = self.holder
+        resident = (holder.arch, holder.model_config.name_or_path) if holder is not None else None
+        running_eta, pending_eta = queue_etas(self.run_times, running, pending, self._run_key, resident)
         return {
-            "running": running.queue_row(0) if running else None,
-            "pending": [r.queue_row(i + 1) for i, r in enumerate(pending)],
+            "running": running.queue_row(0) | running_eta if running else None,
+            "pending": [r.queue_row(i + 1) | eta for i, (r, eta) in enumerate(zip(pending, pending_eta))],
         }
+
+    @staticmethod
+    def _run_key(req: Request) -> tuple:
+        return run_key(req.model_class.arch, req.model.name_or_path, req.sample), req.batch_count
 
     def health(self) -> dict:
         busy, queued = self.running is not None, len(self.queue)
@@ -328,15 +359,20 @@ class Engine:
         # Wall-clock stamps: where a queue of requests loses time between them (testing/bench/engine_process.py
         # queue_row: the next request's picked_at against this one's sampled_at).
         req.timings["picked_at"] = round(time.time(), 4)
+        self.run_times.picked = (req.id, started)
         submitted = 0  # results handed to the saver: a failure's frames must come after theirs
         try:
             if req.cancelled.is_set():
                 raise GenerationCancelled()
+            first_load = 0.0
             for image in req.images():
                 if req.stream.closed:  # saving an earlier result failed: the request ended with that error
                     break
                 self._make(req, image, started if image.index == 0 else time.monotonic())
+                if image.index == 0:
+                    first_load = req.timings.get("load_s") or 0.0
                 submitted += 1
+            self._record_run(req, started, first_load, submitted)
             # Freed only now, after sampling: parking in RAM or freeing never delays the request that caused
             # it (its file is written meanwhile), and the pre-load eviction makes room earlier when tight.
             self.pool.release_unused(stop=lambda: len(self.queue) > 0)
@@ -352,9 +388,21 @@ class Engine:
         finally:
             self.queue.finished(req)
 
+    def _record_run(self, req: Request, started: float, load_s: float, images: int) -> None:
+        """A run that made all its images: its seconds per image (load apart) for the ETAs of runs like it."""
+        model = (req.model_class.arch, req.model.name_or_path)
+        if images and images == req.batch_count:
+            image_s = (time.monotonic() - started - load_s) / images
+            switched = self._last_model is not None and self._last_model != model
+            self.run_times.record(
+                self._run_key(req)[0], image_s, req.timings.get("step_s"), load_s if switched else None
+            )
+        self._last_model = model
+
     def _make(self, req: Request, image, started: float) -> None:
         """One result of the request (a batch makes several): sample it here, save it on the saver thread."""
         req.sample = image.sample
+        self.run_times.progress = Progress(req.id, image.index, image.count)
         if image.count > 1:
             req.stream.emit(
                 "status",
@@ -483,6 +531,9 @@ class Engine:
         done = step.step + 1
         elapsed = time.monotonic() - state["t0"]
         it_s = done / elapsed if elapsed > 0 else 0.0
+        progress = self.run_times.progress
+        if progress is not None and progress.request_id == req.id:
+            progress.step, progress.total, progress.it_s = done, step.num_steps, it_s
         req.stream.emit(
             "progress",
             step=done,

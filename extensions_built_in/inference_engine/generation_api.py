@@ -1,5 +1,6 @@
 """Routes that queue and run work on the main thread: ``POST /generate`` and its frame stream,
-``GET /requests/{id}/frames``, ``POST /cancel/{id}``, ``GET /queue``, ``POST /unload``. No torch.
+``GET /requests/{id}/frames``, ``POST /cancel/{id}``, ``GET /queue``, ``POST /queue/{id}/move``,
+``POST /queue/cancel``, ``POST /unload``. No torch.
 
 The frame stream is read here: frames as they come, heartbeats while a request waits or loads, and a client
 that leaves cancels the run it started (docs/PROTOCOL.md).
@@ -12,6 +13,7 @@ import time
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
 
 from extensions_built_in.inference_engine.bodies import GenerateBody, UnloadBody
 from extensions_built_in.inference_engine.engine import Engine, EngineBusy
@@ -79,6 +81,37 @@ async def cancel(request_id: str, engine: EngineDep):
 @router.get("/queue")
 async def queue(engine: EngineDep):
     return engine.queue_snapshot()
+
+
+class MoveBody(BaseModel):
+    """``POST /queue/{id}/move``: the 1-based place in line the request should take (past the end: last)."""
+
+    model_config = ConfigDict(extra="forbid")
+    position: int = Field(..., ge=1, le=1_000_000)
+
+
+class CancelAllBody(BaseModel):
+    """``POST /queue/cancel``: ``running: false`` leaves the running request alone."""
+
+    model_config = ConfigDict(extra="forbid")
+    running: bool = True
+
+
+@router.post("/queue/cancel")
+async def cancel_all(engine: EngineDep, body: CancelAllBody | None = None):
+    """Every waiting request cancelled, and the running one unless ``running`` is false."""
+    return engine.cancel_all(include_running=(body or CancelAllBody()).running)
+
+
+@router.post("/queue/{request_id}/move")
+async def move_in_queue(request_id: str, body: MoveBody, engine: EngineDep):
+    place = engine.move(request_id, body.position)
+    if place is None:
+        running = engine.running
+        if running is not None and running.id == request_id:
+            return JSONResponse({"detail": f"request {request_id!r} is running: only waiting ones move"}, 409)
+        raise HTTPException(404, f"no waiting request {request_id!r}")
+    return {"request_id": request_id, "position": place}
 
 
 @router.post("/unload")

@@ -1,10 +1,12 @@
-"""RequestQueue: the engine's line of pending requests, the one running, places in line, cancel, and a cap.
+"""RequestQueue: the engine's line of pending requests, the one running, places in line, cancel, move, and a cap.
 
 The server thread pushes, cancels and asks for positions (every heartbeat of every waiting stream asks), the
 main thread pops. A position is computed from tickets, not by scanning the line: each push takes the next
 ticket, the line only ever leaves from its head (or by a cancel, which is remembered), so a request's place is
 its ticket minus the head's, minus the cancels between them. With 1 500 waiting streams a linear scan per
-heartbeat made ``GET /queue`` take 3 s.
+heartbeat made ``GET /queue`` take 3 s. A move (a person reordering the line) is rare: it renumbers the line's
+tickets in their new order from the head's, forgets the cancels, and hands out the next ticket right after the
+last one.
 
 Neither torch nor HTTP here. Items need an ``id``.
 """
@@ -75,6 +77,37 @@ class RequestQueue(Generic[T]):
                 bisect.insort(self._cancelled, ticket)
             self._prune()
             return removed
+
+    def move(self, item_id: str, position: int) -> Optional[int]:
+        """Put a waiting item at ``position`` (1-based; past the end: last); its new place, or None when it is
+        not waiting (running, finished, cancelled or unknown)."""
+        if position < 1:
+            raise ValueError("position is 1-based")
+        with self._lock:
+            ticket = self._tickets.get(item_id)
+            if ticket is None:
+                return None
+            items = [item for _, item in self._line]
+            index = next(i for i, (t, _) in enumerate(self._line) if t == ticket)
+            item = items.pop(index)
+            place = min(position, len(items) + 1)
+            items.insert(place - 1, item)
+            head = self._line[0][0]
+            self._line = deque((head + i, it) for i, it in enumerate(items))
+            self._tickets = {it.id: head + i for i, it in enumerate(items)}
+            self._cancelled.clear()  # the new tickets are consecutive: no cancel lies between any two
+            self._next_ticket = head + len(items)  # and the next push follows the last without a gap
+            self._changed.notify_all()
+            return place
+
+    def clear(self) -> list[T]:
+        """Take every waiting item out of the line at once (cancel all); the running one stays."""
+        with self._lock:
+            items = [item for _, item in self._line]
+            self._line.clear()
+            self._tickets.clear()
+            self._cancelled.clear()
+            return items
 
     def position(self, item_id: str) -> Optional[int]:
         """1-based place in line; None once it runs or left."""
