@@ -1,19 +1,24 @@
 /**
  * An engine job's results read straight from disk, so the gallery works while the engine is stopped: the same
- * entries as the engine's GET /outputs (extensions_built_in/inference_engine/outputs.py), with paging and a
- * model filter, and deleting one result the way the engine's DELETE /outputs/{name} does.
+ * entries as the engine's GET /outputs (extensions_built_in/inference_engine/outputs.py), with paging, a model
+ * filter, a prompt search, favourites (server/favourites.ts) and an order, and deleting one result the way the
+ * engine's DELETE /outputs/{name} does.
  *
  * Every path is confined to the training folder (links followed): a job folder linked elsewhere, or a name with
  * folders in it, reaches nothing.
  */
 import { lstatSync, readFileSync, readdirSync, realpathSync, statSync, unlinkSync } from 'node:fs';
+import { readFavourites } from './favourites';
 import path from 'node:path';
 import { resolveInside } from './files';
 import { isInferenceJob } from './jobConfig';
 import { type Job, listJobs } from './jobs';
 import { engineFolder } from './engines';
 import { trainingFolder } from './paths';
-import { type OutputFacet, type OutputFilter, type OutputPage, archOf, modelOf } from '@/utils/outputs';
+import {
+  MAX_SEARCH_CHARS, OUTPUT_SORTS, type OutputFacet, type OutputFilter, type OutputPage, type OutputSort, archOf, isOutputSort,
+  matchesSearch, modelOf, searchTerms, sortOutputs,
+} from '@/utils/outputs';
 import type { OutputEntry } from '@/utils/types';
 
 export const MAX_PAGE = 500;
@@ -102,8 +107,9 @@ export function fileUrl(file: string): string {
   return `/api/files/${encodeURIComponent(file)}`;
 }
 
-/** Every finished result in `folder`, newest first (outputs.py `listing` without its limit). */
+/** Every finished result in `folder`, newest first (outputs.py `listing` without its limit), favourites marked. */
 export function readOutputs(folder: string): OutputEntry[] {
+  const favourites = readFavourites(folder);
   let names: string[];
   try {
     names = readdirSync(/*turbopackIgnore: true*/ folder);
@@ -121,15 +127,18 @@ export function readOutputs(folder: string): OutputEntry[] {
       continue; // renamed or removed between readdir and stat
     }
     if (!st.isFile()) continue;
-    entries.push({ name, path: file, url: fileUrl(file), bytes: st.size, mtime: st.mtimeMs / 1000, meta: readSidecar(file) });
+    entries.push({
+      name, path: file, url: fileUrl(file), bytes: st.size, mtime: st.mtimeMs / 1000, favourite: favourites.has(name), meta: readSidecar(file),
+    });
   }
   return entries.sort((a, b) => b.mtime - a.mtime || a.name.localeCompare(b.name));
 }
 
-export function matches(entry: OutputEntry, filter: OutputFilter): boolean {
+export function matches(entry: OutputEntry, filter: OutputFilter, terms = searchTerms(filter.q)): boolean {
   if (filter.arch && archOf(entry.meta) !== filter.arch) return false;
   if (filter.model && modelOf(entry.meta) !== filter.model) return false;
-  return true;
+  if (filter.favourites && !entry.favourite) return false;
+  return matchesSearch(entry.meta, terms);
 }
 
 export function facetsOf(entries: OutputEntry[]): OutputFacet[] {
@@ -155,10 +164,79 @@ export function pageParams(offset: string | null, limit: string | null, defaultL
   };
 }
 
-/** Filter, then page; the facets count the whole folder so the filter can switch to any model. */
-export function pageOutputs(entries: OutputEntry[], filter: OutputFilter, offset: number, limit: number): OutputPage {
-  const matching = entries.filter((e) => matches(e, filter));
-  return { items: matching.slice(offset, offset + limit), total: matching.length, offset, limit, facets: facetsOf(entries) };
+/** Filter, sort, then page; the facets count the whole folder so the filter can switch to any model. */
+export function pageOutputs(entries: OutputEntry[], filter: OutputFilter, offset: number, limit: number, sort: OutputSort = 'newest'): OutputPage {
+  const terms = searchTerms(filter.q);
+  const matching = sortOutputs(entries.filter((e) => matches(e, filter, terms)), sort);
+  return {
+    items: matching.slice(offset, offset + limit), total: matching.length, offset, limit, facets: facetsOf(entries),
+    favourites: entries.filter((e) => e.favourite).length,
+  };
+}
+
+/** A 400's body: what is wrong, and the field (query parameter or body key) that is. */
+export interface FieldError {
+  error: string;
+  field: string;
+  /** 400 unless said */
+  status?: number;
+}
+
+export function isFieldError(x: unknown): x is FieldError {
+  return typeof x === 'object' && x !== null && 'field' in x && 'error' in x;
+}
+
+export function fieldErrorResponse(e: FieldError): Response {
+  return Response.json({ error: e.error, field: e.field }, { status: e.status ?? 400 });
+}
+
+/** `?job=` to the job and its outputs folder, or the error response (400 no job named, 404 none such, 403 elsewhere). */
+export function jobOutputs(selector: string | null): { job: Job; folder: string } | Response {
+  if (!selector) return Response.json({ error: 'say which engine job: ?job=<id or name>', field: 'job' }, { status: 400 });
+  const job = findEngineJob(selector);
+  if (!job) return Response.json({ error: `no inference engine job ${JSON.stringify(selector)}`, field: 'job' }, { status: 404 });
+  const folder = safeOutputsFolder(job);
+  if (!folder) return Response.json({ error: `the outputs of ${job.name} are outside the training folder` }, { status: 403 });
+  return { job, folder };
+}
+
+/** `GET /api/outputs`'s query: the filter and order, or the first bad parameter. */
+export function outputQuery(q: URLSearchParams): { filter: OutputFilter; sort: OutputSort } | FieldError {
+  const sort = q.get('sort') ?? 'newest';
+  if (!isOutputSort(sort)) return { error: `sort must be one of ${OUTPUT_SORTS.join(', ')}, not ${JSON.stringify(sort)}`, field: 'sort' };
+  const search = q.get('q') ?? '';
+  if (search.length > MAX_SEARCH_CHARS) return { error: `q is at most ${MAX_SEARCH_CHARS} characters`, field: 'q' };
+  const fav = q.get('favourites');
+  if (fav !== null && fav !== '0' && fav !== '1') return { error: 'favourites is 1 (only favourites) or 0', field: 'favourites' };
+  return { filter: { arch: q.get('arch'), model: q.get('model'), q: search || null, favourites: fav === '1' }, sort };
+}
+
+export const MAX_BULK = 1000;
+
+/**
+ * A JSON body's `names` for a bulk action: a non-empty list of at most MAX_BULK results of `folder`, each a
+ * regular file there now. The first bad one is named (`names[3]`).
+ */
+export function bulkNames(body: unknown, folder: string): string[] | FieldError {
+  const names = (body as { names?: unknown } | null)?.names;
+  if (!Array.isArray(names) || !names.length) return { error: 'names must be a non-empty list of result file names', field: 'names' };
+  if (names.length > MAX_BULK) return { error: `names lists at most ${MAX_BULK} results`, field: 'names' };
+  for (const [i, name] of names.entries()) {
+    if (typeof name !== 'string' || !isResultName(name)) return { error: `${JSON.stringify(name)} is not a result file name`, field: `names[${i}]` };
+    let st;
+    try {
+      st = lstatSync(/*turbopackIgnore: true*/ path.join(/*turbopackIgnore: true*/ folder, name));
+    } catch {
+      st = null;
+    }
+    if (!st?.isFile()) return { error: `no output named ${JSON.stringify(name)}`, field: `names[${i}]`, status: 404 };
+  }
+  return [...new Set(names as string[])];
+}
+
+/** Every result name in `folder` now (what favourites may keep). */
+export function resultNames(folder: string): Set<string> {
+  return new Set(readOutputs(folder).map((e) => e.name));
 }
 
 export class OutputError extends Error {

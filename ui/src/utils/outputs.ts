@@ -9,6 +9,61 @@ type Meta = OutputEntry['meta'];
 export interface OutputFilter {
   arch?: string | null;
   model?: string | null;
+  /** words that must all appear in the prompt (any case) */
+  q?: string | null;
+  /** only the results marked favourite */
+  favourites?: boolean;
+}
+
+/** Gallery orders: by file time (newest or oldest first), or by the seed actually used (ascending or descending). */
+export const OUTPUT_SORTS = ['newest', 'oldest', 'seed', 'seed_desc'] as const;
+export type OutputSort = (typeof OUTPUT_SORTS)[number];
+export const MAX_SEARCH_CHARS = 500;
+
+export function isOutputSort(value: string): value is OutputSort {
+  return (OUTPUT_SORTS as readonly string[]).includes(value);
+}
+
+/** The search's words, lower-cased; empty when there is nothing to search for. */
+export function searchTerms(q: string | null | undefined): string[] {
+  return (q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+/** Every term appears in the prompt (substring, any case); no terms: everything matches. */
+export function matchesSearch(meta: Meta, terms: string[]): boolean {
+  if (!terms.length) return true;
+  const prompt = String(sampleOf(meta).prompt ?? '').toLowerCase();
+  return terms.every((t) => prompt.includes(t));
+}
+
+/** A sorted copy. Seed orders put results without a seed last and break ties newest first. */
+export function sortOutputs(entries: OutputEntry[], sort: OutputSort): OutputEntry[] {
+  const newest = (a: OutputEntry, b: OutputEntry) => b.mtime - a.mtime || a.name.localeCompare(b.name);
+  const bySeed = (dir: 1 | -1) => (a: OutputEntry, b: OutputEntry) => {
+    const sa = seedOf(a.meta);
+    const sb = seedOf(b.meta);
+    if (sa === null || sb === null) return sa === sb ? newest(a, b) : sa === null ? 1 : -1;
+    return (sa - sb) * dir || newest(a, b);
+  };
+  const order = { newest, oldest: (a: OutputEntry, b: OutputEntry) => -newest(a, b), seed: bySeed(1), seed_desc: bySeed(-1) }[sort];
+  return [...entries].sort(order);
+}
+
+/**
+ * Names for the files of a bulk download (a zip): each result's download name, made unique with -2, -3, …
+ * (two results of one prompt and seed would otherwise overwrite each other).
+ */
+export function zipNames(entries: Pick<OutputEntry, 'name' | 'meta'>[]): string[] {
+  const used = new Set<string>();
+  return entries.map((e) => {
+    const name = downloadName(e);
+    const dot = name.lastIndexOf('.');
+    const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+    let candidate = name;
+    for (let i = 2; used.has(candidate.toLowerCase()); i++) candidate = `${stem}-${i}${ext}`;
+    used.add(candidate.toLowerCase());
+    return candidate;
+  });
 }
 
 /** One (arch, model) pair present in the folder and how many results it has: the filter's choices. */
@@ -25,6 +80,8 @@ export interface OutputPage {
   offset: number;
   limit: number;
   facets: OutputFacet[];
+  /** favourites in the whole folder */
+  favourites?: number;
 }
 
 export interface OutputSample {

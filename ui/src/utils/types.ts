@@ -92,6 +92,8 @@ export interface OutputEntry {
   url: string;
   bytes: number;
   mtime: number;
+  /** marked in the gallery (kept in the outputs folder's .favourites.json: server/favourites.ts) */
+  favourite?: boolean;
   meta: {
     request_id?: string;
     seed?: number;
