@@ -35,14 +35,34 @@ def parameters_text(config: dict) -> str:
         ("Model", model.get("name_or_path")),
         ("Arch", model.get("arch")),
         ("LoRA", model.get("lora_path")),
+        ("Lora hashes", _quoted(lora_hashes(config.get("loras")))),
         ("Memory", _quoted(config.get("memory"))),  # the memory plan's 8-bit or streamed placement
         ("Version", "ai-toolkit inference engine"),
     ]
-    lines = [sample.get("prompt") or ""]
+    lines = [prompt_with_loras(sample.get("prompt") or "", config.get("loras"))]
     if sample.get("negative_prompt"):
         lines.append(f"Negative prompt: {sample['negative_prompt']}")
     lines.append(", ".join(f"{key}: {value}" for key, value in pairs if value not in (None, "")))
     return "\n".join(lines)
+
+
+def prompt_with_loras(prompt: str, loras: Optional[list]) -> str:
+    """The prompt as A1111 writes it: the encoded text followed by a ``<lora:name:multiplier>`` per LoRA applied
+    (the engine takes them out of the prompt, or from ``model.loras``, before encoding), so pasting it into
+    A1111, Forge or this engine applies them again."""
+    tags = " ".join(f"<lora:{e['name']}:{float(e['multiplier']):g}>" for e in loras or [] if e.get("name"))
+    return f"{prompt} {tags}".strip() if tags else prompt
+
+
+def lora_hashes(loras: Optional[list]) -> Optional[str]:
+    """Forge's ``Lora hashes`` value: ``name: hash`` per LoRA, the name without ``:`` or ``,`` (its infotext's
+    separators), the hash the first 12 hex digits of A1111's LoRA hash (lora_library.py ``addnet_hash``)."""
+    pairs = [
+        f"{str(e['name']).replace(':', '').replace(',', '')}: {e['hash']}"
+        for e in loras or []
+        if e.get("name") and e.get("hash")
+    ]
+    return ", ".join(pairs) or None
 
 
 def _quoted(value: Optional[str]) -> Optional[str]:

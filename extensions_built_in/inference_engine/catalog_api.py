@@ -8,7 +8,7 @@ import asyncio
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from extensions_built_in.inference_engine.catalog import list_checkpoints, list_loras
+from extensions_built_in.inference_engine.catalog import clear_header_cache, engine_dtype, hub_models, list_checkpoints
 from extensions_built_in.inference_engine.http_common import EngineDep, has_token
 
 router = APIRouter()
@@ -38,15 +38,29 @@ async def models(engine: EngineDep):
 @router.get("/loras")
 async def loras(engine: EngineDep):
     """LoRA files under the engine's LoRA roots, newest first, with the training job, step and family AI
-    Toolkit recorded for them (catalog.py)."""
-    roots = engine.checks.lora_roots
-    return {"roots": roots, "loras": await asyncio.to_thread(list_loras, roots)}
+    Toolkit recorded for them, the name a prompt's ``<lora:name>`` uses, trigger words and a sample image
+    (catalog.py, lora_library.py)."""
+    library = engine.checks.loras
+    return {"roots": library.roots, "loras": await asyncio.to_thread(library.entries)}
 
 
 @router.get("/checkpoints")
-async def checkpoints(engine: EngineDep):
-    """Diffusers folders and single-file checkpoints under the engine's model roots, for the model picker."""
-    return {
-        "roots": engine.model_roots,
-        "checkpoints": await asyncio.to_thread(list_checkpoints, engine.model_roots),
-    }
+async def checkpoints(engine: EngineDep, refresh: bool = False):
+    """The model library: diffusers folders, Hugging Face cache models and single-file checkpoints under the
+    engine's model roots, each with its family, size, defaults on this engine's device and newest result; and
+    each family's published checkpoint (``hub``). ``refresh=1`` rereads every header."""
+    device = engine.checks.device
+
+    def listing() -> dict:
+        if refresh:
+            clear_header_cache()
+        outputs = engine.outputs.listing(limit=500)
+        return {
+            "roots": engine.model_roots,
+            "device": device,
+            "dtype": engine_dtype(device, None),
+            "checkpoints": list_checkpoints(engine.model_roots, device, outputs),
+            "hub": hub_models(),
+        }
+
+    return await asyncio.to_thread(listing)

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Iterator, Optional
 
 from extensions_built_in.inference_engine.latent_preview import checkpoint_preview_factors, preview_shape
+from extensions_built_in.inference_engine.lora_library import HASHES, SHORT_HASH, tag_name
 from extensions_built_in.inference_engine.request_checks import StreamOptions
 from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import MAX_SEED, GenerateImageConfig, ModelConfig
@@ -54,9 +55,21 @@ class Request:
         }
         if self.batch_count > 1:
             config["batch"] = {"count": self.batch_count, "seeds": self.batch_seeds}
+        if loras := self.lora_facts(wait=sample is not None):  # a result's file names them with their hashes
+            config["loras"] = loras
         if note := file_note(self.plan):  # 8-bit or streamed weights: the result file says so
             config["memory"] = note
         return config
+
+    def lora_facts(self, wait: bool = True) -> list[dict]:
+        """Every LoRA applied, in order: the name ``<lora:…>`` finds it by, its path, multiplier and A1111's short
+        hash (lora_library.py). ``wait=False`` (the start frame) takes a hash only if already computed: hashing
+        a large file runs on a worker thread meanwhile."""
+        facts = []
+        for path, multiplier in self.model.lora_list():
+            short = HASHES.short(path) if wait else (HASHES.known(path) or "")[:SHORT_HASH] or None
+            facts.append({"name": tag_name(path), "path": path, "multiplier": multiplier, "hash": short})
+        return facts
 
     def images(self) -> Iterator["BatchImage"]:
         """Each result of a batch: the first is the request's own sample; the rest take the next seeds (or
@@ -80,8 +93,12 @@ class Request:
         s = self.sample
         size = f"{s.duration_s:g} s" if self.output_kind == "audio" else f"{s.width}x{s.height}"
         images = f", {self.batch_count} images" if self.batch_count > 1 else ""
+        loras = "".join(
+            f", LoRA {e['name']}:{e['multiplier']:g}" + (f" ({e['hash']})" if e["hash"] else "")
+            for e in self.lora_facts()
+        )
         return (
-            f"[engine] request {self.id[:8]}: {self.model_class.arch} {self.model.name_or_path}, {size}, "
+            f"[engine] request {self.id[:8]}: {self.model_class.arch} {self.model.name_or_path}{loras}, {size}, "
             f"{s.num_inference_steps} steps, seed {s.seed}{images}: {outcome}"
         )
 

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from extensions_built_in.inference_engine.assets import AssetError, AssetStore, is_inside, real_path
+from extensions_built_in.inference_engine.bodies import MAX_LORAS
+from extensions_built_in.inference_engine.catalog import LoraLibrary, UnknownLora
+from extensions_built_in.inference_engine.lora_library import HASHES, BadLoraTag, split_lora_tags
 from extensions_built_in.inference_engine.model_sources import ModelSources, SourceRefused
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.arch_tags import UnknownArchTag
@@ -50,6 +53,7 @@ class RequestChecks:
         self.device, self.assets, self.output_folder = device, assets, output_folder
         self.sources = sources or ModelSources()
         self.lora_roots = [os.path.abspath(p) for p in lora_roots] + [assets.folder, output_folder]
+        self.loras = LoraLibrary(self.lora_roots)  # GET /loras, and the names <lora:name> tags use
         self.no_fp8 = fp8_problem(device)  # why the fp8 speed tiers cannot run here (None: they can)
 
     def resolve(self, model: dict, sample: dict, stream: dict) -> tuple:
@@ -71,6 +75,10 @@ class RequestChecks:
         for i, entry in enumerate(model_config.loras):
             entry["path"] = self.resolve_lora(entry["path"], ("body", "model", "loras", i, "path"))
         sample = {k: v for k, v in sample.items() if v is not None}
+        if "<lora:" in str(sample.get("prompt") or ""):
+            sample["prompt"] = self.prompt_loras(str(sample["prompt"]), model_config)
+        for path, _ in model_config.lora_list():
+            HASHES.prefetch(path)  # read while the request waits and runs: its result's text names the hash
         merged = {**defaults, **sample}
         if merged.get("output_ext") not in model_class.output_exts:
             raise BadRequest(
@@ -123,6 +131,34 @@ class RequestChecks:
         if not real.endswith(".safetensors") or not os.path.isfile(real):
             raise BadRequest(loc, f"{path!r} is not a .safetensors LoRA file")
         return real
+
+    def prompt_loras(self, prompt: str, model_config: ModelConfig) -> str:
+        """A1111's ``<lora:name:0.8>`` in the prompt: each tag is found by name in the LoRA library
+        (lora_library.py) and added to the model's LoRAs (a LoRA already chosen takes the tag's multiplier);
+        the prompt is encoded without the tags. An unreadable tag or an unknown name is a 422 at
+        ``sample.prompt`` naming it."""
+        loc = ("body", "sample", "prompt")
+        try:
+            clean, tags = split_lora_tags(prompt)
+        except BadLoraTag as e:
+            raise BadRequest(loc, str(e)) from None
+        for tag in tags:
+            try:
+                entry = self.loras.resolve(tag.name)
+            except UnknownLora as e:
+                raise BadRequest(loc, str(e)) from None
+            path = self.resolve_lora(entry["path"], loc)
+            if model_config.lora_path == path:
+                model_config.lora_multiplier = tag.multiplier
+                continue
+            chosen = next((e for e in model_config.loras if e["path"] == path), None)
+            if chosen is not None:
+                chosen["multiplier"] = tag.multiplier
+            else:
+                model_config.loras.append({"path": path, "multiplier": tag.multiplier})
+        if len(model_config.lora_list()) > MAX_LORAS:
+            raise BadRequest(loc, f"at most {MAX_LORAS} LoRAs at once, model.loras and <lora:…> tags together")
+        return clean
 
     def resolve_image_ref(self, ref: str, loc: tuple) -> str:
         """An uploaded asset id, or a server path inside the assets or output folder; nothing else."""
