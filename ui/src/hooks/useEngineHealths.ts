@@ -11,6 +11,8 @@ import type { EngineHealth, Job } from '@/utils/types';
 export interface HealthReading {
   health: EngineHealth | null;
   error: Error | null;
+  /** when the engine answered (ms since the epoch): the Jobs page's "Updated" */
+  at?: number;
 }
 
 export function isServing(job: Job): boolean {
@@ -19,7 +21,8 @@ export function isServing(job: Job): boolean {
 
 async function readHealth(jobId: string): Promise<HealthReading> {
   try {
-    return { health: await apiJson<EngineHealth>(`/api/inference/health?job=${encodeURIComponent(jobId)}`), error: null };
+    const health = await apiJson<EngineHealth>(`/api/inference/health?job=${encodeURIComponent(jobId)}`);
+    return { health, error: null, at: Date.now() };
   } catch (e) {
     return { health: null, error: e as Error };
   }

@@ -180,6 +180,33 @@ export function useGeneration(jobId: string | null, online: boolean, onResult?: 
     [jobId, q],
   );
 
+  /** A waiting run to `position` (1-based) in the engine's line; an error message or null. */
+  const moveRun = useCallback(
+    async (id: string, position: number): Promise<string | null> => {
+      if (!jobId) return 'No engine selected';
+      const res = await apiFetch(`/api/inference/queue/${id}/move?${q}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ position }),
+      }).catch((e: Error) => e);
+      void refreshQueue.current();
+      if (res instanceof Error) return res.message;
+      return res.ok ? null : failure(res);
+    },
+    [jobId, q],
+  );
+
+  /** Every waiting run cancelled, and the running one too. */
+  const cancelAll = useCallback(async () => {
+    if (!jobId) return;
+    await apiFetch(`/api/inference/queue/cancel?${q}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ running: true }),
+    }).catch(() => undefined);
+    void refreshQueue.current();
+  }, [jobId, q]);
+
   /** Cancel the run the preview follows (its stream then ends with a `cancelled` error frame). */
   const cancel = useCallback(async () => {
     const id = live.current.requestId;
@@ -190,5 +217,5 @@ export function useGeneration(jobId: string | null, online: boolean, onResult?: 
   }, [flush, cancelRun]);
 
   const busy = !FINISHED.includes(view.phase);
-  return { view, latent, submit, cancel, cancelRun, busy, queue };
+  return { view, latent, submit, cancel, cancelRun, moveRun, cancelAll, busy, queue };
 }

@@ -138,6 +138,13 @@ export interface QueueRow {
   stage: string;
   position: number;
   created: number;
+  /** seconds until it should end, counted from now; null: nothing comparable has run yet (queue_eta.py) */
+  eta_s?: number | null;
+  /** a waiting run's own estimated length, and what that rests on */
+  run_s?: number | null;
+  eta_basis?: 'measured' | 'scaled' | 'rate' | null;
+  /** the running one, from its first step */
+  progress?: { step: number; total: number; it_s: number; image: number; images: number };
 }
 
 export interface QueueState {

@@ -82,8 +82,11 @@ export interface EngineHealth {
   device?: string;
   active: { arch: string; name_or_path: string } | null;
   counters?: Record<string, number>;
-  vram?: { used: number; total: number; allocated?: number; peak_allocated?: number } | null;
+  vram?: { used: number; total: number; allocated?: number; reserved?: number; peak_allocated?: number; budget?: number | null } | null;
   warm_up_s?: number | null;
+  /** bytes of the models' components the engine holds (its pool) */
+  resident_bytes?: number;
+  max_queue?: number;
 }
 
 export interface OutputEntry {

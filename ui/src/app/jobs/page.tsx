@@ -1,15 +1,21 @@
 'use client';
-/** The queue: one row per GPU set (start/stop), then every job, inference engines included. */
+/** The queue: one row per GPU set (start/stop), then every job, inference engines included (an engine's row says
+ * what its /health says, and "Updated" is when it last answered: components/EngineJobFields.tsx). */
 import Link from 'next/link';
+import { UpdatedAt } from '@/components/EngineJobFields';
 import StatusBadge from '@/components/StatusBadge';
 import JobActions from '@/components/JobActions';
+import { useEngineHealths } from '@/hooks/useEngineHealths';
 import { usePoll } from '@/hooks/usePoll';
+import { engineSummary } from '@/utils/engineHealth';
 import { POST, apiJson } from '@/utils/api';
 import { type Job, type Queue, displayStatus, isInferenceJob } from '@/utils/types';
 
 export default function JobsPage() {
   const jobs = usePoll(() => apiJson<{ jobs: Job[] }>('/api/jobs').then((r) => r.jobs), 2000);
   const queues = usePoll(() => apiJson<{ queues: Queue[] }>('/api/queue').then((r) => r.queues), 2000);
+  const healthOf = useEngineHealths(jobs.data ?? []);
+  const infoOf = (job: Job) => (isInferenceJob(job) && job.status === 'running' ? engineSummary(job, healthOf(job).health) || job.info : job.info);
   const refresh = () => {
     jobs.refresh();
     queues.refresh();
@@ -68,7 +74,7 @@ export default function JobsPage() {
                       </Link>
                     )}
                   </div>
-                  {job.info && <div className="break-words text-xs text-gray-500 lg:hidden">{job.info}</div>}
+                  {infoOf(job) && <div className="break-words text-xs text-gray-500 lg:hidden">{infoOf(job)}</div>}
                 </td>
                 <td className="hidden pr-3 text-gray-300 md:table-cell">
                   {job.job_type}
@@ -82,10 +88,12 @@ export default function JobsPage() {
                 <td className="pr-3">
                   <StatusBadge status={displayStatus(job)} />
                 </td>
-                <td className="hidden max-w-xs truncate pr-3 text-gray-400 lg:table-cell" title={job.info}>
-                  {job.info}
+                <td className="hidden max-w-xs truncate pr-3 text-gray-400 lg:table-cell" title={infoOf(job)} data-testid="job-row-info">
+                  {infoOf(job)}
                 </td>
-                <td className="hidden pr-3 text-xs text-gray-500 lg:table-cell">{new Date(job.updated_at).toLocaleString()}</td>
+                <td className="hidden pr-3 text-xs text-gray-500 lg:table-cell">
+                  {isInferenceJob(job) ? <UpdatedAt job={job} healthAt={healthOf(job).at ?? null} testId="job-row-updated" /> : new Date(job.updated_at).toLocaleString()}
+                </td>
                 <td>
                   <JobActions job={job} onChange={refresh} compact />
                 </td>

@@ -3,10 +3,12 @@
  * The control images an edit family takes, one drop zone per slot (qwen_image_edit_plus: three; the first ones
  * required). A slot takes a dropped file, a pasted image (Ctrl+V while it has focus, or anywhere else on the
  * page, into the first empty slot) or a picked file; each upload goes to the engine's
- * POST /assets through the proxy and the slot keeps the asset id.
+ * POST /assets through the proxy and the slot keeps the asset id. A result dragged from the gallery is used
+ * where it lies: the slot keeps its path in the engine's output folder, nothing is uploaded (utils/outputDrag.ts).
  */
 import { useEffect, useRef, useState } from 'react';
 import { apiFetch, errorMessage } from '@/utils/api';
+import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
 import type { ControlRef } from './formState';
 
 const ACCEPT = 'image/png,image/jpeg,image/webp,image/bmp';
@@ -104,6 +106,14 @@ export default function ControlImages({ jobId, slots, required, value, onChange,
               onDrop={(e) => {
                 // preventDefault marks it taken: the page-wide drop (restore settings) leaves it alone
                 e.preventDefault();
+                if (disabled) return;
+                const result = e.dataTransfer.types.includes(OUTPUT_DRAG_TYPE) ? draggedOutput((t) => e.dataTransfer.getData(t)) : null;
+                if (result) {
+                  const next = Array.from({ length: slots }, (_, i) => latest.current[i] ?? null);
+                  next[slot] = { ref: result.path, preview: result.url, info: `gallery result ${result.name}` };
+                  setErrors((x) => ({ ...x, [slot]: '' }));
+                  return onChange(next);
+                }
                 const file = imageOf(e.dataTransfer.files);
                 if (file) void upload(slot, file);
               }}
@@ -114,6 +124,7 @@ export default function ControlImages({ jobId, slots, required, value, onChange,
                 void upload(slot, file);
               }}
               data-testid={`${id}-zone`}
+              data-ref={ref?.ref ?? ''}
             >
               {ref ? (
                 <>

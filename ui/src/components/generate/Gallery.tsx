@@ -1,14 +1,26 @@
 'use client';
 /**
- * The engine job's results, read from its folder on disk (so they stay with the engine stopped), newest first,
- * a page at a time, filtered by model; a click opens the viewer.
+ * The engine job's results, read from its folder on disk (so they stay with the engine stopped), a page at a
+ * time: filtered by model, by words of the prompt and to favourites, ordered by date or seed. A click opens the
+ * viewer; the checkbox (or Ctrl/Cmd+click, Shift+click for a range) selects, and a selection is downloaded as one
+ * zip, favourited or deleted together. The star marks a favourite (kept beside the files: server/favourites.ts).
+ * A result dragged onto a control-image slot becomes that control image without an upload (utils/outputDrag.ts).
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import Media, { mediaKind } from './Media';
 import Viewer from './Viewer';
 import { useOutputs } from '@/hooks/useOutputs';
-import { captionParts, sampleOf } from '@/utils/outputs';
+import { OUTPUT_DRAG_TYPE, dragPayload } from '@/utils/outputDrag';
+import { type OutputSort, captionParts, sampleOf } from '@/utils/outputs';
 import type { OutputEntry } from '@/utils/types';
+
+const SORT_LABELS: Record<OutputSort, string> = {
+  newest: 'Newest first',
+  oldest: 'Oldest first',
+  seed: 'Seed, low to high',
+  seed_desc: 'Seed, high to low',
+};
+const SEARCH_DELAY_MS = 250;
 
 interface Props {
   jobId: string | null;
@@ -46,12 +58,73 @@ function parseFilter(value: string): { arch: string | null; model: string | null
 export default function Gallery({ jobId, online, version, onReuse }: Props) {
   const outputs = useOutputs(jobId, online, version);
   const [open, setOpen] = useState<number | null>(null);
-  const { items } = outputs;
+  const [search, setSearch] = useState('');
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState('');
+  const anchor = useRef<number | null>(null); // the last item clicked: Shift+click selects from it
+  const { items, filter, setFilter } = outputs;
 
   // after a delete the list is shorter: stay on the same place, or close when nothing is left
   useEffect(() => {
     if (open !== null && open >= items.length) setOpen(items.length ? items.length - 1 : null);
   }, [open, items.length]);
+
+  // the search is sent once typing pauses, not per key
+  useEffect(() => {
+    const q = search.trim();
+    if ((filter.q ?? '') === q) return;
+    const timer = setTimeout(() => setFilter({ ...filter, q: q || null }), SEARCH_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [search, filter, setFilter]);
+
+  // a new engine starts with nothing selected and no search
+  useEffect(() => {
+    setSelected(new Set());
+    setSearch('');
+  }, [jobId]);
+
+  // the selection holds only what is listed (a delete, a filter or another page drops the rest)
+  const names = items.map((e) => e.name).join('\n');
+  useEffect(() => {
+    const listed = new Set(names.split('\n'));
+    setSelected((s) => (s.size && [...s].some((n) => !listed.has(n)) ? new Set([...s].filter((n) => listed.has(n))) : s));
+  }, [names]);
+
+  const chosen = items.filter((e) => selected.has(e.name));
+  const toggle = (i: number, range: boolean) => {
+    const from = range && anchor.current !== null ? Math.min(anchor.current, i) : i;
+    const to = range && anchor.current !== null ? Math.max(anchor.current, i) : i;
+    const on = !selected.has(items[i].name);
+    setSelected((s) => {
+      const next = new Set(s);
+      for (let k = from; k <= to; k++) (on ? next.add(items[k].name) : next.delete(items[k].name));
+      return next;
+    });
+    anchor.current = i;
+  };
+
+  async function bulk(action: () => Promise<string>) {
+    setBusy(true);
+    setNotice('');
+    try {
+      setNotice(await action());
+    } catch (e) {
+      setNotice((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const deleteChosen = () =>
+    bulk(async () => {
+      setConfirmDelete(false);
+      const failed = await outputs.removeMany(chosen);
+      setSelected(new Set(failed.map((f) => f.entry.name)));
+      if (!failed.length) return `Deleted ${chosen.length}.`;
+      return `Deleted ${chosen.length - failed.length}; kept ${failed.length}: ${failed[0].message}`;
+    });
 
   const archs = [...new Set(outputs.facets.map((f) => f.arch).filter((a): a is string => Boolean(a)))];
   return (
@@ -60,13 +133,44 @@ export default function Gallery({ jobId, online, version, onReuse }: Props) {
         <h2 className="text-sm font-semibold">
           Results (<span data-testid="gallery-total">{outputs.total}</span>)
         </h2>
+        <input
+          type="search"
+          className="input w-full sm:w-56"
+          placeholder="Search prompts"
+          aria-label="Search results by prompt"
+          value={search}
+          onChange={(e) => setSearch(e.target.value)}
+          data-testid="gallery-search"
+        />
+        <select
+          className="input w-auto"
+          aria-label="Order of the results"
+          value={outputs.sort}
+          onChange={(e) => outputs.setSort(e.target.value as OutputSort)}
+          data-testid="gallery-sort"
+        >
+          {(Object.keys(SORT_LABELS) as OutputSort[]).map((s) => (
+            <option key={s} value={s}>
+              {SORT_LABELS[s]}
+            </option>
+          ))}
+        </select>
+        <button
+          className={`btn-ghost px-2 py-1 text-xs ${filter.favourites ? 'text-amber-300' : ''}`}
+          aria-pressed={Boolean(filter.favourites)}
+          onClick={() => setFilter({ ...filter, favourites: !filter.favourites })}
+          data-testid="gallery-favourites-only"
+          title="Show only favourites"
+        >
+          ★ Favourites ({outputs.favourites})
+        </button>
         {!online && outputs.loaded && outputs.total > 0 && <span className="text-xs text-gray-500">from disk · engine off</span>}
         {archs.length > 0 && (
           <select
             className="input ml-auto w-full sm:w-64"
             aria-label="Show results of one model"
-            value={filterValue(outputs.filter.arch, outputs.filter.model)}
-            onChange={(e) => outputs.setFilter(parseFilter(e.target.value))}
+            value={filterValue(filter.arch, filter.model)}
+            onChange={(e) => setFilter({ ...filter, ...parseFilter(e.target.value) })}
             data-testid="gallery-filter"
           >
             <option value="">All models</option>
@@ -91,22 +195,94 @@ export default function Gallery({ jobId, online, version, onReuse }: Props) {
           </select>
         )}
       </div>
+      {items.length > 0 && (
+        <div className="mb-2 flex flex-wrap items-center gap-2 text-xs text-gray-400" data-testid="gallery-bulk">
+          <span data-testid="gallery-selected-count">{chosen.length} selected</span>
+          <button className="btn-ghost px-2 py-0.5 text-xs" onClick={() => setSelected(new Set(items.map((e) => e.name)))} data-testid="gallery-select-all">
+            Select all shown
+          </button>
+          {chosen.length > 0 && (
+            <>
+              <button className="btn-ghost px-2 py-0.5 text-xs" onClick={() => setSelected(new Set())} data-testid="gallery-select-none">
+                Clear
+              </button>
+              <button className="btn-ghost px-2 py-0.5 text-xs" disabled={busy} onClick={() => bulk(async () => (await outputs.downloadZip(chosen), `Zipped ${chosen.length}.`))} data-testid="gallery-bulk-download" title="One .zip of the selected files, named by prompt and seed">
+                Download .zip
+              </button>
+              <button className="btn-ghost px-2 py-0.5 text-xs" disabled={busy} onClick={() => bulk(async () => (await outputs.setFavourite(chosen, !chosen.every((e) => e.favourite)), ''))} data-testid="gallery-bulk-favourite">
+                {chosen.every((e) => e.favourite) ? '☆ Unfavourite' : '★ Favourite'}
+              </button>
+              {confirmDelete ? (
+                <span className="flex items-center gap-1">
+                  Delete {chosen.length} file(s)?
+                  <button className="btn-ghost px-2 py-0.5 text-xs text-rose-400" disabled={busy} onClick={deleteChosen} data-testid="gallery-bulk-delete-confirm">
+                    Yes, delete
+                  </button>
+                  <button className="btn-ghost px-2 py-0.5 text-xs" onClick={() => setConfirmDelete(false)}>
+                    No
+                  </button>
+                </span>
+              ) : (
+                <button className="btn-ghost px-2 py-0.5 text-xs text-rose-400" disabled={busy} onClick={() => setConfirmDelete(true)} data-testid="gallery-bulk-delete">
+                  Delete
+                </button>
+              )}
+            </>
+          )}
+          {notice && <span data-testid="gallery-notice">{notice}</span>}
+        </div>
+      )}
       {outputs.error && <div className="mb-2 text-sm text-rose-400">{outputs.error.message}</div>}
       {outputs.loaded && !items.length && (
-        <div className="text-sm text-gray-500">{outputs.filter.arch ? 'Nothing from this model.' : 'Nothing generated yet.'}</div>
+        <div className="text-sm text-gray-500" data-testid="gallery-empty">
+          {filter.q || filter.favourites ? 'Nothing matches.' : filter.arch ? 'Nothing from this model.' : 'Nothing generated yet.'}
+        </div>
       )}
       <ul className="grid grid-cols-2 gap-2 sm:grid-cols-[repeat(auto-fill,minmax(11rem,1fr))] sm:gap-3">
         {items.map((o, i) => {
           const prompt = sampleOf(o.meta).prompt;
           return (
-            <li key={o.path} className="min-w-0 rounded border border-gray-800 bg-gray-950 p-2" data-testid="gallery-item" data-name={o.name}>
+            <li
+              key={o.path}
+              className={`relative min-w-0 rounded border bg-gray-950 p-2 ${selected.has(o.name) ? 'border-sky-500' : 'border-gray-800'}`}
+              data-testid="gallery-item"
+              data-name={o.name}
+              data-selected={selected.has(o.name)}
+              data-favourite={Boolean(o.favourite)}
+              draggable
+              onDragStart={(e) => {
+                e.dataTransfer.setData(OUTPUT_DRAG_TYPE, dragPayload(o));
+                e.dataTransfer.setData('text/uri-list', new URL(o.url, window.location.href).href);
+                e.dataTransfer.effectAllowed = 'copy';
+              }}
+            >
               <button
                 className="flex aspect-square w-full items-center justify-center overflow-hidden rounded bg-black focus-visible:outline-2 focus-visible:outline-sky-500"
-                onClick={() => setOpen(i)}
+                onClick={(e) => {
+                  if (e.shiftKey || e.ctrlKey || e.metaKey || selected.size) return toggle(i, e.shiftKey);
+                  setOpen(i);
+                }}
                 aria-label={`Open ${prompt ?? o.name} in the viewer`}
                 data-testid="gallery-open"
               >
                 <Thumb entry={o} />
+              </button>
+              <input
+                type="checkbox"
+                className="absolute top-3 left-3 h-4 w-4 accent-sky-500"
+                checked={selected.has(o.name)}
+                onChange={(e) => toggle(i, (e.nativeEvent as MouseEvent).shiftKey)}
+                aria-label={`Select ${prompt ?? o.name}`}
+                data-testid="gallery-select"
+              />
+              <button
+                className={`absolute top-2 right-3 text-lg leading-none ${o.favourite ? 'text-amber-300' : 'text-gray-500 hover:text-amber-200'}`}
+                aria-pressed={Boolean(o.favourite)}
+                aria-label={o.favourite ? 'Remove from favourites' : 'Add to favourites'}
+                onClick={() => bulk(async () => (await outputs.setFavourite([o], !o.favourite), ''))}
+                data-testid="gallery-favourite"
+              >
+                {o.favourite ? '★' : '☆'}
               </button>
               <div className="mt-1 space-y-0.5 text-xs text-gray-400" data-testid="gallery-caption">
                 <div className="line-clamp-2 break-words text-gray-300" title={prompt}>

@@ -1,7 +1,9 @@
 'use client';
-/** One job: overview, the live tail of log.txt, its config; engines link to /generate. */
+/** One job: overview (an engine's: its /health, components/EngineJobFields.tsx), the live tail of log.txt, its
+ * config; engines link to /generate. */
 import Link from 'next/link';
 import { useEffect, useRef, useState } from 'react';
+import EngineJobFields from '@/components/EngineJobFields';
 import JobActions from '@/components/JobActions';
 import StatusBadge from '@/components/StatusBadge';
 import { usePoll } from '@/hooks/usePoll';
@@ -73,10 +75,19 @@ export default function JobPageClient({ jobId }: { jobId: string }) {
             <Field label="Type" value={j.job_type} />
             <Field label="GPUs" value={j.gpu_ids} />
             <Field label="PID" value={j.pid ? String(j.pid) : '—'} />
-            <Field label="Speed" value={j.speed_string || '?'} />
-            {total > 0 && <Field label="Progress" value={`${j.step} / ${total}`} />}
-            <Field label="Created" value={new Date(j.created_at).toLocaleString()} />
-            <Field label="Updated" value={new Date(j.updated_at).toLocaleString()} />
+            {isInferenceJob(j) ? (
+              <>
+                <Field label="Created" value={new Date(j.created_at).toLocaleString()} />
+                <EngineJobFields job={j} />
+              </>
+            ) : (
+              <>
+                <Field label="Speed" value={j.speed_string || '?'} />
+                {total > 0 && <Field label="Progress" value={`${j.step} / ${total}`} />}
+                <Field label="Created" value={new Date(j.created_at).toLocaleString()} />
+                <Field label="Updated" value={new Date(j.updated_at).toLocaleString()} testId="job-updated" />
+              </>
+            )}
           </section>
           <section className="card">
             <h2 className="mb-2 text-sm font-semibold">log.txt</h2>
