@@ -73,7 +73,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
         </div>
         <div className="min-w-0 flex-1">
           <PreviewPanel view={gen.view} latent={gen.latent} busy={gen.busy} onCancel={gen.cancel} />
-          <QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} />
+          <QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} onMove={gen.moveRun} onCancelAll={gen.cancelAll} view={gen.view} latent={gen.latent} />
           <Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} />
         </div>
       </div>
