@@ -1,9 +1,14 @@
 /**
  * Phone and desktop layout on the real stack: at 390×844 and 1440×900 no page scrolls sideways (/generate,
  * /jobs, a job's page), the controls that matter are on screen and work: the menu button below `md`, the
- * engine's start/stop, Generate, the jobs table's name, status and actions, the gallery and its viewer.
+ * engine's start/stop, Generate, the jobs table's name, status and actions, the gallery and its viewer. The
+ * Generate page is built around the picture: at 390×844, 1440×900 and 2560×1440, with a result shown, the whole
+ * stage and Generate are in the window at once, the stage takes half the window or more on a desktop, the
+ * picture in it is as large as fits at the requested aspect ratio, the settings scroll on their own, the bar
+ * stays with the results scrolled into view, and a message shows just above the bar.
  */
-import { type Page, expect, test } from '@playwright/test';
+import { type Locator, type Page, expect, test } from '@playwright/test';
+import path from 'node:path';
 import {
   ENGINE_JOB_NAME, authHeaders, authedPage, ensureEngine, galleryItems, generateTiny, horizontalOverflow, screenshot, screenshotOf,
   stopEngine,
@@ -13,6 +18,7 @@ test.describe.configure({ mode: 'serial' });
 
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1440, height: 900 };
+const WIDE = { width: 2560, height: 1440 };
 let jobId = '';
 
 /** The element is visible and lies inside the window sideways (it may be below the fold). */
@@ -24,6 +30,28 @@ async function onScreen(page: Page, testId: string, nth = 0) {
   const width = page.viewportSize()!.width;
   expect(box.x, `${testId} left edge`).toBeGreaterThanOrEqual(0);
   expect(box.x + box.width, `${testId} right edge`).toBeLessThanOrEqual(width);
+}
+
+type Box = { x: number; y: number; width: number; height: number };
+
+/** The element's box lies wholly inside the window. */
+async function inWindow(page: Page, locator: Locator, what: string): Promise<Box> {
+  const box = (await locator.boundingBox())!;
+  const { width, height } = page.viewportSize()!;
+  expect(box.x, `${what}: left edge`).toBeGreaterThanOrEqual(0);
+  expect(box.y, `${what}: top edge`).toBeGreaterThanOrEqual(0);
+  expect(box.x + box.width, `${what}: right edge`).toBeLessThanOrEqual(width);
+  expect(box.y + box.height, `${what}: bottom edge`).toBeLessThanOrEqual(height);
+  return box;
+}
+
+/** Nothing lies over the element: the point at its centre belongs to it. */
+function onTop(locator: Locator): Promise<boolean> {
+  return locator.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+    return Boolean(hit && el.contains(hit));
+  });
 }
 
 /** What shows once a page has its data (the widest content arrives with it). */
@@ -50,6 +78,78 @@ test('phone: start an engine and generate from a 390 px window', async ({ browse
   jobId = jobs.find((j: { name: string }) => j.name === ENGINE_JOB_NAME).id;
   await page.close();
 });
+
+for (const viewport of [PHONE, DESKTOP, WIDE]) {
+  const { width, height } = viewport;
+  test(`${width}×${height}: the picture and Generate are on screen at once; settings scroll apart; messages show by the bar`, async ({ browser }) => {
+    const page = await authedPage(browser, viewport);
+    await page.goto(`/generate?job=${jobId}`);
+    await expect(page.getByTestId('engine-health')).toContainText('online', { timeout: 60_000 });
+    await generateTiny(page, `a lighthouse on a cliff at dusk, ${width} px window`, 11, 3);
+    const stage = page.getByTestId('preview-panel');
+    const result = page.getByTestId('stage-result').getByTestId('media-image');
+    await expect(result).toBeVisible();
+    await expect.poll(() => result.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(64);
+
+    // Generate brought the stage into view (on a phone the settings had been scrolled to): all of it, with the
+    // Generate button, which nothing covers, and the bar under the stage, not over it
+    await expect.poll(async () => {
+      const box = (await stage.boundingBox())!;
+      return box.y >= 0 && box.y + box.height <= height;
+    }, { message: 'the whole stage in the window' }).toBe(true);
+    const stageBox = await inWindow(page, stage, 'the stage');
+    await inWindow(page, page.getByTestId('generate'), 'Generate');
+    expect(await onTop(page.getByTestId('generate')), 'Generate is not covered').toBe(true);
+    const bar = (await page.getByTestId('prompt-bar').boundingBox())!;
+    expect(stageBox.y + stageBox.height, 'the stage ends above the bar').toBeLessThanOrEqual(bar.y + 1);
+    if (width >= 1024) expect(stageBox.width * stageBox.height, 'the stage\'s share of the window').toBeGreaterThanOrEqual(0.5 * width * height);
+
+    // the picture: the 64×64 result at 1:1, as large as the stage allows (it meets the stage's sides or its
+    // top and bottom; the stage has a 1 px border), and the image fills it
+    const picture = (await page.getByTestId('picture').boundingBox())!;
+    expect(Math.abs(picture.width / picture.height - 1), 'the picture keeps 1:1').toBeLessThan(0.01);
+    const meetsSides = Math.abs(picture.width - (stageBox.width - 2)) <= 1;
+    const meetsEnds = Math.abs(picture.height - (stageBox.height - 2)) <= 1;
+    expect(meetsSides || meetsEnds, `picture ${JSON.stringify(picture)} in stage ${JSON.stringify(stageBox)}`).toBe(true);
+    const image = (await result.boundingBox())!;
+    expect(Math.abs(image.width - picture.width)).toBeLessThanOrEqual(1);
+    expect(Math.abs(image.height - picture.height)).toBeLessThanOrEqual(1);
+    expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+    await screenshot(page, `generate-${width}x${height}.png`);
+
+    if (width >= 1024) {
+      // the settings scroll on their own: the window, the stage and Generate stay where they are
+      // (at 1440×900 they are longer than the panel; at 2560×1440 the panel holds them whole)
+      const side = page.getByTestId('side-panel');
+      await inWindow(page, side, 'the settings panel');
+      const overflows = await side.evaluate((el) => el.scrollHeight > el.clientHeight);
+      expect(overflows, 'the settings are longer than the panel').toBe(viewport === DESKTOP);
+      await side.evaluate((el) => el.scrollTo(0, el.scrollHeight));
+      if (overflows) await expect.poll(() => side.evaluate((el) => el.scrollTop)).toBeGreaterThan(0);
+      expect(await page.evaluate(() => window.scrollY)).toBe(0);
+      expect(await stage.boundingBox()).toEqual(stageBox);
+      await inWindow(page, page.getByTestId('generate'), 'Generate, the settings scrolled');
+    }
+
+    // the results scrolled into view: the bar is still there
+    await page.evaluate(() => window.scrollTo(0, document.scrollingElement!.scrollHeight));
+    await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(0);
+    await inWindow(page, page.getByTestId('generate'), 'Generate, the results scrolled into view');
+    expect(await onTop(page.getByTestId('generate')), 'Generate is not covered').toBe(true);
+
+    // a message shows just above the bar, in the window
+    await page.getByTestId('restore-file').setInputFiles(path.join(__dirname, '..', 'tests', 'fixtures', 'engine_written.png'));
+    const status = page.getByTestId('restore-status');
+    await expect(status).toHaveText(/^Restored .* from engine_written\.png$/);
+    const message = await inWindow(page, status, 'the restore message');
+    const barNow = (await page.getByTestId('prompt-bar').boundingBox())!;
+    expect(message.y + message.height).toBeLessThanOrEqual(barNow.y);
+    expect(barNow.y - (message.y + message.height), 'the message is right above the bar').toBeLessThan(40);
+    await page.getByTestId('restore-status-dismiss').click();
+    await expect(status).toHaveCount(0);
+    await page.close();
+  });
+}
 
 for (const viewport of [PHONE, DESKTOP]) {
   test(`${viewport.width}×${viewport.height}: no page scrolls sideways`, async ({ browser }) => {

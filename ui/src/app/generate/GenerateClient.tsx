@@ -55,28 +55,20 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
     if (cfg) form.restore(fromConfig(cfg));
   };
 
+  const requested = form.sample.width / form.sample.height;
   return (
-    <div className="mx-auto max-w-[1500px]">
-      <h1 className="mb-4 text-xl font-semibold">Generate</h1>
-      <EngineStrip engines={engines} />
-      <div className="flex flex-col gap-4 lg:flex-row">
-        <div className="w-full shrink-0 lg:w-96">
-          <GenerateForm
-            form={form}
-            archs={archs}
-            jobId={jobId}
-            online={online}
-            running={gen.busy}
-            onGenerate={generate}
-            error={submitError ?? (online ? models.error?.message : undefined)}
-          />
-        </div>
-        <div className="min-w-0 flex-1">
-          <PreviewPanel view={gen.view} latent={gen.latent} busy={gen.busy} onCancel={gen.cancel} />
-          <QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} onMove={gen.moveRun} onCancelAll={gen.cancelAll} view={gen.view} latent={gen.latent} />
-          <Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} />
-        </div>
-      </div>
-    </div>
+    <GenerateForm
+      form={form}
+      archs={archs}
+      jobId={jobId}
+      online={online}
+      running={gen.busy}
+      onGenerate={generate}
+      error={submitError ?? (online ? models.error?.message : undefined)}
+      engine={<EngineStrip engines={engines} />}
+      stage={<PreviewPanel view={gen.view} latent={gen.latent} busy={gen.busy} onCancel={gen.cancel} requested={requested} />}
+      queue={<QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} onMove={gen.moveRun} onCancelAll={gen.cancelAll} view={gen.view} latent={gen.latent} />}
+      results={<Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} />}
+    />
   );
 }

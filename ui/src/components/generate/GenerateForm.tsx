@@ -1,17 +1,35 @@
 'use client';
 /**
- * The left column of /generate: model and prompt panels and the Generate button, which says why it is
- * disabled. Ctrl/Cmd+Enter anywhere in the column generates; an image dropped on the page restores its settings.
- * Nothing here is disabled while a run goes on: Generate then queues another run in the engine.
+ * The Generate page's layout, built around the picture (the grid is `.gen-*` in globals.css): the stage (the
+ * live preview and the result) as large as the window allows, the prompt bar under it that stays on screen at
+ * every width, and the settings (model and sampling) in a side panel that scrolls on its own; the engine strip
+ * and the queue top that panel, the results follow the stage. Below `lg` the same pieces are one column:
+ * engine, stage, queue, settings, results, with the prompt bar stuck to the bottom of the window.
+ *
+ * The form's own part: the Generate button, which says why it is disabled; Ctrl/Cmd+Enter in the bar or the
+ * settings generates; an image dropped on the page restores its settings. Nothing is disabled while a run goes
+ * on: Generate then queues another run in the engine.
  */
-import { type KeyboardEvent, useState } from 'react';
+import { type KeyboardEvent, type ReactNode, useState } from 'react';
 import type { ArchInfo } from '@/utils/types';
 import { blockReason, fieldErrors } from './formChecks';
 import ModelPanel from './ModelPanel';
+import PromptBar, { type Notice } from './PromptBar';
 import PromptPanel from './PromptPanel';
-import RestoreDrop from './RestoreDrop';
+import RestoreDrop, { type RestoreStatus } from './RestoreDrop';
 import type { GenerateFormState } from './useGenerateForm';
 import { usePromptHistory } from './usePromptHistory';
+
+/** After Generate, the stage comes into view if it is not (a phone scrolled down to the settings, a desktop to the
+ * results): the run is what one wants to watch then. */
+function showStage() {
+  const stage = document.querySelector<HTMLElement>('.gen-stage');
+  const bar = document.querySelector<HTMLElement>('.gen-bar');
+  if (!stage || !bar) return;
+  const r = stage.getBoundingClientRect();
+  const top = parseFloat(getComputedStyle(stage).scrollMarginTop) || 0; // what covers the window's top edge
+  if (r.top < top - 1 || r.bottom > bar.getBoundingClientRect().top + 1) stage.scrollIntoView({ block: 'start', behavior: 'smooth' });
+}
 
 interface Props {
   form: GenerateFormState;
@@ -21,11 +39,17 @@ interface Props {
   running: boolean; // a run is going on: Generate queues behind it
   onGenerate: (body: NonNullable<ReturnType<GenerateFormState['body']>>) => void;
   error?: string;
+  /** the page's other pieces, placed here so that one grid holds them all */
+  engine: ReactNode;
+  stage: ReactNode;
+  queue: ReactNode;
+  results: ReactNode;
 }
 
-export default function GenerateForm({ form, archs, jobId, online, running, onGenerate, error }: Props) {
+export default function GenerateForm({ form, archs, jobId, online, running, onGenerate, error, engine, stage, queue, results }: Props) {
   const { model, sample, stream, arch } = form;
   const [uploading, setUploading] = useState(false);
+  const [restored, setRestored] = useState<RestoreStatus | null>(null);
   const history = usePromptHistory();
   const errors = fieldErrors(arch, sample);
   const reason = blockReason({ online, arch, busy: false, uploading, sample, modelPath: model.name_or_path });
@@ -37,6 +61,7 @@ export default function GenerateForm({ form, archs, jobId, online, running, onGe
     if (!body) return;
     history.add(sample.prompt);
     onGenerate(body);
+    showStage();
   };
 
   const keys = (e: KeyboardEvent<HTMLDivElement>) => {
@@ -45,33 +70,50 @@ export default function GenerateForm({ form, archs, jobId, online, running, onGe
     generate();
   };
 
+  const notices: Notice[] = [];
+  if (reason && online) notices.push({ id: 'generate-reason', tone: 'warn', text: reason, role: 'status' });
+  if (error) notices.push({ id: 'submit-error', tone: 'error', text: error, role: 'alert' });
+  if (restored) notices.push({ id: 'restore-status', tone: restored.ok ? 'ok' : 'error', text: restored.text, onDismiss: () => setRestored(null) });
+
   return (
-    <div onKeyDown={keys} data-testid="generate-form">
-      <ModelPanel archs={archs} model={model} onArch={form.changeArch} onChange={form.setModel} disabled={false} jobId={jobId} online={online} />
-      <PromptPanel
-        arch={arch}
-        modelPath={model.name_or_path}
-        jobId={jobId}
-        sample={sample}
-        stream={stream}
-        onSample={form.setSample}
-        onStream={form.setStream}
-        errors={errors}
-        history={history.history}
-        onClearHistory={history.clear}
-        onUploading={setUploading}
-        disabled={false}
-      />
-      <button className="btn-primary w-full py-2 text-base" disabled={!canRun} onClick={generate} title={reason ?? 'Ctrl+Enter'} data-testid="generate">
-        {!online ? 'Start an engine first' : running ? 'Queue another' : 'Generate'}
-      </button>
-      {reason && online && (
-        <div className="mt-1 text-sm text-amber-400" role="status" data-testid="generate-reason">
-          {reason}
+    <div className="gen-page">
+      <h1 className="sr-only">Generate</h1>
+      <div className="gen-main">
+        {stage}
+        <div className="gen-results">{results}</div>
+        <PromptBar
+          prompt={sample.prompt}
+          onPrompt={(prompt) => form.setSample((s) => ({ ...s, prompt }))}
+          history={history.history}
+          onClearHistory={history.clear}
+          label={!online ? 'Start an engine first' : running ? 'Queue another' : 'Generate'}
+          canRun={canRun}
+          title={reason ?? 'Ctrl+Enter'}
+          onGenerate={generate}
+          notices={notices}
+          restore={<RestoreDrop onRestore={form.restore} disabled={false} onStatus={setRestored} />}
+          onKeyDown={keys}
+        />
+      </div>
+      <div className="gen-side" data-testid="side-panel">
+        <div className="gen-engine">{engine}</div>
+        <div className="gen-queue">{queue}</div>
+        <div className="gen-settings" onKeyDown={keys} data-testid="generate-form">
+          <ModelPanel archs={archs} model={model} onArch={form.changeArch} onChange={form.setModel} disabled={false} jobId={jobId} online={online} />
+          <PromptPanel
+            arch={arch}
+            modelPath={model.name_or_path}
+            jobId={jobId}
+            sample={sample}
+            stream={stream}
+            onSample={form.setSample}
+            onStream={form.setStream}
+            errors={errors}
+            onUploading={setUploading}
+            disabled={false}
+          />
         </div>
-      )}
-      <RestoreDrop onRestore={form.restore} disabled={false} />
-      {error && <div className="mt-2 text-sm text-rose-400" data-testid="submit-error">{error}</div>}
+      </div>
     </div>
   );
 }

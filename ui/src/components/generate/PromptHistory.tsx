@@ -1,5 +1,6 @@
 'use client';
-/** The recent-prompts list under the prompt field: pick one to put it back, or clear them all. */
+/** The recent prompts, a small toggle in the prompt bar: the list opens upwards, over the picture; pick one to put
+ * it back, or clear them all. */
 import { useState } from 'react';
 
 interface Props {
@@ -12,18 +13,24 @@ interface Props {
 export default function PromptHistory({ history, onPick, onClear, disabled }: Props) {
   const [open, setOpen] = useState(false);
   return (
-    <div className="mb-2 text-xs">
-      <div className="flex items-center justify-between gap-3 text-gray-400">
-        <button type="button" className="whitespace-nowrap hover:text-gray-200 disabled:opacity-40" disabled={!history.length} aria-expanded={open} onClick={() => setOpen(!open)} data-testid="prompt-history-toggle">
-          {open ? '▾' : '▸'} Recent prompts ({history.length})
-        </button>
-        <span className="truncate text-gray-600" title="Alt+↑/↓ in the prompt walks the recent prompts; Ctrl/Cmd+Enter anywhere in the form generates">
-          Alt+↑/↓ recall · Ctrl+Enter runs
-        </span>
-      </div>
+    <div className="relative">
+      <button
+        type="button"
+        className="whitespace-nowrap text-gray-400 hover:text-gray-200 disabled:opacity-40"
+        disabled={!history.length}
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+        title="Recent prompts. Alt+↑/↓ in the prompt walks them; Ctrl/Cmd+Enter anywhere in the form generates"
+        data-testid="prompt-history-toggle"
+      >
+        {open ? '▾' : '▴'} Recent ({history.length})
+      </button>
       {open && history.length > 0 && (
-        <div className="mt-1 rounded border border-gray-800 bg-gray-950" data-testid="prompt-history">
-          <ul className="max-h-48 overflow-y-auto">
+        <div
+          className="absolute bottom-full left-0 z-30 mb-2 w-[min(32rem,calc(100vw-2rem))] rounded border border-gray-700 bg-gray-950 shadow-xl lg:left-auto lg:right-0"
+          data-testid="prompt-history"
+        >
+          <ul className="max-h-64 overflow-y-auto">
             {history.map((p) => (
               <li key={p}>
                 <button

@@ -1,12 +1,11 @@
 'use client';
-/** Prompt and sampling settings; fields follow the arch's modality (size for images/video, frames/fps, duration). */
-import { type Dispatch, type KeyboardEvent, type SetStateAction, useState } from 'react';
-import { stepHistory } from '@/utils/promptHistory';
+/** The sampling settings beside the picture (the prompt itself is in the bar under it, PromptBar.tsx); fields
+ * follow the arch's modality (size for images/video, frames/fps, duration). */
+import type { Dispatch, SetStateAction } from 'react';
 import type { ArchInfo, Speed } from '@/utils/types';
 import ControlImages from './ControlImages';
 import type { NumberKey } from './formChecks';
 import { SPEED_LABELS, type SampleForm, type StreamForm, controlSlots, nativeResolution, snap, speedsOf, takesLyrics } from './formState';
-import PromptHistory from './PromptHistory';
 import SizePresets from './SizePresets';
 
 interface Props {
@@ -18,8 +17,6 @@ interface Props {
   onSample: Dispatch<SetStateAction<SampleForm>>;
   onStream: (s: StreamForm) => void;
   errors: Partial<Record<NumberKey, string>>;
-  history: string[];
-  onClearHistory: () => void;
   onUploading: (uploading: boolean) => void;
   disabled: boolean;
 }
@@ -69,9 +66,7 @@ function NumberField(props: {
 }
 
 export default function PromptPanel(props: Props) {
-  const { arch, modelPath, jobId, sample, stream, onSample, onStream, errors, history, onClearHistory, onUploading, disabled } = props;
-  // Alt+Up/Down through recent prompts: -1 is the prompt being written, kept to come back to
-  const [recall, setRecall] = useState({ index: -1, draft: '' });
+  const { arch, modelPath, jobId, sample, stream, onSample, onStream, errors, onUploading, disabled } = props;
   const div = arch?.divisibility ?? 8;
   const modality = arch?.modality ?? 'image';
   const set = <K extends keyof SampleForm>(key: K, value: SampleForm[K]) => onSample((s) => ({ ...s, [key]: value }));
@@ -79,42 +74,9 @@ export default function PromptPanel(props: Props) {
   // an empty field stays empty on blur (its error says so) rather than snapping to one step
   const snapOnBlur = (key: 'width' | 'height') => () => Number.isFinite(sample[key]) && set(key, snap(sample[key], div));
 
-  const promptKeys = (e: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (!e.altKey || (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') || !history.length) return;
-    e.preventDefault();
-    const index = stepHistory(history.length, recall.index, e.key === 'ArrowUp' ? 'older' : 'newer');
-    const draft = recall.index === -1 ? sample.prompt : recall.draft;
-    setRecall({ index, draft });
-    set('prompt', index === -1 ? draft : history[index]);
-  };
-
   return (
     <section className="card mb-4" data-testid="prompt-panel">
-      <h2 className="mb-3 text-sm font-semibold">Prompt</h2>
-      <label className="label" htmlFor="prompt">
-        Prompt
-      </label>
-      <textarea
-        id="prompt"
-        className="input mb-1 h-20 resize-y"
-        value={sample.prompt}
-        disabled={disabled}
-        onChange={(e) => {
-          setRecall({ index: -1, draft: '' });
-          set('prompt', e.target.value);
-        }}
-        onKeyDown={promptKeys}
-        data-testid="prompt"
-      />
-      <PromptHistory
-        history={history}
-        disabled={disabled}
-        onClear={onClearHistory}
-        onPick={(p) => {
-          setRecall({ index: -1, draft: '' });
-          set('prompt', p);
-        }}
-      />
+      <h2 className="mb-3 text-sm font-semibold">Sampling</h2>
       <label className="label" htmlFor="negative_prompt">
         Negative prompt
       </label>

@@ -1,7 +1,8 @@
 'use client';
 /**
  * Drop an image made here (or by A1111, Forge, InvokeAI) anywhere on the page to put its settings back into the
- * form; or pick one. Drops a control-image slot takes are left to it (it marks them handled).
+ * form; or pick one. Drops a control-image slot takes are left to it (it marks them handled). What came of it is
+ * reported to `onStatus`: the page shows it beside the Generate bar rather than where this link happens to be.
  */
 import { useEffect, useRef, useState } from 'react';
 import { readImageInfo } from '@/utils/imageInfo';
@@ -11,13 +12,18 @@ interface Props {
   /** apply the settings; a message when they cannot be (e.g. a family this engine lacks) */
   onRestore: (restored: Restored) => string | null;
   disabled: boolean;
+  onStatus: (status: RestoreStatus) => void;
+}
+
+export interface RestoreStatus {
+  ok: boolean;
+  text: string;
 }
 
 const hasFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
 
-export default function RestoreDrop({ onRestore, disabled }: Props) {
+export default function RestoreDrop({ onRestore, disabled, onStatus: setStatus }: Props) {
   const [dragging, setDragging] = useState(false);
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
   const apply = useRef<(file: File) => Promise<void>>(async () => undefined);
 
   apply.current = async (file: File) => {
@@ -65,9 +71,9 @@ export default function RestoreDrop({ onRestore, disabled }: Props) {
   }, []);
 
   return (
-    <div className="mt-2 text-xs">
-      <label className="cursor-pointer text-gray-400 hover:text-gray-200" htmlFor="restore-file">
-        Restore settings from an image… <span className="text-gray-600">(or drop one on the page)</span>
+    <div>
+      <label className="cursor-pointer whitespace-nowrap text-gray-400 hover:text-gray-200" htmlFor="restore-file" title="Restore settings from an image made here, A1111, Forge or InvokeAI (or drop one on the page)">
+        From image…
       </label>
       <input
         id="restore-file"
@@ -81,11 +87,6 @@ export default function RestoreDrop({ onRestore, disabled }: Props) {
         }}
         data-testid="restore-file"
       />
-      {status && (
-        <div className={`mt-1 ${status.ok ? 'text-emerald-400' : 'text-rose-400'}`} data-testid="restore-status">
-          {status.text}
-        </div>
-      )}
       {dragging && (
         <div className="pointer-events-none fixed inset-0 z-50 flex items-center justify-center bg-sky-950/60 text-lg text-sky-100" data-testid="restore-overlay">
           Drop an image to restore its settings (or drop it on a control-image slot)
