@@ -67,6 +67,8 @@ describe('engine job view', () => {
     expect(engineJobView(running, null, new Error('HTTP 503')).health).toBe('starting… (HTTP 503)');
     expect(engineJobView({ ...running, status: 'stopped' }, cpu, null)).toMatchObject({ health: 'offline', model: '—', memory: '—' });
     expect(engineJobView({ ...running, status: 'stopping' }, null, null).health).toBe('stopping');
+    expect(engineJobView({ ...running, stop: true }, cpu, null).health).toBe('stopping');
+    expect(engineJobView({ ...running, status: 'stopped', stop: true }, null, null).health).toBe('offline');
   });
 
   it('counts Updated from the latest answer when it is newer than the row', () => {

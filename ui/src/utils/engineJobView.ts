@@ -26,7 +26,8 @@ function size(bytes: number): string {
 /** What the engine fields show; `health` null: no answer (yet). */
 export function engineJobView(job: Pick<Job, 'status' | 'stop' | 'engine_ready'>, health: EngineHealth | null, error: Error | null): EngineJobView {
   const none = { model: '—', queue: '—', memory: '—', device: '—', requests: '—' };
-  if (job.status !== 'running') return { health: job.status === 'stopping' || job.stop ? 'stopping' : 'offline', ...none };
+  if (job.status === 'running' && job.stop) return { health: 'stopping', ...none };
+  if (job.status !== 'running') return { health: job.status === 'stopping' ? 'stopping' : 'offline', ...none };
   if (!health?.ok) return { health: error ? `starting… (${error.message})` : 'starting…', ...none };
   const waiting = `${health.queue} waiting`;
   const vram = health.vram;

@@ -70,7 +70,7 @@ export default function JobPageClient({ jobId }: { jobId: string }) {
       </div>
       {tab === 'overview' ? (
         <>
-          <section className="card mb-4 grid grid-cols-2 gap-x-6 gap-y-2 text-sm md:grid-cols-4">
+          <section className="card mb-4 grid grid-cols-2 gap-x-6 gap-y-2 text-sm md:grid-cols-4" data-testid="job-overview">
             <Field label="Info" value={j.info || '—'} testId="job-info" wide />
             <Field label="Type" value={j.job_type} />
             <Field label="GPUs" value={j.gpu_ids} />
