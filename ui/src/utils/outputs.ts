@@ -128,7 +128,30 @@ export function captionParts(meta: Meta): string[] {
   if (typeof s.guidance_scale === 'number') parts.push(`CFG ${s.guidance_scale}`);
   const seed = seedOf(meta);
   if (seed !== null) parts.push(`seed ${seed}`);
+  const loras = lorasOf(meta);
+  if (loras.length) parts.push(`LoRA ${loras.map((l) => `${l.name} ${l.multiplier}`).join(', ')}`);
   return parts;
+}
+
+/**
+ * The LoRAs a result was made with: the engine's `config.loras` (each with the name a `<lora:…>` tag finds it by),
+ * else, from an older sidecar, the file names of `model.lora_path` and `model.loras`.
+ */
+export function lorasOf(meta: Meta): { name: string; multiplier: number; hash?: string | null }[] {
+  const cfg = meta?.config as { loras?: unknown; model?: { lora_path?: unknown; lora_multiplier?: unknown; loras?: unknown } } | undefined;
+  const fileName = (p: string) => (p.split('/').pop() ?? p).replace(/\.safetensors$/, '');
+  if (Array.isArray(cfg?.loras)) {
+    return cfg.loras
+      .filter((l): l is { name: string; multiplier: number; hash?: string } => typeof l?.name === 'string' && typeof l?.multiplier === 'number')
+      .map((l) => ({ name: l.name, multiplier: l.multiplier, hash: l.hash ?? null }));
+  }
+  const m = cfg?.model;
+  const out: { name: string; multiplier: number }[] = [];
+  if (typeof m?.lora_path === 'string' && m.lora_path) out.push({ name: fileName(m.lora_path), multiplier: typeof m.lora_multiplier === 'number' ? m.lora_multiplier : 1 });
+  if (Array.isArray(m?.loras)) {
+    for (const l of m.loras) if (typeof l?.path === 'string') out.push({ name: fileName(l.path), multiplier: typeof l.multiplier === 'number' ? l.multiplier : 1 });
+  }
+  return out;
 }
 
 /**

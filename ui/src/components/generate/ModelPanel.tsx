@@ -1,37 +1,64 @@
 'use client';
 /**
- * Which family and checkpoint: the arch list comes from the engine's GET /models, grouped as AI Toolkit groups
- * it, with each family's `arch:tag` variants (archOptions.ts); the model field suggests the entry's published
- * checkpoint and the diffusers folders and single files under the engine's model roots (GET /checkpoints), and
- * takes any hub id.
+ * Which family and checkpoint. The arch list comes from the engine's GET /models, grouped as AI Toolkit groups
+ * it, with each family's `arch:tag` variants (archOptions.ts). The model library (GET /checkpoints, library.ts)
+ * lists the checkpoints under the engine's model roots with the family read from each one, its size and newest
+ * result, then each family's published checkpoint and the tiny and builtin ones; picking one sets the arch to
+ * its family and its defaults (dtype for this engine's device, the size it was trained at). The field still
+ * takes any hub id or path.
  */
+import { useEffect, useMemo, useState } from 'react';
 import { usePoll } from '@/hooks/usePoll';
 import { apiJson } from '@/utils/api';
-import type { ArchInfo, CheckpointEntry } from '@/utils/types';
+import type { ArchInfo } from '@/utils/types';
 import { archChoice, archOptionGroups, familyOf } from './archOptions';
-import { BUILTIN_MODELS, type ModelForm } from './formState';
+import type { ModelForm } from './formState';
+import { type CheckpointListing, type LibraryItem, type ModelPick, archForPick, libraryItems, pickOf, searchLibrary } from './library';
 import LoraPicker from './LoraPicker';
 
 const DTYPES = ['float16', 'bfloat16', 'float32'];
+const SHOWN = 60; // rows rendered at once: the search narrows the rest
 
 interface Props {
   archs: ArchInfo[];
   model: ModelForm;
   onArch: (arch: string) => void;
   onChange: (model: ModelForm) => void;
+  /** the form's own pick (useGenerateForm.pickModel: arch, checkpoint, dtype and size at once) */
+  onPick?: (pick: ModelPick) => void;
   disabled: boolean;
   jobId: string | null;
   online: boolean;
 }
 
-export default function ModelPanel({ archs, model, onArch, onChange, disabled, jobId, online }: Props) {
+export default function ModelPanel({ archs, model, onArch, onChange, onPick, disabled, jobId, online }: Props) {
   const arch = archChoice(archs, model.arch);
   const family = familyOf(model.arch);
-  const checkpoints = usePoll(
-    () => apiJson<{ checkpoints: CheckpointEntry[] }>(`/api/inference/checkpoints?job=${encodeURIComponent(jobId ?? '')}`).then((r) => r.checkpoints),
+  const [query, setQuery] = useState('');
+  const listing = usePoll(
+    () => apiJson<CheckpointListing>(`/api/inference/checkpoints?job=${encodeURIComponent(jobId ?? '')}`),
     60000,
     online,
   );
+  const refresh = () => void apiJson<CheckpointListing>(`/api/inference/checkpoints?refresh=1&job=${encodeURIComponent(jobId ?? '')}`).then(() => listing.refresh());
+  const items = useMemo(() => libraryItems(listing.data, archs), [listing.data, archs]);
+  const shown = searchLibrary(items, query);
+
+  // A CPU engine computes in float32 whatever the form asks: asking float16 there only makes the first run reload
+  // the model the engine loaded at start.
+  const engineDtype = listing.data?.dtype;
+  useEffect(() => {
+    if (engineDtype === 'float32' && model.dtype === 'float16') onChange({ ...model, dtype: 'float32' });
+  }, [engineDtype, model, onChange]);
+
+  const pick = (item: LibraryItem) => {
+    const p = pickOf(item);
+    if (onPick) return onPick(p);
+    const next = archForPick(p, archs, model.arch);
+    if (next !== model.arch) onArch(next);
+    onChange({ ...model, arch: next, name_or_path: p.name_or_path, ...(p.dtype ? { dtype: p.dtype } : {}) });
+  };
+
   return (
     <section className="card mb-4" data-testid="model-panel">
       <h2 className="mb-3 text-sm font-semibold">Model</h2>
@@ -59,25 +86,56 @@ export default function ModelPanel({ archs, model, onArch, onChange, disabled, j
         value={model.name_or_path}
         disabled={disabled}
         onChange={(e) => onChange({ ...model, name_or_path: e.target.value })}
-        list="checkpoint-options"
         data-testid="model-path"
       />
-      <datalist id="checkpoint-options" data-testid="checkpoint-options">
-        {arch?.hub_id && <option value={arch.hub_id}>published checkpoint (Hugging Face)</option>}
-        <option value={`tiny:${family}`}>offline tiny checkpoint (random weights)</option>
-        {Object.entries(BUILTIN_MODELS)
-          .filter(([, b]) => b.arch === family)
-          .map(([path]) => (
-            <option key={path} value={path}>
-              trained demo checkpoint shipped with the toolkit
-            </option>
+      <div className="mb-2" data-testid="model-library">
+        <div className="flex gap-2">
+          <input
+            className="input flex-1"
+            type="search"
+            placeholder={`Search ${items.length} models: name, family, path`}
+            value={query}
+            onChange={(e) => setQuery(e.target.value)}
+            aria-label="search the model library"
+            data-testid="model-search"
+          />
+          <button type="button" className="btn-ghost text-xs" onClick={refresh} disabled={!online} title="look for new checkpoints under the engine's model folders" data-testid="model-refresh">
+            refresh
+          </button>
+        </div>
+        <ul className="mt-1 max-h-56 overflow-y-auto rounded border border-gray-800" role="listbox" aria-label="model library">
+          {shown.slice(0, SHOWN).map((item) => (
+            <li key={item.key}>
+              <button
+                type="button"
+                role="option"
+                aria-selected={item.path === model.name_or_path}
+                className={`flex w-full items-center gap-2 px-2 py-1 text-left text-sm hover:bg-gray-800 ${item.path === model.name_or_path ? 'bg-gray-800' : ''}`}
+                disabled={disabled}
+                onClick={() => pick(item)}
+                title={item.path}
+                data-testid="model-library-item"
+                data-path={item.path}
+              >
+                {item.thumbnail ? (
+                  <img src={item.thumbnail} alt="" className="h-8 w-8 shrink-0 rounded object-cover" loading="lazy" data-testid="model-thumbnail" />
+                ) : (
+                  <span className="h-8 w-8 shrink-0 rounded bg-gray-800" aria-hidden />
+                )}
+                <span className="min-w-0 flex-1">
+                  <span className="block truncate">{item.label}</span>
+                  <span className="block truncate text-xs text-gray-500">
+                    {item.detail}
+                    {item.width ? ` · ${item.width}×${item.height}` : ''}
+                  </span>
+                </span>
+              </button>
+            </li>
           ))}
-        {(checkpoints.data ?? []).map((c) => (
-          <option key={c.path} value={c.path}>
-            {c.kind === 'diffusers' ? `${c.name} (diffusers folder${c.pipeline ? `, ${c.pipeline}` : ''})` : `${c.name} (single file)`}
-          </option>
-        ))}
-      </datalist>
+          {!shown.length && <li className="px-2 py-1 text-sm text-gray-500">{online ? 'nothing matches' : 'start an engine to list its models'}</li>}
+          {shown.length > SHOWN && <li className="px-2 py-1 text-xs text-gray-500">{shown.length - SHOWN} more: narrow the search</li>}
+        </ul>
+      </div>
       <label className="label" htmlFor="dtype">
         dtype
       </label>

@@ -1,6 +1,7 @@
 /**
  * Settings to put back into the form: from a gallery entry's sidecar config, or from a file's embedded info (the
- * engine's `aitk` request JSON when present, else the A1111 `parameters` text every peer writes).
+ * engine's `aitk` request JSON when present, else the A1111 `parameters` text every peer writes). LoRAs come
+ * back as picked LoRAs from a config, as `<lora:name:0.8>` prompt tags from a `parameters` text.
  */
 import type { EmbeddedInfo } from '@/utils/imageInfo';
 import { parametersSettings } from '@/utils/parameters';
@@ -20,6 +21,8 @@ export interface Restored {
 interface ConfigLike {
   model?: { arch?: string; name_or_path?: string; lora_path?: string | null; lora_multiplier?: number; loras?: { path: string; multiplier: number }[] };
   sample?: Record<string, unknown>;
+  /** every LoRA applied, with the name a `<lora:…>` tag finds it by (the engine's resolved config) */
+  loras?: { name?: string; path: string; multiplier: number; hash?: string | null }[];
 }
 
 const NUMBER_FIELDS = ['width', 'height', 'num_inference_steps', 'guidance_scale', 'seed', 'num_frames', 'fps', 'duration_s'] as const;
@@ -39,7 +42,13 @@ export function fromConfig(cfg: ConfigLike): Restored {
   const m = cfg.model;
   if (m?.arch) out.arch = m.arch;
   if (m?.name_or_path) out.name_or_path = m.name_or_path;
-  if (m) out.loras = [...(m.lora_path ? [{ path: m.lora_path, multiplier: m.lora_multiplier ?? 1 }] : []), ...(m.loras ?? [])];
+  if (m) {
+    // the engine's config holds every LoRA applied, those its prompt's <lora:…> tags named included (its prompt is
+    // the text encoded, without the tags): they come back as picked LoRAs, labelled with the tag's name
+    const names = new Map((cfg.loras ?? []).map((l) => [l.path, l.name]));
+    const all = [...(m.lora_path ? [{ path: m.lora_path, multiplier: m.lora_multiplier ?? 1 }] : []), ...(m.loras ?? [])];
+    out.loras = all.map((l) => (names.get(l.path) ? { ...l, label: names.get(l.path) } : l));
+  }
   return out;
 }
 
@@ -54,6 +63,8 @@ export function fromEmbedded(info: EmbeddedInfo): Restored | null {
     }
   }
   if (!info.parameters) return null;
+  // A1111's text names LoRAs as <lora:name:0.8> on its prompt line (with `Lora hashes`): the tags stay in the
+  // prompt, where the engine finds each by name in its LoRA library, as A1111 and Forge do
   const p = parametersSettings(info.parameters);
   const { model, arch, ...sample } = p;
   return { ...(arch ? { arch } : {}), ...(model ? { name_or_path: model } : {}), sample, controls: [], source: 'parameters' };

@@ -11,6 +11,7 @@ import {
   BUILTIN_MODELS, type ControlRef, DEFAULT_MODEL, DEFAULT_SAMPLE, type ModelForm, type SampleForm, type StreamForm, controlSlots, generateBody,
   sampleDefaults, snap, speedFor,
 } from './formState';
+import { type ModelPick, archForPick } from './library';
 import type { Restored } from './restore';
 
 const CPU_DEFAULT = 'builtin:shapes';
@@ -107,6 +108,19 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
     setSample(s.sample);
   };
 
+  /**
+   * A checkpoint picked from the model library (library.ts): the arch follows its family, then its defaults
+   * apply (dtype for the engine's device, the size its config says it was trained at).
+   */
+  const pickModel = (p: ModelPick) => {
+    const a = archChoice(archs, archForPick(p, archs, model.arch));
+    if (!a) return;
+    const base = a.value === model.arch ? { model, sample } : settingsFor(a, { model, sample });
+    setModel({ ...base.model, arch: a.value, name_or_path: p.name_or_path, ...(p.dtype ? { dtype: p.dtype } : {}) });
+    const sized = p.width && p.height && a.modality !== 'audio' ? { width: p.width, height: p.height } : {};
+    setSample({ ...base.sample, ...sized });
+  };
+
   /** Settings from a gallery entry or a dropped file, over that arch's current form. */
   const restore = (r: Restored): string | null => {
     const a = r.arch ? archChoice(archs, r.arch) : arch;
@@ -128,7 +142,7 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
     return generateBody(arch, model, snapped, stream);
   };
 
-  return { model, setModel, sample, setSample, stream, setStream, arch, changeArch, restore, body, ready };
+  return { model, setModel, sample, setSample, stream, setStream, arch, changeArch, pickModel, restore, body, ready };
 }
 
 export type GenerateFormState = ReturnType<typeof useGenerateForm>;
