@@ -148,6 +148,15 @@ def hostile_bodies():
         ("bad stream mode", {**good, "stream": {"latents": "jpeg"}}, ["stream", "latents"], None),
         ("seed too big", with_sample(seed=2**40), ["sample", "seed"], None),
         ("bad dtype", with_model(dtype="int3"), ["model", "dtype"], None),
+        ("unknown sampler", with_sample(sampler="DPM++ 9M"), ["sample", "sampler"], "DPM++ 2M"),  # lists them
+        (
+            "a schedule the sampler lacks",
+            with_sample(sampler="Euler a", scheduler="karras"),
+            ["sample", "scheduler"],
+            None,
+        ),
+        ("unknown schedule", with_sample(scheduler="zigzag"), ["sample", "scheduler"], "karras"),
+        ("sampler as number", with_sample(sampler=7), ["sample", "sampler"], None),
     ]
 
 

@@ -166,6 +166,39 @@ def test_different_seeds_differ(model, tmp_path):
         assert fa.read() != fb.read()
 
 
+def test_every_listed_sampler_and_schedule_generates_and_the_checkpoints_own_comes_back(model, tmp_path):
+    """Each sampler ``GET /models`` lists for the family, on each schedule type it lists, runs on the resident
+    pipeline: no part reloads, the checkpoint's scheduler is back after every request, the checkpoint's own
+    sampler asked for by name is the default run, and every other one takes steps of its own."""
+    from toolkit import samplers
+
+    pipeline = model.get_generation_pipeline()
+    own, parts = pipeline.scheduler, dict(model.parts)
+
+    def run(**chosen):  # 4 steps: at 3, beta's symmetric sigmas fall where the default's linear ones do
+        gen = gen_config(model, tmp_path, num_inference_steps=max(4, model.min_steps), **chosen)
+        media = model.generate_media(gen)
+        out = next(a for a in (media.image, media.frames, media.audio) if a is not None)
+        return gen, np.asarray(out)
+
+    default, reference = run()
+    own_name = samplers.name_of(own, type(model))
+    assert default.sampler == own_name and default.scheduler == "default"
+    same_steps, own_steps = [], []
+    for listed in samplers.samplers_for(type(model)):
+        for schedule in listed.schedules:
+            gen, out = run(sampler=listed.name, scheduler=schedule)
+            assert (gen.sampler, gen.scheduler) == (listed.name, schedule)
+            assert np.isfinite(out.astype(np.float64)).all() and pipeline.scheduler is own
+            if (listed.name, schedule) == (own_name, "default"):
+                own_steps.append(np.array_equal(out, reference))
+            elif np.array_equal(out, reference):
+                same_steps.append((listed.name, schedule))
+    assert all(parts[role] is module for role, module in model.parts.items())
+    assert own_steps == [True]
+    assert same_steps == []
+
+
 def test_outputs_have_requested_size_frames_or_duration(model, tmp_path):
     gen = gen_config(model, tmp_path)
     [result] = model.generate_images([gen])

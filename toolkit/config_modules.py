@@ -185,6 +185,9 @@ class GenerateImageConfig:
     lyrics: str = ""
     # The engine's speed tier (toolkit/models/speed.py): lossless, fp8, cache or fast. Not an AI Toolkit key.
     speed: str = "lossless"
+    # A1111's sampler name and schedule type (toolkit/samplers.py); None: the checkpoint's own scheduler.
+    sampler: Optional[str] = None
+    scheduler: Optional[str] = None
     extra_kwargs: dict = field(default_factory=dict)
     gen_time: int = field(default_factory=lambda: int(time.time() * 1000))
 

@@ -14,6 +14,8 @@ import json
 import os
 from typing import Optional
 
+from toolkit.samplers import parameters_pairs
+
 PARAMETERS, FULL = "parameters", "aitk"
 USER_COMMENT, EXIF_IFD = 0x9286, 0x8769
 UNICODE_PREFIX = b"UNICODE\0"
@@ -28,6 +30,7 @@ def parameters_text(config: dict) -> str:
     model, sample = config.get("model", {}), config.get("sample", {})
     pairs = [
         ("Steps", sample.get("num_inference_steps")),
+        *parameters_pairs(sample),  # Sampler, Schedule type
         ("CFG scale", sample.get("guidance_scale")),
         ("Seed", sample.get("seed")),
         ("Size", f"{sample.get('width')}x{sample.get('height')}" if sample.get("width") else None),

@@ -88,6 +88,15 @@ class SampleBody(BaseModel):
         description="fp8: float8 denoiser (Ada/Hopper+); cache: reuse steps (DiT families); fast: both "
         "(docs/BENCHMARKS.md 'Fast tiers' has their quality cost)",
     )
+    sampler: Optional[str] = Field(
+        None,
+        max_length=64,
+        description="A1111's name ('DPM++ 2M', 'Euler a'; ComfyUI's 'dpmpp_2m' too): GET /models lists each "
+        "family's; omitted, the checkpoint's own scheduler",
+    )
+    scheduler: Optional[str] = Field(
+        None, max_length=32, description="schedule type: default, karras, exponential, beta or simple"
+    )
     batch_count: int = Field(1, ge=1, le=MAX_BATCH, description="results made one after another, each its own frame")
     batch_seeds: Literal["consecutive", "random"] = Field(
         "consecutive", description="seeds after the first: seed+1, seed+2… (A1111's batch count), or each random"

@@ -18,6 +18,7 @@ from extensions_built_in.inference_engine.bodies import MAX_LORAS
 from extensions_built_in.inference_engine.catalog import LoraLibrary, UnknownLora
 from extensions_built_in.inference_engine.lora_library import HASHES, BadLoraTag, split_lora_tags
 from extensions_built_in.inference_engine.model_sources import ModelSources, SourceRefused
+from toolkit import samplers
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models.arch_tags import UnknownArchTag
 from toolkit.models.components.loading import check_qtype
@@ -95,6 +96,10 @@ class RequestChecks:
         problem = speed_problem(gen.speed, model_class, self.no_fp8)
         if problem:
             raise BadRequest(("body", "sample", "speed"), problem)
+        try:  # canonical names in the start frame; the run fills in the checkpoint's own where none was asked
+            gen.sampler, gen.scheduler = samplers.resolve(model_class, gen.sampler, gen.scheduler)
+        except samplers.SamplerError as e:
+            raise BadRequest(("body", "sample", e.field), str(e)) from None
         if gen.num_inference_steps < model_class.min_steps:
             raise BadRequest(
                 ("body", "sample", "num_inference_steps"),

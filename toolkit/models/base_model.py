@@ -13,6 +13,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
+from toolkit import samplers
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
@@ -124,6 +125,11 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
     # Fewest steps the family's scheduler can take: Qwen-Image's and LTX-2's stretch sigmas to a terminal shift,
     # which divides by zero at one step (NaN sigmas, a blank result), so they say 2.
     min_steps: ClassVar[int] = 1
+    # How the family was trained decides which samplers fit it (toolkit/samplers.py: discrete, flow or own) and
+    # the A1111 name of the checkpoint's own scheduler, the default one.
+    sampler_kind: ClassVar[str] = "flow"
+    default_sampler: ClassVar[str] = "Euler"
+    sampler_names: ClassVar[Optional[tuple]] = None  # those of its kind the family's pipeline can drive (None: all)
     # Pixels made 8-bit on the GPU ("pt", toolkit/pixels.py), the same bytes as "np" (testing/test_models.py)
     pixel_output: ClassVar[str] = "pt"
 
@@ -434,11 +440,21 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
             attention_kernels(self.attention),
             step_cache(self, gen),
             prompt_cache(pipeline, tuple(self.model_config.lora_list())),
+            samplers.sampling_with(pipeline, self.scheduler_for(pipeline, gen)),
             step_hook(pipeline, hook),
             follow_schedule(pipeline),
             self._sampling_announced_on_first_call(),
         ):
             return self.sample_media(pipeline, gen, generator)
+
+    def scheduler_for(self, pipeline, gen: GenerateImageConfig):
+        """The request's sampler built from the checkpoint's scheduler (None: the checkpoint's own runs as is)."""
+        name, schedule = samplers.resolve(type(self), gen.sampler, gen.scheduler)
+        scheduler = samplers.build(type(self), pipeline.scheduler, name, schedule)
+        # Reported and written into the file as run: the checkpoint's own by the name A1111 gives it.
+        gen.sampler = name or samplers.name_of(pipeline.scheduler, type(self))
+        gen.scheduler = schedule
+        return scheduler
 
     @contextlib.contextmanager
     def _sampling_announced_on_first_call(self):
@@ -516,6 +532,7 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
             "output_exts": list(cls.output_exts),
             "tiny_sample": tiny.sample(cls.arch),
             "latent": cls.latent.to_dict(),
+            **samplers.describe(cls),  # samplers (the default first) and their schedule types
         } | cls.picker_facts()  # group, hub_id, tags
 
 

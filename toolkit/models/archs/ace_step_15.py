@@ -16,6 +16,8 @@ class AceStep15Model(BaseModel):
     hub_id = ""
     takes_lyrics = True
     pipeline_class = "AceStepPipeline"
+    # Its loop steps its own sigma table once per step and indexes it itself: only flow Euler keeps in step.
+    sampler_names = ("Euler",)
     components = {
         "transformer": Component("diffusers.AceStepTransformer1DModel", "transformer", source="main"),
         "condition_encoder": Component("diffusers.AceStepConditionEncoder", "condition_encoder"),

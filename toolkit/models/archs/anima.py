@@ -61,6 +61,7 @@ class AnimaModel(BaseModel):
     hub_id = "circlestone-labs/Anima-Base-v1.0-Diffusers"
     description = "Anima (2B Cosmos-Predict2 DiT for anime and illustration; Qwen3-0.6B through an LLM adapter)"
     pipeline_class = "AnimaModularPipeline"
+    sampler_kind = "own"  # a modular pipeline: its blocks hold the scheduler
     components = {
         "transformer": Component("diffusers.CosmosTransformer3DModel", "transformer", source="main"),
         # The LLM adapter is trained with the DiT (the release's single file holds it as net.llm_adapter.*; LoRAs

@@ -10,6 +10,8 @@ class CogView4Model(BaseModel):
     description = "CogView4-6B"
     hub_id = "THUDM/CogView4-6B"  # not in AI Toolkit's UI: diffusers' CogView4Pipeline example
     pipeline_class = "CogView4Pipeline"
+    # Its dynamic shift is linear; diffusers' DPM-Solver shifts exponentially only (and asserts so).
+    sampler_names = ("Euler", "Heun", "UniPC")
     components = {
         "transformer": Component("diffusers.CogView4Transformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.GlmModel", "text_encoder"),

@@ -29,6 +29,8 @@ class Ideogram4Model(BaseModel):
     hub_id = "ideogram-ai/ideogram-4-fp8"
     description = "Ideogram 4 (9.3B DiT + unconditional DiT, Qwen3-VL-8B; non-commercial license)"
     pipeline_class = "Ideogram4Pipeline"
+    # Its guidance schedule has one entry a step: Heun's second evaluation per step runs past its end.
+    sampler_names = ("Euler", "DPM++ 2M", "UniPC")
     components = {
         "transformer": Component("diffusers.Ideogram4Transformer2DModel", "transformer", source="main"),
         # The asymmetric-CFG branch: a network of its own, run on the image tokens with zeroed text features.

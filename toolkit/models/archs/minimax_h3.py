@@ -110,6 +110,7 @@ class MiniMaxH3Model(BaseModel):
     hub_id = "MiniMaxAI/MiniMax-H3"
     group = "video"
     pipeline_class = "MiniMaxH3ModularPipeline"
+    sampler_kind = "own"  # its own flow scheduler, held by the modular pipeline's blocks
     components = {
         "transformer": Component("diffusers.MiniMaxH3Transformer3DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Qwen3VLForConditionalGeneration", "text_encoder"),

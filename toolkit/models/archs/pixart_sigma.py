@@ -10,6 +10,7 @@ class PixArtSigmaModel(BaseModel):
     description = "PixArt-Sigma"
     hub_id = "PixArt-alpha/PixArt-Sigma-XL-2-1024-MS"  # not in AI Toolkit's UI: diffusers' PixArtSigmaPipeline example
     pipeline_class = "PixArtSigmaPipeline"
+    sampler_kind, default_sampler = "discrete", "DPM++ 2M"
     components = {
         "transformer": Component("diffusers.PixArtTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.T5EncoderModel", "text_encoder"),

@@ -45,6 +45,8 @@ class StableAudioModel(BaseModel):
     description = "Stable Audio Open 1.0 (sound effects and music up to 47 s, 44.1 kHz stereo)"
     hub_id = "stabilityai/stable-audio-open-1.0"  # not in AI Toolkit's UI: diffusers' StableAudioPipeline example
     pipeline_class = "StableAudioPipeline"
+    # EDM-style cosine DPM-Solver++ on v-prediction: no other scheduler class continues its sigma table.
+    sampler_kind, default_sampler = "own", "DPM++ 2M"
     components = {
         "transformer": Component("diffusers.StableAudioDiTModel", "transformer", source="main"),
         "projection_model": Component("diffusers.StableAudioProjectionModel", "projection_model"),

@@ -42,6 +42,7 @@ class Wan21Model(BaseModel):
         },
     }
     pipeline_class = "WanPipeline"
+    default_sampler = "UniPC"  # flow-matching UniPC, as Wan ships it
     components = {
         "transformer": Component("diffusers.WanTransformer3DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.UMT5EncoderModel", "text_encoder"),

@@ -64,6 +64,7 @@ def build_tiny(variant=None):
         rope_theta=256,
         rope_axes_dim=(4, 6, 6),  # sums to the head width (32 / 2)
     ).eval()
+    tiny.drawn_where_zero(tr)  # adaLN and the final projection start at zero: the tiny DiT would output zero
     # AI Toolkit's ErnieImageModel scheduler config: a static shift of 3 (ComfyUI's ErnieImage samples with 3.0).
     sched = FlowMatchEulerDiscreteScheduler(num_train_timesteps=1000, shift=3.0, use_dynamic_shifting=False)
     return ErnieImagePipeline(transformer=tr, vae=flux2_vae(), text_encoder=te, tokenizer=tok, scheduler=sched)
