@@ -61,7 +61,20 @@ export interface ParametersSettings {
   num_frames?: number;
   model?: string;
   arch?: string;
+  sampler?: string;
+  /** the engine's schedule type ('karras'), from A1111's label ('Karras') */
+  scheduler?: string;
 }
+
+/** A1111's "Schedule type" labels, and the names ComfyUI users type, as the engine's schedule types. */
+const SCHEDULE_TYPES: Record<string, string> = {
+  automatic: 'default',
+  karras: 'karras',
+  exponential: 'exponential',
+  beta: 'beta',
+  simple: 'simple',
+  'sgm uniform': 'simple',
+};
 
 function num(value: string | undefined, integer: boolean): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
@@ -85,5 +98,8 @@ export function parametersSettings(text: string): ParametersSettings {
   for (const [key, value] of fields) if (value !== undefined) (out as unknown as Record<string, unknown>)[key] = value;
   if (pairs.Model) out.model = pairs.Model;
   if (pairs.Arch) out.arch = pairs.Arch;
+  if (pairs.Sampler) out.sampler = pairs.Sampler;
+  const schedule = SCHEDULE_TYPES[(pairs['Schedule type'] ?? '').trim().toLowerCase()];
+  if (schedule) out.scheduler = schedule;
   return out;
 }

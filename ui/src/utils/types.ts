@@ -73,6 +73,14 @@ export interface ArchInfo {
   hub_id?: string;
   tags?: Record<string, ArchTag>;
   latent: { layout: string; channels: number; rgb_factors: number[][] | null; rgb_bias: number[] | null };
+  /** A1111-named samplers, the family's default first, with the schedule types each takes (older engines: none) */
+  samplers?: SamplerInfo[];
+  default_sampler?: string;
+}
+
+export interface SamplerInfo {
+  name: string;
+  schedules: string[];
 }
 
 export interface EngineHealth {

@@ -6,6 +6,7 @@ import type { ArchInfo, Speed } from '@/utils/types';
 import ControlImages from './ControlImages';
 import type { NumberKey } from './formChecks';
 import { SPEED_LABELS, type SampleForm, type StreamForm, controlSlots, nativeResolution, snap, speedsOf, takesLyrics } from './formState';
+import SamplerFields from './SamplerFields';
 import SizePresets from './SizePresets';
 
 interface Props {
@@ -109,6 +110,7 @@ export default function PromptPanel(props: Props) {
         )}
         <NumberField id="num_inference_steps" label="Steps" value={sample.num_inference_steps} min={arch?.min_steps ?? 1} max={500} disabled={disabled} onChange={(v) => set('num_inference_steps', v)} error={errors.num_inference_steps} />
         <NumberField id="guidance_scale" label="CFG" value={sample.guidance_scale} step={0.5} min={0} disabled={disabled} onChange={(v) => set('guidance_scale', v)} error={errors.guidance_scale} />
+        <SamplerFields arch={arch} sample={sample} disabled={disabled} onChange={(sampler, scheduler) => onSample((s) => ({ ...s, sampler, scheduler }))} />
         <NumberField id="seed" label="Seed (-1 random)" value={sample.seed} min={-1} disabled={disabled} onChange={(v) => set('seed', v)} error={errors.seed} />
         <div className="flex items-end">
           <button type="button" className="btn-ghost w-full" disabled={disabled} onClick={() => set('seed', Math.floor(Math.random() * 2 ** 32))}>

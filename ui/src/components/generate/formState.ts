@@ -1,5 +1,5 @@
 /** The generate form: values, arch defaults and size snapping (the engine snaps too and reports it). */
-import type { ArchDefaults, ArchInfo, LoraChoice, Speed } from '@/utils/types';
+import type { ArchDefaults, ArchInfo, LoraChoice, SamplerInfo, Speed } from '@/utils/types';
 
 export interface ModelForm {
   arch: string;
@@ -33,6 +33,9 @@ export interface SampleForm {
   batch_count: number;
   /** the engine's speed tier (toolkit/models/speed.py); absent or 'lossless': the model as it is */
   speed?: Speed;
+  /** A1111's sampler name ('' or absent: the checkpoint's own scheduler) and schedule type ('default': its own) */
+  sampler?: string;
+  scheduler?: string;
   /** by slot: ctrl_img, ctrl_img_2, ctrl_img_3 (null: empty slot) */
   ctrl_imgs: (ControlRef | null)[];
 }
@@ -130,7 +133,41 @@ export function sampleDefaults(arch: ArchInfo, modelPath: string, current: Sampl
     // a reference picked for one edit family still fits another; a family without references drops them
     ctrl_imgs: current.ctrl_imgs.slice(0, slots),
     speed: speedFor(arch, current.speed),
+    // a sampler picked for one family stays where the next lists it too (Euler on SDXL, then on Flux)
+    sampler: samplerFor(arch, current.sampler),
+    scheduler: scheduleFor(arch, samplerFor(arch, current.sampler), current.scheduler),
   };
+}
+
+/** What A1111 shows for each schedule type the engine takes (toolkit/samplers.py SCHEDULE_LABELS). */
+export const SCHEDULE_LABELS: Record<string, string> = {
+  default: 'Automatic',
+  karras: 'Karras',
+  exponential: 'Exponential',
+  beta: 'Beta',
+  simple: 'Simple',
+};
+
+/** The family's samplers ('' first: the checkpoint's own scheduler, which needs no swap). */
+export function samplersOf(arch: Pick<ArchInfo, 'samplers'> | undefined): SamplerInfo[] {
+  return arch?.samplers ?? [];
+}
+
+/** ``sampler`` where the family lists it (a name restored from another family's file may not be), else ''. */
+export function samplerFor(arch: Pick<ArchInfo, 'samplers'> | undefined, sampler: string | undefined): string {
+  return sampler && samplersOf(arch).some((s) => s.name === sampler) ? sampler : '';
+}
+
+/** The schedule types of the chosen sampler (none chosen: those of the family's default, as the engine checks). */
+export function schedulesOf(arch: Pick<ArchInfo, 'samplers'> | undefined, sampler: string | undefined): string[] {
+  const listed = samplersOf(arch);
+  const chosen = listed.find((s) => s.name === sampler) ?? listed[0];
+  return chosen?.schedules ?? ['default'];
+}
+
+/** ``scheduler`` where the chosen sampler takes it, else 'default'. */
+export function scheduleFor(arch: Pick<ArchInfo, 'samplers'> | undefined, sampler: string | undefined, scheduler: string | undefined): string {
+  return scheduler && schedulesOf(arch, sampler).includes(scheduler) ? scheduler : 'default';
 }
 
 /** Nearest multiple of the arch's divisibility, at least one step of it. */
@@ -159,6 +196,10 @@ export function generateBody(arch: ArchInfo, model: ModelForm, s: SampleForm, st
   s.ctrl_imgs.filter((c): c is ControlRef => Boolean(c)).slice(0, CONTROL_KEYS.length).forEach((c, i) => (sample[CONTROL_KEYS[i]] = c.ref));
   if (s.batch_count > 1) sample.batch_count = s.batch_count;
   if (s.speed && s.speed !== 'lossless') sample.speed = s.speed;
+  const sampler = samplerFor(arch, s.sampler);
+  if (sampler) sample.sampler = sampler;
+  const schedule = scheduleFor(arch, sampler, s.scheduler);
+  if (schedule !== 'default') sample.scheduler = schedule;
   return {
     model: {
       arch: model.arch,

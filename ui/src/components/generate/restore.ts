@@ -26,7 +26,7 @@ interface ConfigLike {
 }
 
 const NUMBER_FIELDS = ['width', 'height', 'num_inference_steps', 'guidance_scale', 'seed', 'num_frames', 'fps', 'duration_s'] as const;
-const TEXT_FIELDS = ['prompt', 'negative_prompt', 'output_ext', 'lyrics'] as const;
+const TEXT_FIELDS = ['prompt', 'negative_prompt', 'output_ext', 'lyrics', 'sampler', 'scheduler'] as const;
 
 /** From a resolved request ({model, sample}): the sidecar's `config` or a PNG's `aitk` chunk. */
 export function fromConfig(cfg: ConfigLike): Restored {
