@@ -44,8 +44,8 @@ export default function ModelPanel({ archs, model, onArch, onChange, onPick, dis
   const items = useMemo(() => libraryItems(listing.data, archs), [listing.data, archs]);
   const shown = searchLibrary(items, query);
 
-  // A CPU engine computes in float32 whatever the form asks: asking float16 there only makes the first run reload
-  // the model the engine loaded at start.
+  // A CPU engine computes in float32 whatever the form asks: a form asking float16 there names another model
+  // than the one the engine loaded at start, which it then loads again.
   const engineDtype = listing.data?.dtype;
   useEffect(() => {
     if (engineDtype === 'float32' && model.dtype === 'float16') onChange({ ...model, dtype: 'float32' });
