@@ -99,7 +99,7 @@ export default function GenerateForm({ form, archs, jobId, online, running, onGe
         <div className="gen-engine">{engine}</div>
         <div className="gen-queue">{queue}</div>
         <div className="gen-settings" onKeyDown={keys} data-testid="generate-form">
-          <ModelPanel archs={archs} model={model} onArch={form.changeArch} onChange={form.setModel} disabled={false} jobId={jobId} online={online} />
+          <ModelPanel archs={archs} model={model} onArch={form.changeArch} onChange={form.setModel} onPick={form.pickModel} disabled={false} jobId={jobId} online={online} />
           <PromptPanel
             arch={arch}
             modelPath={model.name_or_path}
