@@ -26,7 +26,7 @@ def real_parts(arch: str) -> list:
     from testing.bench.real_build import largest_parameters
     from testing.bench.real_configs import PARAMS
     from toolkit.memory_plan import Part
-    from toolkit.models.base_model import component_kind
+    from toolkit.models.memory_inputs import component_kind
     from toolkit.models.registry import get_model_class
 
     components = get_model_class(arch).components

@@ -16,17 +16,18 @@ from typing import Any, Callable, ClassVar, Optional
 from toolkit import samplers
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media import GeneratedMedia, save_generated
-from toolkit.memory_plan import GIB, OFF_GPU, Part, Plan, WorkingSet, Workload
+from toolkit.memory_plan import OFF_GPU, Plan, WorkingSet
 from toolkit.models import arch_tags, tiny
 from toolkit.models.attention import attention_kernels
-from toolkit.models.components.loading import end_group_offload_call, import_class, load_component, weight_bytes
+from toolkit.models.components.loading import end_group_offload_call, import_class, load_component
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
+from toolkit.models.memory_inputs import MemoryInputs
 from toolkit.models.modulation import follow_schedule
 from toolkit.models.prompt_cache import prompt_cache
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
-from toolkit.models.vae_tiling import set_vae_tiling, smaller_tiles_on_oom, tile_px, vae_tiles
+from toolkit.models.vae_tiling import set_vae_tiling, smaller_tiles_on_oom, tile_px
 from toolkit.pixels import pipeline_pixels_to_uint8
 from toolkit.sample_step_hook import SchedulerStep, step_hook
 
@@ -95,7 +96,7 @@ class SampleStep:
         return self.model.unpack_latents(tensor, self.gen)
 
 
-class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag lookups (arch_tags.py)
+class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.py), plan inputs (memory_inputs.py)
     arch: ClassVar[str]
     modality: ClassVar[str]  # image | video | audio
     pipeline_class: ClassVar[str]
@@ -262,63 +263,6 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
 
     def _on_gpu(self) -> bool:
         return str(self.device).startswith("cuda")
-
-    # ------------------------------------------------------------------ memory plan inputs
-    def memory_parts(self) -> list[Part]:
-        """Each weighted component's size once loaded, read from its files' headers (nothing is loaded)."""
-        cfg = self.model_config
-        parts = []
-        for role, comp in self.components.items():
-            if comp.has_weights:
-                source = cfg.name_or_path if comp.source == "main" else cfg.extras_name_or_path
-                size, largest = weight_bytes(
-                    source, comp.subfolder, self.dtype, cfg.extras_name_or_path, cfg.variant, self._report_download
-                )
-                parts.append(Part(role, component_kind(role, comp), size, largest))
-        return parts
-
-    def workload(self, gen: GenerateImageConfig, tile: Optional[int] = None) -> Workload:
-        """Working sets beside the weights for this request: the family's ``working_set`` rates times its latent
-        positions (sampling), output pixels or audio seconds (decoding); a tiled VAE holds one ``tile`` (``tile_px``,
-        toolkit/models/vae_tiling.py). Estimates: the engine re-plans with a larger reserve if one proves short."""
-        ws = self.working_set
-        pixels = gen.width * gen.height
-        frames = gen.num_frames if self.modality == "video" else 1
-        positions = pixels * frames / (self.latent.spatial_factor**2 * max(1, self.latent.temporal_factor))
-        held = frames if ws.frames_at_once == 0 else min(frames, ws.frames_at_once)
-        area = (tile or tile_px(self)) ** 2
-        denoise = GIB // 4 + int(positions * ws.per_position)
-        decode = int(0.4 * GIB + pixels * held * ws.per_pixel)
-        if self.modality == "audio":  # the VAE decodes a waveform: its seconds, not pixels
-            decode = int(0.4 * GIB + self.decoded_seconds(gen) * ws.per_second)
-        tiled = int(0.4 * GIB + min(pixels, area) * held * ws.per_pixel) if vae_tiles(self) else decode
-        encode, encode_tiled = ws.encoding(pixels, area if vae_tiles(self) else pixels)
-        return Workload(denoise, decode, tiled, encode, int(positions) // ws.patch**2, tile or 0, encode_tiled)
-
-    def decoded_seconds(self, gen: GenerateImageConfig) -> float:
-        """Audio the VAE decodes for this request (Stable Audio's whole window, whatever the duration asked)."""
-        return float(gen.duration_s or self.defaults.get("duration_s") or 0)
-
-    def options_plan(self) -> Plan:
-        """The user's explicit options as placements: ``low_vram`` visits, ``layer_offloading`` streams,
-        ``quantize``/``quantize_te`` quantize (and a quantized component never visits)."""
-        cfg = self.model_config
-        placements = {}
-        for role, comp in self.components.items():
-            if not comp.has_weights:
-                continue
-            main = comp.source == "main"
-            percent = cfg.layer_offloading_transformer_percent if main else cfg.layer_offloading_text_encoder_percent
-            kind = component_kind(role, comp)
-            if cfg.quantize if main else (cfg.quantize_te and kind == "encoder"):
-                placements[role] = "quantized"
-            elif cfg.layer_offloading and percent > 0 and kind != "decoder" and self._on_gpu():
-                placements[role] = "stream"
-            elif cfg.low_vram and self._on_gpu():
-                placements[role] = "visit"
-            else:
-                placements[role] = "gpu"
-        return Plan(placements, False, 0, 0, source="options" if cfg.explicit_memory_options() else "default")
 
     def build_pipeline(self):
         pipe = import_class(f"diffusers.{self.pipeline_class}")(**self.parts, **self.pipeline_init_kwargs)
@@ -534,16 +478,6 @@ class BaseModel(arch_tags.ArchPicker):  # hub_id, group, tags and their :tag loo
             "latent": cls.latent.to_dict(),
             **samplers.describe(cls),  # samplers (the default first) and their schedule types
         } | cls.picker_facts()  # group, hub_id, tags
-
-
-def component_kind(role: str, comp: Component) -> str:
-    """What the memory plan needs to know of a role: the denoiser runs every step, encoders once before
-    sampling, decoders (VAEs, vocoders) once after."""
-    if comp.source == "main":
-        return "denoiser"
-    if "vae" in role or "vocoder" in role or "detokenizer" in role:
-        return "decoder"
-    return "encoder"
 
 
 def _module_device(module) -> Optional[str]:
