@@ -7,9 +7,11 @@
  */
 import { type Page, expect, test } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { E2E_DIR, TRAINING_FOLDER, authHeaders, authedPage, ensureEngine, galleryItems, runStatus, setNumber, stopAllEngines } from './helpers';
+import {
+  E2E_DIR, TRAINING_FOLDER, authHeaders, authedPage, ensureEngine, galleryItems, galleryTotal, runStatus, setNumber, stopAllEngines,
+} from './helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -56,6 +58,7 @@ test.afterAll(async ({ request }) => {
 test('a checkpoint picked from the model library brings its family and the engine’s dtype', async () => {
   await ensureEngine(page);
   await page.getByTestId('arch-select').selectOption('flux');
+  await setNumber(page, 'width', 512);
   await page.getByTestId('model-search').fill('e2e-sd15');
   const row = page.getByTestId('model-library-item').and(page.locator(`[data-path="${CHECKPOINT}"]`));
   await expect(row).toContainText('sd1 · diffusers folder');
@@ -63,6 +66,10 @@ test('a checkpoint picked from the model library brings its family and the engin
   await expect(page.getByTestId('arch-select')).toHaveValue('sd1'); // the arch follows the checkpoint
   await expect(page.getByTestId('model-path')).toHaveValue(CHECKPOINT);
   await expect(page.locator('#dtype')).toHaveValue('float32'); // a CPU engine computes in float32
+  // the size its config says it was trained at: the tiny UNet's sample_size times the VAE's 8
+  const native = String(JSON.parse(readFileSync(path.join(CHECKPOINT, 'unet', 'config.json'), 'utf8')).sample_size * 8);
+  await expect(page.getByTestId('width')).toHaveValue(native);
+  await expect(page.getByTestId('height')).toHaveValue(native);
   // a published checkpoint of each family is in the library too, found by family
   await page.getByTestId('model-search').fill('zimage:turbo');
   await expect(page.getByTestId('model-library-item').first()).toContainText('Tongyi-MAI/Z-Image-Turbo');
@@ -84,8 +91,10 @@ test('a LoRA found by its job name shows its trigger word and sample, and the ca
   await setNumber(page, 'height', 64);
   await setNumber(page, 'num_inference_steps', 3);
   await page.getByTestId('prompt').fill('a fox');
+  const before = await galleryTotal(page);
   await page.getByTestId('generate').click();
   await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  await expect.poll(() => galleryTotal(page), { timeout: 30_000 }).toBe(before + 1);
   await expect(galleryItems(page).first()).toContainText(`LoRA ${JOB}_000000250 1`, { timeout: 30_000 });
   // the checkpoint's newest result is its thumbnail in the library
   await page.getByTestId('model-refresh').click();
@@ -96,8 +105,10 @@ test('a LoRA found by its job name shows its trigger word and sample, and the ca
 
 test('<lora:job:0.5> in the prompt applies the job’s LoRA; a tag naming none is refused by name', async () => {
   await page.getByTestId('prompt').fill(`a fox <lora:${JOB}:0.5>`);
+  const before = await galleryTotal(page);
   await page.getByTestId('generate').click();
-  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  await expect.poll(() => galleryTotal(page), { timeout: 240_000 }).toBe(before + 1);
+  await expect(runStatus(page)).toHaveText('done');
   await expect(galleryItems(page).first()).toContainText(`LoRA ${JOB}_000000250 0.5`, { timeout: 30_000 });
   const outputs = await (await page.request.get('/api/inference/outputs?limit=1', { headers: authHeaders() })).json();
   expect(outputs[0].meta.config.sample.prompt).toBe('a fox'); // the tag is not encoded
