@@ -16,6 +16,7 @@ from testing.test_pixel_space import PIXEL_SPACE
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.models import tiny
 from toolkit.models.registry import ARCHS, get_model_class
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 # ------------------------------------------------------------------ (1) RGB factors
 # Rows transcribed from ComfyUI's comfy/latent_formats.py, not from the family files.
@@ -362,10 +363,9 @@ def test_mistral_text_processor_loads_a_pixtral_processor_folder(tmp_path):
     """FLUX.2 [dev]'s tokenizer folder is a PixtralProcessor's; the text-only class reads it and ignores the rest."""
     import json
 
-    from toolkit.models import tiny
     from toolkit.models.components.loading import load_component
 
-    tiny.mistral_text_processor().save_pretrained(tmp_path)
+    tiny_parts.mistral_text_processor().save_pretrained(tmp_path)
     (tmp_path / "processor_config.json").write_text(
         json.dumps(
             {
@@ -411,10 +411,9 @@ def test_mistral_text_processor_loads_a_pixtral_processor_folder(tmp_path):
 def test_qwen_vl_image_processor_loads_a_folder_with_a_video_processor_config(tmp_path):
     import json
 
-    from toolkit.models import tiny
     from toolkit.models.components.loading import load_component
 
-    tiny.qwen2_vl_processor(tiny.qwen2_tokenizer()).save_pretrained(tmp_path)
+    tiny_parts.qwen2_vl_processor(tiny_parts.qwen2_tokenizer()).save_pretrained(tmp_path)
     (tmp_path / "video_preprocessor_config.json").write_text(
         json.dumps({"video_processor_type": "Qwen2VLVideoProcessor"})
     )

@@ -15,7 +15,7 @@ import os
 
 import torch
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 TE_LAYERS = 2
 
@@ -93,7 +93,7 @@ def build_sdxl(folder, device, dtype, small=False, seed=0):
     w = (32, 64, 64) if small else (320, 640, 1280)
     heads = (2, 4, 4) if small else (5, 10, 20)
     te_w, te2_w = (32, 32) if small else (768, 1280)
-    tok = tiny.clip_tokenizer()
+    tok = tiny_parts.clip_tokenizer()
     torch.manual_seed(seed)
     _save(
         _build(
@@ -142,7 +142,7 @@ def build_sdxl(folder, device, dtype, small=False, seed=0):
 def build_flux(folder, device, dtype, small=False, seed=0):
     from diffusers import FlowMatchEulerDiscreteScheduler, FluxTransformer2DModel
 
-    tok, tok2 = tiny.clip_tokenizer(), tiny.t5_tokenizer()
+    tok, tok2 = tiny_parts.clip_tokenizer(), tiny_parts.t5_tokenizer()
     t5_w = 32 if small else 4096
     clip_w = 32 if small else 768
     torch.manual_seed(seed)
@@ -206,7 +206,7 @@ def build_zimage(folder, device, dtype, small=False, seed=0):
     from diffusers import FlowMatchEulerDiscreteScheduler, ZImageTransformer2DModel
     from transformers import Qwen3Config, Qwen3Model
 
-    tok = tiny.qwen2_tokenizer()
+    tok = tiny_parts.qwen2_tokenizer()
     hidden = 32 if small else 2560
     torch.manual_seed(seed)
 
@@ -275,7 +275,7 @@ def build_wan21(folder, device, dtype, small=False, seed=0):
     """Wan 2.1 T2V 1.3B."""
     from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanTransformer3DModel
 
-    tok = tiny.t5_tokenizer()
+    tok = tiny_parts.t5_tokenizer()
     t5_w = 32 if small else 4096
     torch.manual_seed(seed)
     _save(

@@ -1,7 +1,7 @@
 """What the FLUX.2 tiny recipes share (flux2, flux2_klein_4b, flux2_klein_9b): the 32-channel VAE, and the Klein
 pipeline, whose two sizes differ only in the Qwen3 width (3 x hidden = the transformer's joint_attention_dim)."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 
 def flux2_vae():
@@ -11,7 +11,7 @@ def flux2_vae():
     import torch
     from diffusers import AutoencoderKLFlux2
 
-    tiny.seeded()
+    tiny_parts.seeded()
     vae = AutoencoderKLFlux2(
         block_out_channels=(32, 32, 32, 32), layers_per_block=1, latent_channels=32, norm_num_groups=32, sample_size=64
     ).eval()
@@ -25,10 +25,10 @@ def build_klein(variant, te_hidden: int):
     """A tiny Flux2KleinPipeline whose Qwen3 text encoder is ``te_hidden`` wide."""
     from diffusers import FlowMatchEulerDiscreteScheduler, Flux2KleinPipeline, Flux2Transformer2DModel
 
-    tok = tiny.qwen2_tokenizer()
+    tok = tiny_parts.qwen2_tokenizer()
     # 28 layers: the pipeline stacks hidden states 9, 18 and 27 (text_encoder_out_layers' default).
-    te = tiny.qwen3_text_encoder(tok, hidden=te_hidden, layers=28, kv_heads=1, causal_lm=True)
-    tiny.seeded(tiny.variant_seed(variant))
+    te = tiny_parts.qwen3_text_encoder(tok, hidden=te_hidden, layers=28, kv_heads=1, causal_lm=True)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = Flux2Transformer2DModel(
         patch_size=1,
         in_channels=128,

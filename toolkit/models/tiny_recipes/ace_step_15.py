@@ -1,7 +1,7 @@
 """Tiny ACE-Step 1.5 (music with lyrics): the fixture of toolkit/models/archs/ace_step_15.py, random weights in the
 real model's shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(duration_s=2.0, output_ext="wav")
 
@@ -18,7 +18,7 @@ def build_tiny(variant=None):
     )
     from transformers import Qwen3Config, Qwen3Model
 
-    tok = tiny.qwen2_tokenizer(model_max_length=256)
+    tok = tiny_parts.qwen2_tokenizer(model_max_length=256)
     common = dict(
         intermediate_size=64,
         num_attention_heads=4,
@@ -28,7 +28,7 @@ def build_tiny(variant=None):
         sliding_window=16,
     )
     acoustic = 64  # production latent width, so streamed shapes match the real model
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = AceStepTransformer1DModel(
         hidden_size=32,
         num_hidden_layers=2,
@@ -37,7 +37,7 @@ def build_tiny(variant=None):
         patch_size=2,
         **common,
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     te = Qwen3Model(
         Qwen3Config(
             hidden_size=32,
@@ -50,7 +50,7 @@ def build_tiny(variant=None):
             max_position_embeddings=512,
         )
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     ce = AceStepConditionEncoder(
         hidden_size=32,
         text_hidden_dim=32,
@@ -59,7 +59,7 @@ def build_tiny(variant=None):
         num_timbre_encoder_hidden_layers=2,
         **common,
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     at = AceStepAudioTokenizer(
         hidden_size=32,
         audio_acoustic_hidden_dim=acoustic,
@@ -70,7 +70,7 @@ def build_tiny(variant=None):
         num_attention_pooler_hidden_layers=1,
         **common,
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     ad = AceStepAudioTokenDetokenizer(
         hidden_size=32,
         audio_acoustic_hidden_dim=acoustic,
@@ -78,7 +78,7 @@ def build_tiny(variant=None):
         num_attention_pooler_hidden_layers=1,
         **common,
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     # Production hop 2*4*4*6*10 = 1920 samples at 48 kHz: 25 latent frames per second.
     vae = AutoencoderOobleck(
         encoder_hidden_size=8,

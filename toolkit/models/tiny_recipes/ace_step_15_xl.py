@@ -3,6 +3,7 @@ encoder that feeds it (``encoder_hidden_size`` 32 into ``hidden_size`` 48, as 20
 and with more attention width than hidden width (8 heads x 8 = 64, as 32 x 128 = 4096 over 2560)."""
 
 from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(duration_s=2.0, output_ext="wav")
 
@@ -13,7 +14,7 @@ def build_tiny(variant=None):
     base = tiny.recipe_builder("ace_step_15")(None)
     encoder_width = base.condition_encoder.config.hidden_size
     acoustic = base.transformer.config.audio_acoustic_hidden_dim  # 64: the real latent width
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     transformer = AceStepTransformer1DModel(
         hidden_size=encoder_width + 16,
         intermediate_size=96,

@@ -5,7 +5,7 @@ Qwen3 text encoder, the Qwen and T5 tokenizers, and the real Qwen-Image VAE comp
 Anima ships as a modular pipeline only (AnimaAutoBlocks); saved, it is a folder of component subfolders with a
 ``modular_model_index.json``, which is how the release is laid out too."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 from toolkit.models.tiny_recipes.krea2 import qwen_image_vae
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
@@ -21,10 +21,10 @@ def build_tiny(variant=None):
         FlowMatchEulerDiscreteScheduler,
     )
 
-    tok = tiny.qwen2_tokenizer()
-    te = tiny.qwen3_text_encoder(tok, hidden=TE_HIDDEN)
-    t5_tok = tiny.t5_tokenizer()
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.qwen2_tokenizer()
+    te = tiny_parts.qwen3_text_encoder(tok, hidden=TE_HIDDEN)
+    t5_tok = tiny_parts.t5_tokenizer()
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     conditioner = AnimaTextConditioner(
         source_dim=TE_HIDDEN,
         target_dim=TEXT_EMBED_DIM,

@@ -1,7 +1,7 @@
 """Tiny Chroma (Chroma1-HD / Base): the fixture of toolkit/models/archs/chroma.py, random weights in the real
 model's shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -9,9 +9,9 @@ SAMPLE = dict(width=64, height=64, output_ext="png")
 def build_tiny(variant=None):
     from diffusers import ChromaPipeline, ChromaTransformer2DModel, FlowMatchEulerDiscreteScheduler
 
-    tok = tiny.t5_tokenizer()
-    te = tiny.t5_text_encoder(tok, d_model=32)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.t5_tokenizer()
+    te = tiny_parts.t5_text_encoder(tok, d_model=32)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = ChromaTransformer2DModel(
         patch_size=1,
         in_channels=64,
@@ -25,7 +25,7 @@ def build_tiny(variant=None):
         approximator_layers=1,
         approximator_num_channels=16,
     ).eval()
-    vae = tiny.vae_kl(
+    vae = tiny_parts.vae_kl(
         latent_channels=16,
         use_quant_conv=False,
         use_post_quant_conv=False,

@@ -3,6 +3,7 @@ radiance transformer (16x16 RGB patches, 768 values a token; a one-layer NeRF he
 the family runs ChromaPipeline with its pixel decoder."""
 
 from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -13,7 +14,7 @@ def build_tiny(variant=None):
     from toolkit.models.chroma_radiance import ChromaRadianceTransformer2DModel
 
     base = tiny.recipe_builder("chroma")(None)
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     transformer = ChromaRadianceTransformer2DModel(
         num_layers=1,
         num_single_layers=1,

@@ -1,6 +1,6 @@
 """Tiny CogView4-6B: the fixture of toolkit/models/archs/cogview4.py, random weights in the real model's shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -9,8 +9,8 @@ def build_tiny(variant=None):
     from diffusers import CogView4Pipeline, CogView4Transformer2DModel, FlowMatchEulerDiscreteScheduler
     from transformers import GlmConfig, GlmModel
 
-    tok = tiny.glm4_tokenizer()
-    tiny.seeded()
+    tok = tiny_parts.glm4_tokenizer()
+    tiny_parts.seeded()
     te = GlmModel(
         GlmConfig(
             vocab_size=len(tok),
@@ -25,7 +25,7 @@ def build_tiny(variant=None):
             eos_token_id=tok.eos_token_id,
         )
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = CogView4Transformer2DModel(
         patch_size=2,
         in_channels=16,
@@ -40,7 +40,7 @@ def build_tiny(variant=None):
         sample_size=8,
         rope_axes_dim=(32, 32),
     ).eval()
-    vae = tiny.vae_kl(latent_channels=16, use_quant_conv=False, use_post_quant_conv=False, scaling_factor=1.0)
+    vae = tiny_parts.vae_kl(latent_channels=16, use_quant_conv=False, use_post_quant_conv=False, scaling_factor=1.0)
     sched = FlowMatchEulerDiscreteScheduler(
         base_image_seq_len=256, base_shift=0.25, max_shift=0.75, use_dynamic_shifting=True, time_shift_type="linear"
     )

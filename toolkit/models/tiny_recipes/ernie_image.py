@@ -2,7 +2,7 @@
 BatchNorm statistics that are not the identity, a one-layer ERNIE DiT and a two-layer Mistral3 text encoder
 (the pipeline reads its ``hidden_states[-2]``)."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 from toolkit.models.tiny_recipes._flux2 import flux2_vae
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
@@ -42,16 +42,16 @@ def mistral3_model(tok, hidden: int = TE_HIDDEN, layers: int = 2):
         image_token_index=tok.convert_tokens_to_ids("[IMG]"),
         spatial_merge_size=2,
     )
-    tiny.seeded()
+    tiny_parts.seeded()
     return Mistral3Model(cfg).eval()
 
 
 def build_tiny(variant=None):
     from diffusers import ErnieImagePipeline, ErnieImageTransformer2DModel, FlowMatchEulerDiscreteScheduler
 
-    tok = tiny.mistral_text_processor().tokenizer
+    tok = tiny_parts.mistral_text_processor().tokenizer
     te = mistral3_model(tok)
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = ErnieImageTransformer2DModel(
         hidden_size=32,
         num_attention_heads=2,
@@ -64,7 +64,7 @@ def build_tiny(variant=None):
         rope_theta=256,
         rope_axes_dim=(4, 6, 6),  # sums to the head width (32 / 2)
     ).eval()
-    tiny.drawn_where_zero(tr)  # adaLN and the final projection start at zero: the tiny DiT would output zero
+    tiny_parts.drawn_where_zero(tr)  # adaLN and the final projection start at zero: the tiny DiT would output zero
     # AI Toolkit's ErnieImageModel scheduler config: a static shift of 3 (ComfyUI's ErnieImage samples with 3.0).
     sched = FlowMatchEulerDiscreteScheduler(num_train_timesteps=1000, shift=3.0, use_dynamic_shifting=False)
     return ErnieImagePipeline(transformer=tr, vae=flux2_vae(), text_encoder=te, tokenizer=tok, scheduler=sched)

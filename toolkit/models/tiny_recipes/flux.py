@@ -1,7 +1,7 @@
 """Tiny FLUX.1 (dev / schnell): the fixture of toolkit/models/archs/flux.py, random weights in the real model's
 shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -9,10 +9,10 @@ SAMPLE = dict(width=64, height=64, output_ext="png")
 def build_tiny(variant=None):
     from diffusers import FlowMatchEulerDiscreteScheduler, FluxPipeline, FluxTransformer2DModel
 
-    tok, tok2 = tiny.clip_tokenizer(), tiny.t5_tokenizer()
-    te = tiny.clip_text_encoder(tok, hidden=32)
-    te2 = tiny.t5_text_encoder(tok2, d_model=32)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok, tok2 = tiny_parts.clip_tokenizer(), tiny_parts.t5_tokenizer()
+    te = tiny_parts.clip_text_encoder(tok, hidden=32)
+    te2 = tiny_parts.t5_text_encoder(tok2, d_model=32)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = FluxTransformer2DModel(
         patch_size=1,
         in_channels=64,
@@ -25,7 +25,7 @@ def build_tiny(variant=None):
         guidance_embeds=True,
         axes_dims_rope=(4, 6, 6),  # in_channels = 4 x 16 latent channels; sum(axes) == head dim
     ).eval()
-    vae = tiny.vae_kl(
+    vae = tiny_parts.vae_kl(
         latent_channels=16,
         use_quant_conv=False,
         use_post_quant_conv=False,

@@ -1,7 +1,7 @@
 """Tiny FLUX.2 [dev]: the fixture of toolkit/models/archs/flux2.py, random weights in the real model's shapes, on
 the 32-channel VAE the Klein recipes build too (_flux2.py)."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 from toolkit.models.tiny_recipes._flux2 import flux2_vae
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
@@ -10,9 +10,9 @@ SAMPLE = dict(width=64, height=64, output_ext="png")
 def build_tiny(variant=None):
     from diffusers import FlowMatchEulerDiscreteScheduler, Flux2Pipeline, Flux2Transformer2DModel
 
-    processor = tiny.mistral_text_processor()
-    te = tiny.mistral3_text_encoder(processor.tokenizer, hidden=16)
-    tiny.seeded(tiny.variant_seed(variant))
+    processor = tiny_parts.mistral_text_processor()
+    te = tiny_parts.mistral3_text_encoder(processor.tokenizer, hidden=16)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = Flux2Transformer2DModel(
         patch_size=1,
         in_channels=128,

@@ -1,7 +1,7 @@
 """Tiny HiDream-I1 (Full / Dev / Fast): the fixture of toolkit/models/archs/hidream.py, random weights in the real
 model's shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -10,11 +10,11 @@ def build_tiny(variant=None):
     from diffusers import FlowMatchEulerDiscreteScheduler, HiDreamImagePipeline, HiDreamImageTransformer2DModel
     from transformers import CLIPTextConfig, CLIPTextModelWithProjection, LlamaConfig, LlamaForCausalLM
 
-    tok, tok2 = tiny.clip_tokenizer(model_max_length=248), tiny.clip_tokenizer(model_max_length=248)
-    tok3, tok4 = tiny.t5_tokenizer(model_max_length=128), tiny.llama3_bos_tokenizer(model_max_length=128)
+    tok, tok2 = tiny_parts.clip_tokenizer(model_max_length=248), tiny_parts.clip_tokenizer(model_max_length=248)
+    tok3, tok4 = tiny_parts.t5_tokenizer(model_max_length=128), tiny_parts.llama3_bos_tokenizer(model_max_length=128)
 
     def long_clip(t):  # HiDream's CLIPs are Long-CLIPs: 248 positions (the pipeline pads them to 128)
-        tiny.seeded()
+        tiny_parts.seeded()
         return CLIPTextModelWithProjection(
             CLIPTextConfig(
                 vocab_size=len(t),
@@ -32,8 +32,8 @@ def build_tiny(variant=None):
         ).eval()
 
     te, te2 = long_clip(tok), long_clip(tok2)
-    te3 = tiny.t5_text_encoder(tok3, d_model=32)
-    tiny.seeded()
+    te3 = tiny_parts.t5_text_encoder(tok3, d_model=32)
+    tiny_parts.seeded()
     te4 = LlamaForCausalLM(
         LlamaConfig(
             vocab_size=len(tok4),
@@ -49,7 +49,7 @@ def build_tiny(variant=None):
             pad_token_id=tok4.eos_token_id,
         )
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = HiDreamImageTransformer2DModel(
         patch_size=2,
         in_channels=16,
@@ -66,7 +66,7 @@ def build_tiny(variant=None):
         max_resolution=(32, 32),
         llama_layers=(0, 1),  # which Llama hidden states (after the embeddings) the blocks read
     ).eval()
-    vae = tiny.vae_kl(
+    vae = tiny_parts.vae_kl(
         latent_channels=16,
         use_quant_conv=False,
         use_post_quant_conv=False,

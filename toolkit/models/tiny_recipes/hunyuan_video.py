@@ -3,7 +3,7 @@ model's shapes, and a tokenizer built so that the pipeline's prompt template cro
 
 import re
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
 
@@ -22,7 +22,7 @@ def tokenizer():
     words = sorted(set(pieces), key=lambda w: (-len(w), w))
     once = [w for w in words if pieces.count(w) == 1]  # shortening these adds exactly one token each
     while True:
-        tok = tiny.llama3_tokenizer(words)
+        tok = tiny_parts.llama3_tokenizer(words)
         count = len(tok(prefix).input_ids)
         if count >= TEMPLATE_PREFIX_TOKENS or not once:
             break
@@ -43,7 +43,7 @@ def build_tiny(variant=None):
     from transformers import LlamaConfig, LlamaModel
 
     tok = tokenizer()
-    tiny.seeded()
+    tiny_parts.seeded()
     # The pipeline reads hidden_states[-3]: two layers give the embeddings, which is enough for plumbing.
     te = LlamaModel(
         LlamaConfig(
@@ -60,9 +60,9 @@ def build_tiny(variant=None):
             eos_token_id=tok.eos_token_id,
         )
     ).eval()
-    tok2 = tiny.clip_tokenizer()
-    te2 = tiny.clip_text_encoder(tok2, hidden=32)  # the same tiny CLIP-L as sd1/flux
-    tiny.seeded()
+    tok2 = tiny_parts.clip_tokenizer()
+    te2 = tiny_parts.clip_text_encoder(tok2, hidden=32)  # the same tiny CLIP-L as sd1/flux
+    tiny_parts.seeded()
     # Four blocks: 8x spatial, 4x temporal, 16 latent channels as in production.
     vae = AutoencoderKLHunyuanVideo(
         latent_channels=16,
@@ -72,7 +72,7 @@ def build_tiny(variant=None):
         mid_block_add_attention=False,
         scaling_factor=0.476986,
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     # text_embed_dim == Llama hidden, pooled_projection_dim == CLIP hidden, sum(rope_axes_dim) == head dim.
     tr = HunyuanVideoTransformer3DModel(
         in_channels=16,

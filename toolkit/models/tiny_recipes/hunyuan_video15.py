@@ -1,7 +1,7 @@
 """Tiny HunyuanVideo 1.5 (8.3B text-to-video, 480p/720p): the fixture of toolkit/models/archs/hunyuan_video15.py,
 random weights in the real model's shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
 
@@ -16,8 +16,8 @@ def build_tiny(variant=None):
     )
     from transformers import ByT5Tokenizer, Qwen2_5_VLTextConfig, Qwen2_5_VLTextModel
 
-    tok = tiny.qwen2_tokenizer(model_max_length=2048)
-    tiny.seeded()
+    tok = tiny_parts.qwen2_tokenizer(model_max_length=2048)
+    tiny_parts.seeded()
     # The pipeline reads the third-last hidden state: 3 layers at least.
     te = Qwen2_5_VLTextModel(
         Qwen2_5_VLTextConfig(
@@ -34,8 +34,8 @@ def build_tiny(variant=None):
         )
     ).eval()
     tok2 = ByT5Tokenizer()
-    te2 = tiny.t5_text_encoder(tok2, d_model=32)
-    tiny.seeded()
+    te2 = tiny_parts.t5_text_encoder(tok2, d_model=32)
+    tiny_parts.seeded()
     vae = AutoencoderKLHunyuanVideo15(
         latent_channels=32,
         block_out_channels=(16, 16, 32, 64, 64),
@@ -43,7 +43,7 @@ def build_tiny(variant=None):
         spatial_compression_ratio=16,
         temporal_compression_ratio=4,
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = HunyuanVideo15Transformer3DModel(
         in_channels=65,
         out_channels=32,

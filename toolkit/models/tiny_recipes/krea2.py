@@ -4,7 +4,7 @@ one-block Krea 2 MMDiT with the release's twelve tapped text layers, and a two-l
 The pipeline's taps (``text_encoder_select_layers``) are a pipeline setting saved in ``model_index.json``; the
 tiny ones index a two-layer encoder (and a one-layer one, as the real-width CPU check builds it)."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 from toolkit.models.tiny_recipes.qwen_image import WAN21_LATENTS_MEAN, WAN21_LATENTS_STD
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
@@ -16,7 +16,7 @@ def qwen_image_vae():
     """8x spatial (three downsamples), 16 channels and the real Wan 2.1 statistics, narrow and shallow."""
     from diffusers import AutoencoderKLQwenImage
 
-    tiny.seeded()
+    tiny_parts.seeded()
     return AutoencoderKLQwenImage(
         base_dim=4,
         z_dim=16,
@@ -32,9 +32,9 @@ def build_tiny(variant=None):
     """``variant="turbo"``: the same with ``is_distilled`` set in its model_index.json, as Krea-2-Turbo's."""
     from diffusers import FlowMatchEulerDiscreteScheduler, Krea2Pipeline, Krea2Transformer2DModel
 
-    tok = tiny.qwen2_tokenizer()
-    te = tiny.qwen3_vl(tok, TE_HIDDEN, layers=2)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.qwen2_tokenizer()
+    te = tiny_parts.qwen3_vl(tok, TE_HIDDEN, layers=2)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = Krea2Transformer2DModel(
         in_channels=64,  # 16 VAE channels x 2x2 patches, as released
         num_layers=1,

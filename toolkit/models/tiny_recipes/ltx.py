@@ -1,7 +1,7 @@
 """Tiny LTX-Video 0.9.x (real-time text-to-video): the fixture of toolkit/models/archs/ltx.py, random weights in the
 real model's shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
 
@@ -14,9 +14,9 @@ def build_tiny(variant=None):
         LTXVideoTransformer3DModel,
     )
 
-    tok = tiny.t5_tokenizer(model_max_length=128)
-    te = tiny.t5_text_encoder(tok, d_model=32)
-    tiny.seeded()
+    tok = tiny_parts.t5_tokenizer(model_max_length=128)
+    te = tiny_parts.t5_text_encoder(tok, d_model=32)
+    tiny_parts.seeded()
     # Production compression with tiny widths: patch 4 x 2^3 = 32x spatial, 2^3 = 8x temporal; 128 latent
     # channels as in the real VAE.
     vae = AutoencoderKLLTXVideo(
@@ -40,7 +40,7 @@ def build_tiny(variant=None):
     ).eval()
     vae.use_framewise_encoding = False
     vae.use_framewise_decoding = False
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = LTXVideoTransformer3DModel(
         in_channels=128,
         out_channels=128,

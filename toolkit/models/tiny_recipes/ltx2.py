@@ -1,7 +1,7 @@
 """Tiny LTX-2 (video with synchronised audio): the fixture of toolkit/models/archs/ltx2.py, random weights in the
 real model's shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, num_frames=9, fps=8, output_ext="mp4")
 
@@ -17,9 +17,9 @@ def build_tiny(variant=None):
     from diffusers.pipelines.ltx2 import LTX2TextConnectors, LTX2Vocoder
     from transformers import Gemma3Config, Gemma3ForConditionalGeneration
 
-    tok = tiny.gemma_tokenizer()
+    tok = tiny_parts.gemma_tokenizer()
     hidden, layers = 32, 2  # Gemma text width and depth; all layers + embeddings are stacked (factor 3)
-    tiny.seeded()
+    tiny_parts.seeded()
     te = Gemma3ForConditionalGeneration(
         Gemma3Config(
             text_config=dict(
@@ -47,7 +47,7 @@ def build_tiny(variant=None):
             image_token_index=tok.convert_tokens_to_ids("<image_soft_token>"),
         )
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     # connector heads x head_dim == caption_channels == Gemma hidden
     conn = LTX2TextConnectors(
         caption_channels=hidden,
@@ -66,7 +66,7 @@ def build_tiny(variant=None):
         causal_temporal_positioning=False,
         rope_type="split",
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     # Production video VAE layout with tiny widths: patch 4 x 2^3 spatial = 32x, 2^3 temporal = 8x, 128 ch.
     # The ratios are config values the real checkpoint states (the default formula would say 64 / 16).
     vae = AutoencoderKLLTX2Video(
@@ -81,7 +81,7 @@ def build_tiny(variant=None):
     ).eval()
     vae.use_framewise_encoding = False
     vae.use_framewise_decoding = False
-    tiny.seeded()
+    tiny_parts.seeded()
     # Production audio timing: 16 kHz, hop 160, 4x mel and 4x time compression (25 latents/s), 8 latent
     # channels. Only 8 mel bins instead of 64: the VAE's latents_mean/std buffers are base_channels long and
     # must match the packed width (8 ch x mel_bins / 4), and base_channels 128 would make the VAE 18 MB. The
@@ -102,7 +102,7 @@ def build_tiny(variant=None):
         is_causal=True,
         mel_bins=8,
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     # in_channels = output channels x mel bins; 6*5*2*2*2 = 240 samples per mel frame -> 24 kHz.
     voc = LTX2Vocoder(
         in_channels=2 * 8,
@@ -114,7 +114,7 @@ def build_tiny(variant=None):
         resnet_dilations=[[1, 3, 5]],
         output_sampling_rate=24000,
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     # Video tokens 128 wide as in production; audio tokens 8 ch x 2 latent mel bins = 16 wide (real: 128).
     tr = LTX2VideoTransformer3DModel(
         in_channels=128,

@@ -5,6 +5,7 @@ VAE's four-stage decoder (upsampling 2, 2, 1, 2 after a 4x patch: 32x spatial, 8
 bandwidth extension (production hops: 160 samples a mel frame at 16 kHz, then x3 to 48 kHz)."""
 
 from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, num_frames=9, fps=8, output_ext="mp4")
 
@@ -17,7 +18,7 @@ def build_tiny(variant=None):
     gemma = base.text_encoder.config.text_config
     mel_bins = base.audio_vae.config.mel_bins
     video_width, audio_width = 2 * 8, 2 * 4  # the transformer's attention widths (heads x head dim)
-    tiny.seeded()
+    tiny_parts.seeded()
     connectors = LTX2TextConnectors(
         caption_channels=gemma.hidden_size,
         text_proj_in_factor=gemma.num_hidden_layers + 1,
@@ -41,7 +42,7 @@ def build_tiny(variant=None):
         audio_hidden_dim=audio_width,
         proj_bias=True,
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     vae = AutoencoderKLLTX2Video(
         latent_channels=128,
         block_out_channels=(8, 8, 8, 8),
@@ -62,7 +63,7 @@ def build_tiny(variant=None):
     ).eval()
     vae.use_framewise_encoding = False
     vae.use_framewise_decoding = False
-    tiny.seeded()
+    tiny_parts.seeded()
     # The main vocoder's 5*2^5 = 160 samples per mel frame give 16 kHz; the extension's 6*5*2^3 = 240 samples per
     # frame of its own 80-sample-hop mel give 48 kHz.
     vocoder = LTX2VocoderWithBWE(
@@ -84,7 +85,7 @@ def build_tiny(variant=None):
         input_sampling_rate=16000,
         output_sampling_rate=48000,
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     transformer = LTX2VideoTransformer3DModel(
         in_channels=128,
         out_channels=128,

@@ -7,6 +7,7 @@ configured for distilled sigmas (no dynamic shifting, no terminal shift), which 
 import os
 
 from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, num_frames=9, fps=8, output_ext="mp4")
 
@@ -38,14 +39,14 @@ def gemma4_text_encoder(tok, hidden: int, layers: int):
         eoi_token_id=tok.convert_tokens_to_ids("<end_of_image>"),
         image_token_id=tok.convert_tokens_to_ids("<image_soft_token>"),
     )
-    tiny.seeded()
+    tiny_parts.seeded()
     return Gemma4UnifiedForConditionalGeneration(config).eval()
 
 
 def transformer_25(base, seed: int):
     from diffusers import LTX2VideoTransformer3DModel
 
-    tiny.seeded(seed)
+    tiny_parts.seeded(seed)
     return LTX2VideoTransformer3DModel.from_config(
         dict(base.transformer.config, ff_bias=False, use_keyframes_abs_pos_embedding=True)
     ).eval()
@@ -57,8 +58,8 @@ def build_tiny(variant=None):
     base = tiny.recipe_builder("ltx2.3")(None)
     gemma = base.text_encoder.config.text_config  # the connectors' caption width and stacked-state count
     text_encoder = gemma4_text_encoder(base.tokenizer, gemma.hidden_size, gemma.num_hidden_layers)
-    full = transformer_25(base, tiny.variant_seed(variant))
-    distilled = transformer_25(base, tiny.variant_seed(variant) + 1)
+    full = transformer_25(base, tiny_parts.variant_seed(variant))
+    distilled = transformer_25(base, tiny_parts.variant_seed(variant) + 1)
     scheduler = FlowMatchEulerDiscreteScheduler.from_config(
         base.scheduler.config, use_dynamic_shifting=False, shift_terminal=None
     )

@@ -1,7 +1,7 @@
 """Tiny Lumina-Image 2.0: the fixture of toolkit/models/archs/lumina2.py, random weights in the real model's
 shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -10,8 +10,8 @@ def build_tiny(variant=None):
     from diffusers import FlowMatchEulerDiscreteScheduler, Lumina2Pipeline, Lumina2Transformer2DModel
     from transformers import Gemma2Config, Gemma2Model
 
-    tok = tiny.gemma_tokenizer(model_max_length=256)
-    tiny.seeded()
+    tok = tiny_parts.gemma_tokenizer(model_max_length=256)
+    tiny_parts.seeded()
     te = Gemma2Model(
         Gemma2Config(
             vocab_size=len(tok),
@@ -28,7 +28,7 @@ def build_tiny(variant=None):
             eos_token_id=tok.eos_token_id,
         )
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = Lumina2Transformer2DModel(
         sample_size=8,
         patch_size=2,
@@ -43,7 +43,7 @@ def build_tiny(variant=None):
         axes_lens=(300, 64, 64),
         cap_feat_dim=32,  # == Gemma-2 hidden size (hidden_states[-2] is used)
     ).eval()
-    vae = tiny.vae_kl(
+    vae = tiny_parts.vae_kl(
         latent_channels=16,
         use_quant_conv=False,
         use_post_quant_conv=False,

@@ -4,7 +4,7 @@ the transformer's (1, 2, 2) patches, 32 audio latent channels at 32 kHz with an 
 a Qwen3-VL conditioner deep enough for the pipeline's ``hidden_states[50]``. Saved as the release is, with
 ``modular_model_index.json`` (the pipeline is modular only: there is no ``model_index.json``)."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 # MiniMax-H3 generates 5 to 15 seconds at a fixed 24 fps: 124 frames (17 * 7 + 5) is the shortest request.
 SAMPLE = dict(width=64, height=64, num_frames=124, fps=24, output_ext="mp4")
@@ -43,7 +43,7 @@ def qwen3_vl_text_encoder(tok, hidden: int, layers: int):
         vision_start_token_id=ids["<|vision_start|>"],
         vision_end_token_id=tok.convert_tokens_to_ids("<|vision_end|>"),
     )
-    tiny.seeded()
+    tiny_parts.seeded()
     return Qwen3VLForConditionalGeneration(config).eval()
 
 
@@ -59,13 +59,13 @@ def build_tiny(variant=None):
 
     from toolkit.models.processors import Qwen3VLNoVideoProcessor
 
-    tok = tiny.qwen2_tokenizer()
+    tok = tiny_parts.qwen2_tokenizer()
     hidden = 32  # the conditioner's width, which the transformer's text_dim reads (5120 real)
     text_encoder = qwen3_vl_text_encoder(tok, hidden, layers=51)  # the pipeline reads hidden_states[50]
     # Qwen3-VL's 16 px patches merged 2x2; few pixels, so a keyframe is a handful of vision tokens.
     image_processor = Qwen2VLImageProcessorPil(patch_size=16, merge_size=2, min_pixels=32 * 32, max_pixels=64 * 64)
     processor = Qwen3VLNoVideoProcessor(image_processor=image_processor, tokenizer=tok)
-    tiny.seeded()
+    tiny_parts.seeded()
     # Production geometry with tiny widths: 2^4 spatial (16x), 2 x 2 temporal over 17-frame chunks, 24 channels.
     vae = AutoencoderKLMiniMaxH3(
         block_out_channels=(8, 8, 8, 8, 8, 8),
@@ -75,7 +75,7 @@ def build_tiny(variant=None):
         decoder_num_attention_heads=2,
         decoder_attention_head_dim=8,
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     # Production audio timing: 2*4*4*5*5 = 800 samples a latent at 32 kHz, 32 latent channels. The decoder halves
     # its width at each of its 7 upsamplers, so it starts at 128.
     audio_vae = AutoencoderKLMiniMaxH3Audio(
@@ -88,7 +88,7 @@ def build_tiny(variant=None):
         latents_mean=[0.0] * 32,
         latents_std=[1.0] * 32,
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     transformer = MiniMaxH3Transformer3DModel(
         num_attention_heads=2,
         attention_head_dim=16,

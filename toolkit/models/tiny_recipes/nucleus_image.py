@@ -3,7 +3,7 @@ DiT laid out as the release is (dense first blocks, then expert-choice MoE block
 one, per-layer capacity factors); an eight-layer Qwen3-VL text encoder (the pipeline reads hidden state -8) and
 a text-only processor with a Qwen3-VL-style chat template."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 from toolkit.models.tiny_recipes.krea2 import qwen_image_vae
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
@@ -35,9 +35,9 @@ def build_tiny(variant=None):
 
     from toolkit.models.processors import QwenVLTextProcessor
 
-    tok = tiny.qwen2_tokenizer()
-    te = tiny.qwen3_vl(tok, TE_HIDDEN, layers=8, causal_lm=True)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.qwen2_tokenizer()
+    te = tiny_parts.qwen3_vl(tok, TE_HIDDEN, layers=8, causal_lm=True)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = NucleusMoEImageTransformer2DModel(
         patch_size=2,
         in_channels=64,  # 16 VAE channels x 2x2 patches, as released

@@ -3,7 +3,7 @@ sample_size 128, so the pipeline passes resolution and aspect-ratio micro-condit
 model (the position table is computed per request, so the large grid costs nothing saved), a T5 of 120 tokens,
 and SD's VAE scaling."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -11,9 +11,9 @@ SAMPLE = dict(width=64, height=64, output_ext="png")
 def build_tiny(variant=None):
     from diffusers import DPMSolverMultistepScheduler, PixArtAlphaPipeline, PixArtTransformer2DModel
 
-    tok = tiny.t5_tokenizer(model_max_length=120)
-    te = tiny.t5_text_encoder(tok, d_model=32)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.t5_tokenizer(model_max_length=120)
+    te = tiny_parts.t5_text_encoder(tok, d_model=32)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = PixArtTransformer2DModel(
         sample_size=128,  # the 1024-MS config's: micro-conditions on (use_additional_conditions follows it)
         num_layers=1,
@@ -31,7 +31,7 @@ def build_tiny(variant=None):
         norm_elementwise_affine=False,
         norm_eps=1e-6,
     ).eval()
-    vae = tiny.vae_kl(latent_channels=4, scaling_factor=0.18215)
+    vae = tiny_parts.vae_kl(latent_channels=4, scaling_factor=0.18215)
     sched = DPMSolverMultistepScheduler(
         beta_start=0.0001, beta_end=0.02, beta_schedule="linear", prediction_type="epsilon", solver_order=2
     )

@@ -1,7 +1,7 @@
 """Tiny PixArt-Sigma: the fixture of toolkit/models/archs/pixart_sigma.py, random weights in the real model's
 shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -9,9 +9,9 @@ SAMPLE = dict(width=64, height=64, output_ext="png")
 def build_tiny(variant=None):
     from diffusers import DPMSolverMultistepScheduler, PixArtSigmaPipeline, PixArtTransformer2DModel
 
-    tok = tiny.t5_tokenizer(model_max_length=300)
-    te = tiny.t5_text_encoder(tok, d_model=32)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.t5_tokenizer(model_max_length=300)
+    te = tiny_parts.t5_text_encoder(tok, d_model=32)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = PixArtTransformer2DModel(
         sample_size=8,
         num_layers=1,
@@ -29,7 +29,7 @@ def build_tiny(variant=None):
         norm_elementwise_affine=False,
         norm_eps=1e-6,
     ).eval()
-    vae = tiny.vae_kl(latent_channels=4, scaling_factor=0.13025)
+    vae = tiny_parts.vae_kl(latent_channels=4, scaling_factor=0.13025)
     sched = DPMSolverMultistepScheduler(
         beta_start=0.0001, beta_end=0.02, beta_schedule="linear", prediction_type="epsilon", solver_order=2
     )

@@ -2,7 +2,7 @@
 patches, a bottleneck patch projection, resolution embeddings) at small widths, a two-layer Qwen3-VL text tower,
 and the flow-matching scheduler with the released shift of 3."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -11,7 +11,7 @@ def build_tiny(variant=None):
     from diffusers import FlowMatchEulerDiscreteScheduler, PRXPixelPipeline, PRXTransformer2DModel
     from transformers import Qwen3VLTextConfig, Qwen3VLTextModel
 
-    tok = tiny.qwen2_tokenizer()
+    tok = tiny_parts.qwen2_tokenizer()
     config = Qwen3VLTextConfig(
         vocab_size=len(tok),
         hidden_size=32,
@@ -25,9 +25,9 @@ def build_tiny(variant=None):
         rope_scaling={"rope_type": "default", "mrope_section": [2, 3, 3], "mrope_interleaved": True},
         pad_token_id=tok.pad_token_id,
     )
-    tiny.seeded()
+    tiny_parts.seeded()
     text_encoder = Qwen3VLTextModel(config).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     transformer = PRXTransformer2DModel(
         in_channels=3,
         patch_size=16,

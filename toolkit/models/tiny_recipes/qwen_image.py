@@ -1,7 +1,7 @@
 """Tiny Qwen-Image: the fixture of toolkit/models/archs/qwen_image.py, random weights in the real model's shapes.
 ``parts`` are the components the edit families' recipes (qwen_image_edit.py, qwen_image_edit_plus.py) share."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -49,9 +49,9 @@ def parts(variant=None):
     """The tiny components every Qwen-Image pipeline shares (the edit families add a processor)."""
     from diffusers import AutoencoderKLQwenImage, FlowMatchEulerDiscreteScheduler, QwenImageTransformer2DModel
 
-    tok = tiny.qwen2_tokenizer(model_max_length=2048)
-    te = tiny.qwen25_vl_text_encoder(tok, hidden=16)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.qwen2_tokenizer(model_max_length=2048)
+    te = tiny_parts.qwen25_vl_text_encoder(tok, hidden=16)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = QwenImageTransformer2DModel(
         patch_size=2,
         in_channels=64,
@@ -63,7 +63,7 @@ def parts(variant=None):
         guidance_embeds=False,
         axes_dims_rope=(8, 4, 4),
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     # 8x spatial like production (three downsamples), 16 channels, the real Wan 2.1 statistics. Narrow and
     # without res blocks because the edit pipelines VAE-encode every control image at ~1024^2 whatever the
     # output size: on a CPU that encode (mid-block attention over 128 x 128 positions) is most of a run.

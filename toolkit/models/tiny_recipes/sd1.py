@@ -1,7 +1,7 @@
 """Tiny Stable Diffusion 1.x: the fixture of toolkit/models/archs/sd1.py, random weights in the real model's
 shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -9,9 +9,9 @@ SAMPLE = dict(width=64, height=64, output_ext="png")
 def build_tiny(variant=None):
     from diffusers import EulerDiscreteScheduler, StableDiffusionPipeline, UNet2DConditionModel
 
-    tok = tiny.clip_tokenizer()
-    te = tiny.clip_text_encoder(tok, hidden=32)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.clip_tokenizer()
+    te = tiny_parts.clip_text_encoder(tok, hidden=32)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     unet = UNet2DConditionModel(
         sample_size=8,
         in_channels=4,
@@ -24,7 +24,7 @@ def build_tiny(variant=None):
         attention_head_dim=8,
         norm_num_groups=32,  # cross_attention_dim == CLIP hidden
     ).eval()
-    vae = tiny.vae_kl(latent_channels=4, scaling_factor=0.18215)
+    vae = tiny_parts.vae_kl(latent_channels=4, scaling_factor=0.18215)
     sched = EulerDiscreteScheduler(
         beta_start=0.00085,
         beta_end=0.012,

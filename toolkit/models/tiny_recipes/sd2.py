@@ -2,28 +2,28 @@
 UNet with linear projections and a head count per block (stabilityai/stable-diffusion-2-1's attention_head_dim
 [5, 10, 20, 20]), a GELU CLIP text tower (OpenCLIP-H), and a v-prediction DDIM scheduler as the checkpoint ships."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
 
 def openclip_text_encoder(tok, hidden: int = 32):
-    """tiny.clip_text_encoder's tower with OpenCLIP's GELU, not OpenAI CLIP's quick_gelu (SD 2's
+    """tiny_parts.clip_text_encoder's tower with OpenCLIP's GELU, not OpenAI CLIP's quick_gelu (SD 2's
     text_encoder/config.json says hidden_act "gelu")."""
     from transformers import CLIPTextModel
 
-    config = tiny.clip_text_encoder(tok, hidden=hidden).config
+    config = tiny_parts.clip_text_encoder(tok, hidden=hidden).config
     config.hidden_act = "gelu"
-    tiny.seeded()
+    tiny_parts.seeded()
     return CLIPTextModel(config).eval()
 
 
 def build_tiny(variant=None):
     from diffusers import DDIMScheduler, StableDiffusionPipeline, UNet2DConditionModel
 
-    tok = tiny.clip_tokenizer()
+    tok = tiny_parts.clip_tokenizer()
     te = openclip_text_encoder(tok)
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     unet = UNet2DConditionModel(
         sample_size=8,
         in_channels=4,
@@ -37,7 +37,7 @@ def build_tiny(variant=None):
         cross_attention_dim=32,  # == the text encoder's hidden size
         norm_num_groups=32,
     ).eval()
-    vae = tiny.vae_kl(latent_channels=4, scaling_factor=0.18215)
+    vae = tiny_parts.vae_kl(latent_channels=4, scaling_factor=0.18215)
     sched = DDIMScheduler(
         beta_start=0.00085,
         beta_end=0.012,

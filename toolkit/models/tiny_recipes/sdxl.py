@@ -1,7 +1,7 @@
 """Tiny Stable Diffusion XL: the fixture of toolkit/models/archs/sdxl.py, random weights in the real model's
 shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -9,10 +9,10 @@ SAMPLE = dict(width=64, height=64, output_ext="png")
 def build_tiny(variant=None):
     from diffusers import EulerDiscreteScheduler, StableDiffusionXLPipeline, UNet2DConditionModel
 
-    tok, tok2 = tiny.clip_tokenizer(), tiny.clip_tokenizer()
-    te = tiny.clip_text_encoder(tok, hidden=32)
-    te2 = tiny.clip_text_encoder(tok2, hidden=32, with_projection=True, projection_dim=32)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok, tok2 = tiny_parts.clip_tokenizer(), tiny_parts.clip_tokenizer()
+    te = tiny_parts.clip_text_encoder(tok, hidden=32)
+    te2 = tiny_parts.clip_text_encoder(tok2, hidden=32, with_projection=True, projection_dim=32)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     unet = UNet2DConditionModel(
         sample_size=8,
         in_channels=4,
@@ -30,7 +30,7 @@ def build_tiny(variant=None):
         projection_class_embeddings_input_dim=6 * 8 + 32,  # 6 time ids x addition_time_embed_dim + te2 projection
         cross_attention_dim=64,  # te.hidden + te2.hidden: the penultimate states are concatenated
     ).eval()
-    vae = tiny.vae_kl(latent_channels=4, scaling_factor=0.13025)
+    vae = tiny_parts.vae_kl(latent_channels=4, scaling_factor=0.13025)
     sched = EulerDiscreteScheduler(
         beta_start=0.00085,
         beta_end=0.012,

@@ -3,6 +3,7 @@ an up path deeper than the down path it mirrors (reverse_transformer_layers_per_
 ResNet without attention (mid_block_type UNetMidBlock2D)."""
 
 from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -11,7 +12,7 @@ def distilled_unet(base_unet, variant, **shape):
     """``base_unet``'s config (SDXL's tiny UNet) with ``shape`` changed, at the variant's seed."""
     from diffusers import UNet2DConditionModel
 
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     return UNet2DConditionModel.from_config(base_unet.config, **shape).eval()
 
 

@@ -1,8 +1,8 @@
 """Tiny Stable Audio Open 1.0: the fixture of toolkit/models/archs/stable_audio.py, random weights in the real
 model's shapes."""
 
-from toolkit.models import tiny
 from toolkit.models.archs.stable_audio import SAMPLE_RATE
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(duration_s=2.0, output_ext="wav")
 
@@ -16,9 +16,9 @@ def build_tiny(variant=None):
         StableAudioProjectionModel,
     )
 
-    tok = tiny.t5_tokenizer(model_max_length=128)
-    te = tiny.t5_text_encoder(tok, d_model=32)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.t5_tokenizer(model_max_length=128)
+    te = tiny_parts.t5_text_encoder(tok, d_model=32)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     # Production latent width (64) and hop; a 48-frame window (2.2 s) instead of 1024 keeps it fast.
     # global_states_input_dim = 2 x conditioning_dim (seconds start + end); cross_attention_input_dim =
     # conditioning_dim.
@@ -35,7 +35,7 @@ def build_tiny(variant=None):
         global_states_input_dim=32,
         cross_attention_input_dim=16,
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     vae = AutoencoderOobleck(
         encoder_hidden_size=8,
         downsampling_ratios=[2, 4, 4, 8, 8],
@@ -45,7 +45,7 @@ def build_tiny(variant=None):
         channel_multiples=[1] * 5,
         sampling_rate=SAMPLE_RATE,
     ).eval()
-    tiny.seeded()
+    tiny_parts.seeded()
     proj = StableAudioProjectionModel(text_encoder_dim=32, conditioning_dim=16, min_value=0, max_value=512).eval()
     # The real checkpoint's scheduler_config.json.
     sched = CosineDPMSolverMultistepScheduler(

@@ -1,7 +1,7 @@
 """Tiny Wan 2.1 text-to-video (1.3B / 14B): the fixture of toolkit/models/archs/wan21.py, random weights in the real
 model's shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
 
@@ -9,13 +9,13 @@ SAMPLE = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
 def build_tiny(variant=None):
     from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanPipeline, WanTransformer3DModel
 
-    tok = tiny.t5_tokenizer()
-    te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
-    tiny.seeded()
+    tok = tiny_parts.t5_tokenizer()
+    te = tiny_parts.t5_text_encoder(tok, d_model=32, umt5=True)
+    tiny_parts.seeded()
     vae = AutoencoderKLWan(
         base_dim=8, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1, temperal_downsample=[False, True, True]
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = WanTransformer3DModel(
         patch_size=(1, 2, 2),
         num_attention_heads=2,

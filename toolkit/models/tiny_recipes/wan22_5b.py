@@ -1,7 +1,7 @@
 """Tiny Wan 2.2 TI2V-5B (text or image to video, 720p): the fixture of toolkit/models/archs/wan22_5b.py, random
 weights in the real model's shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, num_frames=9, fps=8, output_ext="webp")
 
@@ -10,9 +10,9 @@ def build_tiny(variant=None):
     from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanPipeline, WanTransformer3DModel
 
     # Same UMT5 recipe as wan21: the real models share the text encoder, so the tiny ones do too.
-    tok = tiny.t5_tokenizer()
-    te = tiny.t5_text_encoder(tok, d_model=32, umt5=True)
-    tiny.seeded()
+    tok = tiny_parts.t5_tokenizer()
+    te = tiny_parts.t5_text_encoder(tok, d_model=32, umt5=True)
+    tiny_parts.seeded()
     # Production layout: residual VAE, 48 latent channels, patch 2 on 12 = 3 x 2 x 2 pixel channels -> 16x.
     vae = AutoencoderKLWan(
         base_dim=8,
@@ -29,7 +29,7 @@ def build_tiny(variant=None):
         scale_factor_temporal=4,
         temperal_downsample=[False, True, True],
     ).eval()
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = WanTransformer3DModel(
         patch_size=(1, 2, 2),
         num_attention_heads=2,

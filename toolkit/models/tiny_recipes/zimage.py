@@ -1,7 +1,7 @@
 """Tiny Z-Image (Turbo / base): the fixture of toolkit/models/archs/zimage.py, random weights in the real model's
 shapes."""
 
-from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -9,9 +9,9 @@ SAMPLE = dict(width=64, height=64, output_ext="png")
 def build_tiny(variant=None):
     from diffusers import FlowMatchEulerDiscreteScheduler, ZImagePipeline, ZImageTransformer2DModel
 
-    tok = tiny.qwen2_tokenizer()
-    te = tiny.qwen3_text_encoder(tok, hidden=32)
-    tiny.seeded(tiny.variant_seed(variant))
+    tok = tiny_parts.qwen2_tokenizer()
+    te = tiny_parts.qwen3_text_encoder(tok, hidden=32)
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = ZImageTransformer2DModel(
         all_patch_size=(2,),
         all_f_patch_size=(1,),
@@ -29,7 +29,7 @@ def build_tiny(variant=None):
         axes_dims=[8, 4, 4],
         axes_lens=[256, 32, 32],  # sum(axes_dims) == dim / n_heads
     ).eval()
-    vae = tiny.vae_kl(
+    vae = tiny_parts.vae_kl(
         latent_channels=16,
         use_quant_conv=False,
         use_post_quant_conv=False,

@@ -3,6 +3,7 @@ the transformer in pixel space (RGB in, 16x16 patches, the U-Net pixel head narr
 pipeline is saved without a VAE: the family runs it with its identity decoder."""
 
 from toolkit.models import tiny
+from toolkit.models.tiny_recipes import _parts as tiny_parts
 
 SAMPLE = dict(width=64, height=64, output_ext="png")
 
@@ -14,7 +15,7 @@ def build_tiny(variant=None):
 
     base = tiny.recipe_builder("zimage")(None)
     shape = {k: v for k, v in base.transformer.config.items() if not k.startswith("_")}
-    tiny.seeded(tiny.variant_seed(variant))
+    tiny_parts.seeded(tiny_parts.variant_seed(variant))
     transformer = ZImageL2PTransformer2DModel(**dict(shape, **PIXEL_SHAPE, decoder_widths=(8, 8, 8, 8))).eval()
     return ZImagePipeline(
         scheduler=base.scheduler,
