@@ -31,20 +31,6 @@ FILES_URL_PREFIX = "/api/files"  # where the UI serves the training folder (a sa
 STEP_IN_NAME = re.compile(r"_(\d{6,9})(?:_(?:high|low)_noise)?\.safetensors$")
 
 
-def list_loras(roots: list[str]) -> list[dict]:
-    """Newest first. Files that are not LoRAs (checkpoints, broken files) are left out."""
-    found, seen = [], set()
-    for root, path in safetensors_files(roots):
-        real = os.path.realpath(path)
-        if real in seen:
-            continue
-        seen.add(real)
-        entry = describe_lora(path, root)
-        if entry is not None:
-            found.append(entry)
-    return sorted(found, key=lambda e: -e["mtime"])
-
-
 def safetensors_files(roots: list[str]):
     """(root, path) of each ``.safetensors`` under the roots, up to ``MAX_FILES``."""
     count = 0
