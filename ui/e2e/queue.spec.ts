@@ -1,13 +1,17 @@
 /**
  * Runs are the engine's, not the tab's (useGeneration: `?detach=1`, `GET /requests/{id}/frames`, `GET /queue`):
  * the form stays editable while a run goes on, more runs queue behind it with their places in line, one can be
- * cancelled while it waits, and a reload mid-run re-attaches to the same run, which continues and finishes.
- * Its own engine job, started through the jobs API as the UI starts jobs.
+ * cancelled while it waits, and a reload mid-run re-attaches to the same run, which continues and finishes; waiting
+ * runs are reordered from the list, each shows an ETA from the runs the engine measured, the running one its seed,
+ * step and a thumbnail, and Cancel all empties the line. Its own engine job, started through the jobs API as the UI
+ * starts jobs.
  */
 import { type Page, expect, test } from '@playwright/test';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { TOKEN, TRAINING_FOLDER, currentStep, runStatus, screenshot, setNumber, startEngineJob, stopEngineJob, waitForStep } from './helpers';
+import {
+  TOKEN, TRAINING_FOLDER, authHeaders, currentStep, runStatus, screenshot, screenshotOf, setNumber, startEngineJob, stopEngineJob, waitForStep,
+} from './helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -110,4 +114,55 @@ test('a batch of 4 from the form: four results with consecutive seeds, each its 
   const captions = page.getByTestId('gallery-item').filter({ hasText: 'four of a kind' }).getByTestId('gallery-caption');
   await expect(captions).toHaveCount(4);
   for (const seed of [100, 101, 102, 103]) await expect(captions.filter({ hasText: `seed ${seed}` })).toHaveCount(1);
+});
+
+test('waiting runs move up, down and to the front, each with an ETA; the running one shows its seed and a thumbnail; Cancel all empties the line', async ({ request }) => {
+  // runs of tiny:sd1 at 64 px in 4 steps finished above: the engine has measured them
+  const body = (prompt: string, steps: number, seed: number, size: number) => ({
+    model: { arch: 'sd1', name_or_path: 'tiny:sd1', dtype: 'float32' },
+    sample: { prompt, width: size, height: size, num_inference_steps: steps, guidance_scale: 5, seed },
+  });
+  const queueRun = async (prompt: string, steps: number, seed: number, size = 64) => {
+    const res = await request.post(`/api/inference/generate?detach=1&job=${jobId}`, { headers: authHeaders(), data: body(prompt, steps, seed, size) });
+    expect(res.status()).toBe(202);
+    return (await res.json()).request_id as string;
+  };
+  const long = await queueRun('the long run again', 500, 77, 256); // 500 steps (the most) at 64 px end in seconds
+  await expect(page.getByTestId('queue-running')).toContainText('the long run again', { timeout: 60_000 });
+  await expect(page.getByTestId('queue-running-seed')).toHaveText('seed 77');
+  await expect(page.getByTestId('queue-running')).toContainText(/step \d+\/500/, { timeout: 60_000 });
+  await expect(page.getByTestId('queue-running-thumb')).toHaveAttribute('data-drawn', 'true', { timeout: 60_000 });
+  await expect(page.getByTestId('queue-running').getByTestId('queue-eta')).toHaveText(/^ETA \d/);
+  for (const [i, prompt] of ['first in line', 'second in line', 'third in line'].entries()) await queueRun(prompt, 4, 200 + i);
+  const items = page.getByTestId('queue-item');
+  await expect(items).toHaveCount(3);
+  for (let i = 0; i < 3; i++) await expect(items.nth(i).getByTestId('queue-eta')).toHaveText(/^ETA \d/); // measured runs: a number, not "unknown"
+  const order = () => items.evaluateAll((els) => els.map((e) => e.textContent!.match(/(first|second|third) in line/)![1]));
+
+  await items.nth(2).getByTestId('queue-move-top').click();
+  await expect.poll(order).toEqual(['third', 'first', 'second']);
+  await expect(page.getByTestId('queue-position')).toHaveText(['#1', '#2', '#3']);
+  await items.nth(0).getByTestId('queue-move-down').click();
+  await expect.poll(order).toEqual(['first', 'third', 'second']);
+  await items.nth(2).getByTestId('queue-move-up').click();
+  await expect.poll(order).toEqual(['first', 'second', 'third']);
+  await expect(items.nth(0).getByTestId('queue-move-up')).toBeDisabled();
+  await expect(items.nth(2).getByTestId('queue-move-down')).toBeDisabled();
+  // the engine's own line says the same
+  const line = await (await request.get(`/api/inference/queue?job=${jobId}`, { headers: authHeaders() })).json();
+  expect(line.pending.map((r: { prompt: string }) => r.prompt)).toEqual(['first in line', 'second in line', 'third in line']);
+  expect(line.pending.every((r: { eta_basis: string }) => r.eta_basis === 'measured')).toBe(true);
+  // a bad move is a 422 naming the field
+  const bad = await request.post(`/api/inference/queue/${line.pending[0].request_id}/move?job=${jobId}`, { headers: authHeaders(), data: { position: 0 } });
+  expect(bad.status()).toBe(422);
+  expect((await bad.json()).detail[0].loc).toEqual(['body', 'position']);
+  await screenshotOf(page.getByTestId('queue'), 'generate-queue-controls.png');
+
+  await page.getByTestId('queue-cancel-all').click();
+  await page.getByTestId('queue-cancel-all-confirm').click();
+  await expect(page.getByTestId('queue')).toHaveCount(0, { timeout: 60_000 });
+  await expect(runStatus(page)).toHaveText('cancelled', { timeout: 60_000 });
+  const after = await (await request.get(`/api/inference/queue?job=${jobId}`, { headers: authHeaders() })).json();
+  expect(after).toEqual({ running: null, pending: [] });
+  expect(resultsOf(long)).toEqual([]);
 });

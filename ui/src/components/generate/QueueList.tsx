@@ -94,69 +94,76 @@ export default function QueueList({ queue, onCancel, onMove, onCancelAll, view, 
           ))}
       </div>
       {error && <div className="mb-1 text-xs text-rose-400" data-testid="queue-error">{error}</div>}
-      <ol className="space-y-1 text-sm">
+      <ol className="space-y-1.5 text-sm">
         {running && (
-          <li className="flex min-w-0 items-center gap-2" data-testid="queue-running">
+          <li className="flex min-w-0 items-center gap-2 rounded border border-sky-900 p-1.5" data-testid="queue-running">
             {followed ? <LatentThumb view={view} latent={latent} /> : null}
-            <span className="shrink-0 rounded bg-sky-900 px-1.5 text-xs text-sky-200">running</span>
-            <span className="min-w-0 flex-1 truncate" title={running.prompt}>
-              {label(running.prompt)}
-              <span className="text-gray-500">
-                {' '}· {running.arch} · <span data-testid="queue-running-seed">seed {running.seed}</span>
-                {progress ? ` · step ${progress.step}/${progress.total}` : ` · ${running.stage}`}
-                {progress && progress.images > 1 ? ` · image ${progress.image} of ${progress.images}` : ''}
-              </span>
-            </span>
-            {runningEta && (
-              <span className="shrink-0 text-xs text-gray-400" title={runningEta.title} data-testid="queue-eta">
-                {runningEta.text}
-              </span>
-            )}
+            <div className="min-w-0 flex-1">
+              <div className="flex min-w-0 items-center gap-2">
+                <span className="shrink-0 rounded bg-sky-900 px-1.5 text-xs text-sky-200">running</span>
+                <span className="truncate" title={running.prompt}>
+                  {label(running.prompt)}
+                </span>
+              </div>
+              <div className="mt-0.5 flex flex-wrap gap-x-2 text-xs text-gray-400">
+                <span>{running.arch}</span>
+                <span data-testid="queue-running-seed">seed {running.seed}</span>
+                <span>{progress ? `step ${progress.step}/${progress.total}` : running.stage}</span>
+                {progress && progress.images > 1 ? <span>image {progress.image} of {progress.images}</span> : null}
+                {runningEta && (
+                  <span className="text-gray-300" title={runningEta.title} data-testid="queue-eta">
+                    {runningEta.text}
+                  </span>
+                )}
+              </div>
+            </div>
           </li>
         )}
         {queue.pending.map((row) => {
           const to = moveTargets(row.position, queue.pending.length);
           const eta = etaOf(row);
           return (
-            <li key={row.request_id} className="flex min-w-0 flex-wrap items-center gap-x-2 gap-y-1 sm:flex-nowrap" data-testid="queue-item" data-request-id={row.request_id}>
-              <span className="shrink-0 rounded bg-gray-800 px-1.5 text-xs text-gray-300" data-testid="queue-position">
-                #{row.position}
-              </span>
-              <span className="min-w-0 flex-1 truncate" title={row.prompt}>
-                {label(row.prompt)}
-                <span className="text-gray-500">
-                  {' '}· {row.arch} · seed {row.seed}
-                  {row.batch_count > 1 ? ` · ×${row.batch_count}` : ''}
+            <li key={row.request_id} className="min-w-0 rounded border border-gray-800 p-1.5" data-testid="queue-item" data-request-id={row.request_id}>
+              <div className="flex min-w-0 items-center gap-2">
+                <span className="shrink-0 rounded bg-gray-800 px-1.5 text-xs text-gray-300" data-testid="queue-position">
+                  #{row.position}
                 </span>
-              </span>
-              <span className="shrink-0 text-xs text-gray-400" title={eta.title} data-testid="queue-eta">
-                {eta.text}
-              </span>
-              {onMove && (
-                <span className="flex shrink-0 gap-0.5">
-                  {(['top', 'up', 'down'] as const).map((dir) => (
-                    <button
-                      key={dir}
-                      className="btn-ghost px-1.5 py-0.5 text-xs disabled:opacity-30"
-                      disabled={to[dir] === null}
-                      onClick={() => to[dir] !== null && void move(row.request_id, to[dir])}
-                      aria-label={`Move queued run ${row.position} ${dir === 'top' ? 'to the front' : dir}`}
-                      title={dir === 'top' ? 'Run next' : dir === 'up' ? 'Move up' : 'Move down'}
-                      data-testid={`queue-move-${dir}`}
-                    >
-                      {dir === 'top' ? '⤒' : dir === 'up' ? '↑' : '↓'}
-                    </button>
-                  ))}
+                <span className="truncate" title={row.prompt}>
+                  {label(row.prompt)}
                 </span>
-              )}
-              <button
-                className="btn-ghost shrink-0 px-2 py-0.5 text-xs"
-                onClick={() => onCancel(row.request_id)}
-                aria-label={`Cancel queued run ${row.position}`}
-                data-testid="queue-cancel"
-              >
-                Cancel
-              </button>
+              </div>
+              <div className="mt-0.5 flex flex-wrap items-center gap-x-2 gap-y-1 text-xs text-gray-400">
+                <span>{row.arch}</span>
+                <span>seed {row.seed}</span>
+                {row.batch_count > 1 ? <span>×{row.batch_count}</span> : null}
+                <span className="text-gray-300" title={eta.title} data-testid="queue-eta">
+                  {eta.text}
+                </span>
+                <span className="ml-auto flex shrink-0 gap-0.5">
+                  {onMove &&
+                    (['top', 'up', 'down'] as const).map((dir) => (
+                      <button
+                        key={dir}
+                        className="btn-ghost px-1.5 py-0.5 text-xs disabled:opacity-30"
+                        disabled={to[dir] === null}
+                        onClick={() => to[dir] !== null && void move(row.request_id, to[dir])}
+                        aria-label={`Move queued run ${row.position} ${dir === 'top' ? 'to the front' : dir}`}
+                        title={dir === 'top' ? 'Run next' : dir === 'up' ? 'Move up' : 'Move down'}
+                        data-testid={`queue-move-${dir}`}
+                      >
+                        {dir === 'top' ? '⤒' : dir === 'up' ? '↑' : '↓'}
+                      </button>
+                    ))}
+                  <button
+                    className="btn-ghost px-2 py-0.5 text-xs"
+                    onClick={() => onCancel(row.request_id)}
+                    aria-label={`Cancel queued run ${row.position}`}
+                    data-testid="queue-cancel"
+                  >
+                    Cancel
+                  </button>
+                </span>
+              </div>
             </li>
           );
         })}
