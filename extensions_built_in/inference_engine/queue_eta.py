@@ -167,9 +167,12 @@ def queue_etas(
         clock = left
         previous = (key.arch, key.model)
     rows = []
+    estimates: dict = {}  # a long line holds few distinct keys: each is estimated once per answer
     for req in pending:
         key, images = key_of(req)
-        per_image, basis = times.image_estimate(key, progress_key)
+        if key not in estimates:
+            estimates[key] = times.image_estimate(key, progress_key)
+        per_image, basis = estimates[key]
         run_s = None
         if per_image is not None:
             load = times.switch_load(key.arch, key.model) if previous and previous != (key.arch, key.model) else 0.0
