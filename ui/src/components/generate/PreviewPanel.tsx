@@ -146,7 +146,7 @@ export default function PreviewPanel({ view, latent, busy, onCancel, requested }
               </div>
             )}
           </div>
-          {canToggle && (
+          {canToggle && !audio && (
             <button className="btn-ghost shrink-0 bg-gray-950/70 px-2 py-0.5 text-xs" onClick={() => setPinLatent(!pinLatent)} aria-pressed={pinLatent} data-testid="show-latent">
               {pinLatent ? 'Show result' : 'Show latent'}
             </button>
