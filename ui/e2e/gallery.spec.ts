@@ -1,14 +1,17 @@
 /**
  * The gallery and its viewer on the real stack (see playwright.config.ts): three tiny:sd1 pictures, the viewer's
- * zoom, 1:1, keys, full screen and compare, deleting through the engine and, with the engine stopped, listing,
- * paging, filtering, downloading and deleting straight from disk; a video and an audio result play in the viewer.
+ * zoom, 1:1, keys, full screen and compare, deleting through the engine, a result dragged into an edit family's
+ * control-image slot (no upload) and, with the engine stopped, listing, paging, filtering, downloading and
+ * deleting straight from disk; a video and an audio result play in the viewer; search by prompt, sort by date or
+ * seed, favourites that survive a reload, and a multi-selection downloaded as one zip and deleted together.
  */
 import { type Page, expect, test } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  ENGINE_JOB_NAME, TRAINING_FOLDER, authHeaders, authedPage, ensureEngine, galleryItems, generateTiny, screenshot, screenshotOf, stopEngine,
+  ENGINE_JOB_NAME, TRAINING_FOLDER, authHeaders, authedPage, ensureEngine, galleryItems, generateTiny, runStatus, screenshot, screenshotOf, setNumber,
+  stopEngine,
 } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
@@ -163,6 +166,41 @@ test('delete through the engine: asks first, then the file and its sidecar leave
   await expect(page.locator(`[data-testid="gallery-item"][data-name="${name}"]`)).toHaveCount(0);
 });
 
+test("a result dragged onto an edit family's control-image slot is its ctrl_img as it lies, with no upload", async ({ request }) => {
+  const item = galleryItems(page).first();
+  const name = (await item.getAttribute('data-name'))!;
+  const assets = path.join(TRAINING_FOLDER, ENGINE_JOB_NAME, 'assets');
+  const uploads = () => (existsSync(assets) ? readdirSync(assets).filter((n) => !n.startsWith('.')).length : 0);
+  const uploadsBefore = uploads();
+  await page.getByTestId('arch-select').selectOption('flux_kontext');
+  await expect(page.getByTestId('model-path')).toHaveValue('tiny:flux_kontext');
+  await setNumber(page, 'width', 64);
+  await setNumber(page, 'height', 64);
+  await setNumber(page, 'num_inference_steps', 2);
+  await page.getByTestId('prompt').fill('make it blue');
+  await expect(page.getByTestId('generate')).toBeDisabled(); // its control image is required
+  await item.dragTo(page.getByTestId('ctrl-img-zone'));
+  await expect(page.getByTestId('ctrl-img-zone')).toHaveAttribute('data-ref', path.join(outputs, name));
+  await expect(page.getByTestId('ctrl-img-zone')).toContainText(`gallery result ${name}`);
+  await expect.poll(() => page.getByTestId('ctrl-img-thumb').evaluate((el: HTMLImageElement) => el.naturalWidth)).toBe(64);
+  await expect(page.getByTestId('generate')).toBeEnabled();
+  const before = readdirSync(outputs).filter((n) => n.endsWith('.json')).length;
+  await page.getByTestId('generate').click();
+  await expect(runStatus(page)).toHaveText('done', { timeout: 240_000 });
+  const made = await page.getByTestId('preview-panel').getAttribute('data-request-id');
+  await expect.poll(() => readdirSync(outputs).filter((n) => n.endsWith('.json')).length, { timeout: 30_000 }).toBe(before + 1);
+  const sidecar = JSON.parse(readFileSync(path.join(outputs, `${made}.json`), 'utf8'));
+  expect(sidecar.request.sample.ctrl_img).toBe(path.join(outputs, name)); // the file itself, by its path
+  expect(uploads()).toBe(uploadsBefore); // and nothing went through POST /assets
+  // the edit's result goes again, so the counts below are the three pictures' as before
+  const madeName = readdirSync(outputs).find((n) => n.startsWith(made!) && !n.endsWith('.json'))!;
+  expect((await request.delete(`/api/inference/outputs/${madeName}?job=${jobId}`, { headers: authHeaders() })).status()).toBe(204);
+  await page.getByTestId('ctrl-img-remove').click();
+  await page.getByTestId('arch-select').selectOption('sd1');
+  await page.reload();
+  await expect(galleryItems(page)).toHaveCount(2);
+});
+
 test('with the engine stopped the gallery still lists the results, from disk', async () => {
   const names = await galleryItems(page).evaluateAll((els) => els.map((e) => e.getAttribute('data-name')));
   await stopEngine(page);
@@ -275,4 +313,91 @@ test('offline: a video and an audio result play in the viewer', async () => {
     if (name === 'clip.mp4') await expect.poll(zoomPercent).toBeGreaterThan(100); // a video zooms like a picture
     await page.keyboard.press('Escape');
   }
+});
+
+test('offline: search by prompt words, sort by date or seed', async ({ request }) => {
+  await page.reload();
+  await expect(page.getByTestId('gallery-total')).toHaveText('33');
+  await page.getByTestId('gallery-search').fill('GREEN apples');
+  await expect(page.getByTestId('gallery-total')).toHaveText('1');
+  await expect(galleryItems(page).first().getByTestId('gallery-caption')).toContainText('three green apples');
+  await page.getByTestId('gallery-search').fill('no such words');
+  await expect(page.getByTestId('gallery-empty')).toHaveText('Nothing matches.');
+  await page.getByTestId('gallery-search').fill('');
+  await expect(page.getByTestId('gallery-total')).toHaveText('33');
+
+  const shown = () => galleryItems(page).evaluateAll((els) => els.slice(0, 3).map((e) => e.getAttribute('data-name')));
+  await page.getByTestId('gallery-sort').selectOption('seed');
+  await expect.poll(shown).toEqual(['bulk00.png', 'bulk01.png', 'bulk02.png']);
+  await page.getByTestId('gallery-sort').selectOption('seed_desc');
+  await expect(galleryItems(page).first().getByTestId('gallery-caption')).toContainText('seed 1002');
+  await page.getByTestId('gallery-sort').selectOption('oldest');
+  await expect.poll(shown).toEqual(['bulk00.png', 'bulk01.png', 'bulk02.png']);
+  await page.getByTestId('gallery-sort').selectOption('newest');
+  await expect.poll(async () => (await shown()).slice(0, 2).sort()).toEqual(['clip.mp4', 'tone.wav']); // the newest two
+  // a bad query is a 400 naming the parameter
+  for (const [query, field] of [['sort=random', 'sort'], ['favourites=maybe', 'favourites'], [`q=${'x'.repeat(501)}`, 'q']]) {
+    const res = await request.get(`/api/outputs?job=${jobId}&${query}`, { headers: authHeaders() });
+    expect(res.status(), query).toBe(400);
+    expect((await res.json()).field).toBe(field);
+  }
+});
+
+test('offline: a favourite stays one after a reload, and the favourites filter shows only those', async ({ request }) => {
+  const item = page.locator('[data-testid="gallery-item"][data-name="clip.mp4"]');
+  await expect(item).toHaveAttribute('data-favourite', 'false');
+  await item.getByTestId('gallery-favourite').click();
+  await expect(item).toHaveAttribute('data-favourite', 'true');
+  await expect(page.getByTestId('gallery-favourites-only')).toContainText('(1)');
+  await page.reload();
+  await expect(page.locator('[data-testid="gallery-item"][data-name="clip.mp4"]')).toHaveAttribute('data-favourite', 'true');
+  expect(JSON.parse(readFileSync(path.join(outputs, '.favourites.json'), 'utf8')).names).toEqual(['clip.mp4']);
+  await page.getByTestId('gallery-favourites-only').click();
+  await expect(page.getByTestId('gallery-total')).toHaveText('1');
+  await expect(galleryItems(page)).toHaveCount(1);
+  await page.getByTestId('gallery-favourites-only').click();
+  await expect(page.getByTestId('gallery-total')).toHaveText('33');
+  // the route names what is wrong with a body
+  const bad = [
+    [{ names: ['clip.mp4'] }, 'favourite', 400],
+    [{ names: [], favourite: true }, 'names', 400],
+    [{ names: ['clip.mp4', '../engine.json'], favourite: true }, 'names[1]', 400],
+    [{ names: ['gone.png'], favourite: true }, 'names[0]', 404],
+  ] as const;
+  for (const [data, field, status] of bad) {
+    const res = await request.post(`/api/outputs/favourites?job=${jobId}`, { headers: authHeaders(), data });
+    expect(res.status(), field).toBe(status);
+    expect((await res.json()).field).toBe(field);
+  }
+});
+
+test('offline: a multi-selection downloads as one zip and is deleted together', async () => {
+  await page.getByTestId('gallery-filter').selectOption('flux');
+  await expect(galleryItems(page)).toHaveCount(9);
+  const names = await galleryItems(page).evaluateAll((els) => els.slice(0, 3).map((e) => e.getAttribute('data-name')!));
+  await galleryItems(page).nth(0).getByTestId('gallery-select').check();
+  await galleryItems(page).nth(2).getByTestId('gallery-open').click({ modifiers: ['Shift'] }); // a range: 1 to 3
+  await expect(page.getByTestId('gallery-selected-count')).toHaveText('3 selected');
+  await expect(page.getByTestId('viewer')).toHaveCount(0); // selecting does not open the viewer
+  await expect(page.locator('[data-testid="gallery-item"][data-selected="true"]')).toHaveCount(3);
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('gallery-bulk-download').click()]);
+  expect(download.suggestedFilename()).toBe(`${ENGINE_JOB_NAME}-3-results.zip`);
+  const listed = spawnSync('python3', ['-c', 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; print("\\n".join(z.namelist()))', await download.path()], { encoding: 'utf8' });
+  expect(listed.stderr).toBe('');
+  const seeds = names.map((n) => Number(n.slice(4, 6)));
+  expect(listed.stdout.trim().split('\n')).toEqual(seeds.map((seed) => `bulk_${seed}_${seed}.png`));
+
+  await page.getByTestId('gallery-bulk-delete').click();
+  await page.getByTestId('gallery-bulk-delete-confirm').click();
+  await expect(page.getByTestId('gallery-notice')).toHaveText('Deleted 3.');
+  await expect(galleryItems(page)).toHaveCount(6);
+  for (const name of names) {
+    expect(existsSync(path.join(outputs, name))).toBe(false);
+    expect(existsSync(sidecarOf(name))).toBe(false);
+  }
+  await expect(page.getByTestId('gallery-selected-count')).toHaveText('0 selected');
+  await page.getByTestId('gallery-filter').selectOption('');
+  await expect(page.getByTestId('gallery-total')).toHaveText('30');
+  await screenshotOf(page.getByTestId('gallery'), 'gallery-bulk.png');
 });
