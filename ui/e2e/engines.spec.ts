@@ -1,12 +1,14 @@
 /**
  * Several engines on one box (#16): one engine job per GPU, both started from /generate; the page lists them with
  * their status, health and resident model, sends a run to the engine picked by hand, and with "Any engine" to the
- * engine that already holds the form's model. On a CPU-only box `device: auto` puts both on the CPU.
+ * engine that already holds the form's model. On a CPU-only box `device: auto` puts both on the CPU. The Jobs
+ * pages show each engine's health, resident model, queue and memory, and "Updated" is when it last answered.
  */
 import { type Page, expect, test } from '@playwright/test';
+import Database from 'better-sqlite3';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { TRAINING_FOLDER, authHeaders, authedPage, horizontalOverflow, runStatus, screenshotOf, setNumber, stopAllEngines, waitForExit } from './helpers';
+import { E2E_DIR, TRAINING_FOLDER, authHeaders, authedPage, horizontalOverflow, runStatus, screenshotOf, setNumber, stopAllEngines, waitForExit } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -139,4 +141,41 @@ test('"Any engine" sends each run to the engine that holds its model, and stays 
   await page.setViewportSize({ width: 390, height: 844 });
   await expect(option(ENGINES[1])).toBeVisible();
   expect(await horizontalOverflow(page), 'the engine list on a phone').toBeLessThanOrEqual(0);
+});
+
+test("the Jobs pages show an engine's health, resident model, queue and memory, and an Updated that is not stale", async ({ request }) => {
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  const engine = ENGINES[0];
+  // An idle engine leaves its Job row alone: make the row's own time an hour old, as a long idle spell does
+  const hourAgo = Date.now() - 3600_000;
+  const db = new Database(path.join(E2E_DIR, 'aitk_db.db'));
+  db.prepare('UPDATE Job SET updated_at = ? WHERE id = ?').run(hourAgo, engine.id);
+  db.close();
+  const row = await (await request.get(`/api/jobs?id=${engine.id}`, { headers: authHeaders() })).json();
+  expect(new Date(row.updated_at).getTime()).toBe(hourAgo);
+
+  await page.goto(`/jobs/${engine.id}`);
+  await expect(page.getByTestId('engine-job-health')).toHaveText('online · idle', { timeout: 30_000 });
+  await expect(page.getByTestId('engine-job-model')).toHaveText(`sd1 (${engine.model})`);
+  await expect(page.getByTestId('engine-job-queue')).toHaveText('0 waiting');
+  await expect(page.getByTestId('engine-job-memory')).toHaveText(/^(models \d+ MB in cpu memory|VRAM .+ used.*)$/);
+  await expect(page.getByTestId('engine-job-requests')).not.toHaveText('0');
+  await expect(page.getByTestId('job-overview')).not.toContainText('Speed'); // a training job's field, not an engine's
+  const heard = async () => Number(await page.getByTestId('job-updated').getAttribute('data-ms'));
+  await expect.poll(async () => Date.now() - (await heard()), { timeout: 10_000 }).toBeLessThan(10_000);
+  await expect(page.getByTestId('job-updated')).toContainText(/just now|\d+ s ago/);
+  await screenshotOf(page.getByTestId('job-overview'), 'jobs-engine-overview.png');
+
+  await page.goto('/jobs');
+  const listed = page.locator(`[data-testid="job-row"][data-job-id="${engine.id}"]`);
+  await expect(listed.getByTestId('job-row-info')).toHaveText(`idle · queue 0 · sd1 (${engine.model})`, { timeout: 30_000 });
+  const rowHeard = async () => Number(await listed.getByTestId('job-row-updated').getAttribute('data-ms'));
+  await expect.poll(async () => Date.now() - (await rowHeard()), { timeout: 10_000 }).toBeLessThan(10_000);
+
+  // a stopped engine: offline, and Updated is the row's own time again
+  await request.post(`/api/jobs/${ENGINES[1].id}/stop`, { headers: authHeaders() });
+  await waitForExit(ENGINES[1].name);
+  await page.goto(`/jobs/${ENGINES[1].id}`);
+  await expect(page.getByTestId('engine-job-health')).toHaveText('offline', { timeout: 30_000 });
+  await expect(page.getByTestId('engine-job-model')).toHaveText('—');
 });

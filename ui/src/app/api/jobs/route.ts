@@ -1,6 +1,6 @@
 /**
  * AI Toolkit's `/api/jobs`:
- *   GET ?id=<id>            one job (null when absent)
+ *   GET ?id=<id>            one job (null when absent); an engine job with `engine_ready`, as in the list
  *   GET ?job_ref=<ref>      the most recently updated job with that ref
  *   GET [?job_type=][&only_active=true]   {jobs: [...]}, newest first
  *   POST {id?, name, gpu_ids, job_config, job_type?, job_ref?}  create (or update with id); 409 on a taken name;
@@ -15,16 +15,23 @@ import { foreignFolderKey } from '@/server/uiFolders';
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
+type Row = NonNullable<ReturnType<typeof getJob>>;
+
+// `engine_ready`: a running engine job has written its engine.json, so a page polls its health only then
+// (before, every poll of a starting engine was a 503 in the browser's console).
+function withReady(j: Row) {
+  return isInferenceJob(j) ? { ...j, engine_ready: j.status === 'running' && readEngineJson(engineFolder(j)) !== null } : j;
+}
+
 export async function GET(req: NextRequest) {
   const q = req.nextUrl.searchParams;
-  if (q.has('id')) return Response.json(getJob(q.get('id')!));
+  if (q.has('id')) {
+    const job = getJob(q.get('id')!);
+    return Response.json(job ? withReady(job) : job);
+  }
   if (q.has('job_ref')) return Response.json(getJobByRef(q.get('job_ref')!));
   const jobs = listJobs({ jobType: q.get('job_type') || undefined, onlyActive: q.get('only_active') === 'true' });
-  // `engine_ready`: a running engine job has written its engine.json, so the page polls its health only then
-  // (before, every poll of a starting engine was a 503 in the browser's console).
-  return Response.json({
-    jobs: jobs.map((j) => (isInferenceJob(j) ? { ...j, engine_ready: j.status === 'running' && readEngineJson(engineFolder(j)) !== null } : j)),
-  });
+  return Response.json({ jobs: jobs.map(withReady) });
 }
 
 export async function POST(req: NextRequest) {
