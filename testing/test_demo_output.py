@@ -79,10 +79,22 @@ def test_ctrl_c_stops_the_engine_job_then_the_ui_and_the_output_is_short(tmp_pat
     and the demo must exit 0, having printed the page's URL and little else."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("AI_TOOLKIT_AUTH", "PYTHONWARNINGS")}
-    env.update(PORT=str(port), AITK_DB_PATH=str(tmp_path / "aitk_db.db"), AITK_TRAINING_FOLDER=str(tmp_path / "output"),
-               AITK_DEMO_LOG_DIR=str(tmp_path), OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(["bash", "scripts/demo.sh"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    env.update(
+        PORT=str(port),
+        AITK_DB_PATH=str(tmp_path / "aitk_db.db"),
+        AITK_TRAINING_FOLDER=str(tmp_path / "output"),
+        AITK_DEMO_LOG_DIR=str(tmp_path),
+        OMP_NUM_THREADS="1",
+    )
+    proc = subprocess.Popen(
+        ["bash", "scripts/demo.sh"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(line.rstrip("\n") for line in proc.stdout), daemon=True)
     reader.start()
@@ -115,6 +127,8 @@ def test_ctrl_c_stops_the_engine_job_then_the_ui_and_the_output_is_short(tmp_pat
 
     said = [line.strip() for line in lines if line.strip()]
     assert f"Open http://127.0.0.1:{port}/generate?job=" in "\n".join(said)
-    assert len(said) <= 5, said  # the build note (when it built), the URL, the Ctrl+C hint, the stop note
-    noise = [line for line in said if re.search(r"telemetry|Experiments|Route \(app\)|Next\.js|▲|✓", line, re.IGNORECASE)]
+    assert len(said) <= 5, said  # a build note (when it built), a starting note, the URL, the Ctrl+C hint, a stop note
+    noise = [
+        line for line in said if re.search(r"telemetry|Experiments|Route \(app\)|Next\.js|▲|✓", line, re.IGNORECASE)
+    ]
     assert not noise, noise

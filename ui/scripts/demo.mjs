@@ -123,6 +123,7 @@ async function stop(code) {
 }
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => void stop(0));
 
+console.log('Starting the UI and an engine on builtin:shapes…');
 try {
   await until('the UI answering', 120, async () => (await api('GET', '/api/jobs')).status === 200);
   jobId = await demoJob();
