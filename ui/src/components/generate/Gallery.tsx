@@ -276,7 +276,7 @@ export default function Gallery({ jobId, online, version, onReuse }: Props) {
                 data-testid="gallery-select"
               />
               <button
-                className={`absolute top-2 right-3 text-lg leading-none ${o.favourite ? 'text-amber-300' : 'text-gray-500 hover:text-amber-200'}`}
+                className={`absolute top-3 right-3 rounded bg-black/60 px-1 text-lg leading-none ${o.favourite ? 'text-amber-300' : 'text-gray-300 hover:text-amber-200'}`}
                 aria-pressed={Boolean(o.favourite)}
                 aria-label={o.favourite ? 'Remove from favourites' : 'Add to favourites'}
                 onClick={() => bulk(async () => (await outputs.setFavourite([o], !o.favourite), ''))}
