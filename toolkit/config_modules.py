@@ -185,6 +185,12 @@ class GenerateImageConfig:
     lyrics: str = ""
     # The engine's speed tier (toolkit/models/speed.py): lossless, fp8, cache or fast. Not an AI Toolkit key.
     speed: str = "lossless"
+    # Starting from an image (toolkit/models/from_image.py): its path, how much of it is re-noised (None: 0.75, or
+    # 1.0 with a mask), the mask (white repaints) and the mask's blur in pixels. Not AI Toolkit keys.
+    init_image: Optional[str] = None
+    strength: Optional[float] = None
+    mask: Optional[str] = None
+    mask_blur: int = 4
     # A1111's sampler name and schedule type (toolkit/samplers.py); None: the checkpoint's own scheduler.
     sampler: Optional[str] = None
     scheduler: Optional[str] = None
@@ -203,6 +209,11 @@ class GenerateImageConfig:
     @property
     def control_images(self) -> list[str]:
         return [p for p in (self.ctrl_img_1, self.ctrl_img_2, self.ctrl_img_3) if p]
+
+    @property
+    def input_images(self) -> list[str]:
+        """Every image file the request reads: control images, the start image and its mask."""
+        return self.control_images + [p for p in (self.init_image, self.mask) if p]
 
     def snap_size(self, divisibility: int, minimum: Optional[int] = None) -> None:
         """Floor width/height to what the arch can sample; AI Toolkit floors to 8 with a 64 minimum."""

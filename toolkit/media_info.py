@@ -35,6 +35,10 @@ def parameters_text(config: dict) -> str:
         ("Seed", sample.get("seed")),
         ("Size", f"{sample.get('width')}x{sample.get('height')}" if sample.get("width") else None),
         ("Frames", sample.get("num_frames") if sample.get("num_frames", 1) > 1 else None),
+        ("Denoising strength", sample.get("strength") if sample.get("init_image") else None),
+        ("Mask blur", sample.get("mask_blur") if sample.get("mask") else None),
+        ("Init image", _quoted(image_note(sample.get("init_image")))),
+        ("Mask image", _quoted(image_note(sample.get("mask")))),
         ("Model", model.get("name_or_path")),
         ("Arch", model.get("arch")),
         ("LoRA", model.get("lora_path")),
@@ -47,6 +51,21 @@ def parameters_text(config: dict) -> str:
         lines.append(f"Negative prompt: {sample['negative_prompt']}")
     lines.append(", ".join(f"{key}: {value}" for key, value in pairs if value not in (None, "")))
     return "\n".join(lines)
+
+
+def image_note(path: Optional[str]) -> Optional[str]:
+    """An input image as a file records it: its name and the first 10 hex of its sha256, so the file it started
+    from can be told apart from another of the same name."""
+    if not path:
+        return None
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            digest = hashlib.file_digest(f, "sha256").hexdigest()[:10]
+    except OSError:
+        return os.path.basename(path)
+    return f"{os.path.basename(path)} {digest}"
 
 
 def prompt_with_loras(prompt: str, loras: Optional[list]) -> str:

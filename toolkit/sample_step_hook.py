@@ -120,6 +120,21 @@ def _multistep_x0(scheduler, sample):
     return outputs[-1] if outputs[-1].shape == sample.shape else None
 
 
+def _skipped_steps(scheduler, first_timestep) -> int:
+    """Steps of the schedule an image-to-image pipeline skips (those its strength leaves out). It says so through
+    ``set_begin_index`` where the scheduler has one; DDIM and PNDM have none, and the pipeline only slices its own
+    copy of the timesteps, so the first step's timestep is looked up there (one read-back, on that step only)."""
+    if hasattr(scheduler, "set_begin_index"):
+        return getattr(scheduler, "begin_index", None) or 0
+    import torch
+
+    timesteps = getattr(scheduler, "timesteps", None)
+    if timesteps is None or not torch.is_tensor(timesteps):
+        return 0
+    found = (timesteps == torch.as_tensor(first_timestep, device=timesteps.device)).nonzero()
+    return int(found[0, 0]) if len(found) else 0
+
+
 @contextlib.contextmanager
 def step_hook(pipe, on_step: Optional[Callable[[SchedulerStep], None]], only_primary: bool = True):
     """Call ``on_step`` after each step of ``pipe.scheduler`` inside the ``with`` block.
@@ -142,9 +157,11 @@ def step_hook(pipe, on_step: Optional[Callable[[SchedulerStep], None]], only_pri
         if pred_x0 is None:
             pred_x0 = _multistep_x0(self, prev)
         timesteps = getattr(self, "timesteps", None)
+        if "skipped" not in state:
+            state["skipped"] = _skipped_steps(self, timestep)
         info = SchedulerStep(
             index=state["i"],
-            num_steps=len(timesteps) if timesteps is not None else 0,
+            num_steps=len(timesteps) - state["skipped"] if timesteps is not None else 0,
             timestep_value=timestep,
             sample=prev,
             model_output=model_output,

@@ -179,8 +179,9 @@ def _remove(path: str) -> None:
 
 
 def paths_named_by(configs: Iterable) -> set:
-    """Control-image paths the given sample configs refer to (what the quota must not delete)."""
-    return {p for gen in configs for p in getattr(gen, "control_images", []) or []}
+    """Image paths the given sample configs read (control, start and mask images): what the quota must not
+    delete."""
+    return {p for gen in configs for p in getattr(gen, "input_images", []) or []}
 
 
 __all__ = [

@@ -81,6 +81,14 @@ class SampleBody(BaseModel):
     ctrl_img_1: Optional[str] = Field(None, max_length=4096)
     ctrl_img_2: Optional[str] = Field(None, max_length=4096)
     ctrl_img_3: Optional[str] = Field(None, max_length=4096)
+    init_image: Optional[str] = Field(
+        None, max_length=4096, description="start from this image (asset id or server path): image-to-image"
+    )
+    strength: Optional[float] = Field(
+        None, ge=0, le=1, description="how much of init_image is re-noised: 0 keeps it, 1 keeps nothing (0.75)"
+    )
+    mask: Optional[str] = Field(None, max_length=4096, description="inpaint: white repaints (asset id or server path)")
+    mask_blur: int = Field(4, ge=0, le=64, description="the mask's edge blur in pixels, as A1111's")
     output_ext: Optional[str] = Field(None, max_length=8)
     output_quality: Optional[int] = Field(None, ge=0, le=100, description="jpg/webp quality (default 95)")
     speed: Literal["lossless", "fp8", "cache", "fast"] = Field(

@@ -20,6 +20,7 @@ from extensions_built_in.inference_engine.lora_library import HASHES, BadLoraTag
 from extensions_built_in.inference_engine.model_sources import ModelSources, SourceRefused
 from toolkit import samplers
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.models import from_image
 from toolkit.models.arch_tags import UnknownArchTag
 from toolkit.models.components.loading import check_qtype
 from toolkit.models.registry import UnknownArchError, get_model_class
@@ -86,7 +87,8 @@ class RequestChecks:
                 ("body", "sample", "output_ext"),
                 f"{model_class.arch} writes {', '.join(model_class.output_exts)}, not {merged.get('output_ext')!r}",
             )
-        for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3"):
+        self.check_start_image(model_class, merged)
+        for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3", "init_image", "mask"):
             if merged.get(key):
                 merged[key] = self.resolve_image_ref(merged[key], ("body", "sample", key))
         try:
@@ -96,6 +98,7 @@ class RequestChecks:
         problem = speed_problem(gen.speed, model_class, self.no_fp8)
         if problem:
             raise BadRequest(("body", "sample", "speed"), problem)
+        gen.strength = from_image.strength_of(gen)  # the default its task runs with, written into the file
         try:  # canonical names in the start frame; the run fills in the checkpoint's own where none was asked
             gen.sampler, gen.scheduler = samplers.resolve(model_class, gen.sampler, gen.scheduler)
         except samplers.SamplerError as e:
@@ -114,6 +117,19 @@ class RequestChecks:
             )
         model_class("cpu", model_config).prepare_gen_config(gen)  # snapping needs no weights
         return model_class, model_config, gen, StreamOptions(**stream)
+
+    @staticmethod
+    def check_start_image(model_class, sample: dict) -> None:
+        """A start image or mask only where the family can use it (toolkit/models/from_image.py)."""
+        tasks = from_image.tasks_of(model_class)
+        if sample.get("mask") and not sample.get("init_image"):
+            raise BadRequest(("body", "sample", "mask"), "a mask needs the image it masks: set sample.init_image")
+        if sample.get("mask") and from_image.INPAINT not in tasks:
+            raise BadRequest(("body", "sample", "mask"), f"{model_class.arch} cannot inpaint yet")
+        if sample.get("init_image") and not sample.get("mask") and from_image.IMG2IMG not in tasks:
+            raise BadRequest(
+                ("body", "sample", "init_image"), f"{model_class.arch} cannot start from an image (image-to-image) yet"
+            )
 
     def check_memory_options(self, cfg: ModelConfig) -> None:
         for flag, field_name, qtype in (("quantize", "qtype", cfg.qtype), ("quantize_te", "qtype_te", cfg.qtype_te)):

@@ -17,7 +17,7 @@ from toolkit import samplers
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import OFF_GPU, Plan, WorkingSet
-from toolkit.models import arch_tags, tiny
+from toolkit.models import arch_tags, from_image, tiny
 from toolkit.models.attention import attention_kernels
 from toolkit.models.components.loading import end_group_offload_call, import_class, load_component
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
@@ -130,6 +130,10 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
     # the A1111 name of the checkpoint's own scheduler, the default one.
     sampler_kind: ClassVar[str] = "flow"
     default_sampler: ClassVar[str] = "Euler"
+    # diffusers' image-to-image and inpainting classes for the family, built from the resident components with
+    # ``from_pipe`` when a request starts from an image (toolkit/models/from_image.py); None: it cannot yet.
+    img2img_pipeline: ClassVar[Optional[str]] = None
+    inpaint_pipeline: ClassVar[Optional[str]] = None
     sampler_names: ClassVar[Optional[tuple]] = None  # those of its kind the family's pipeline can drive (None: all)
     # Pixels made 8-bit on the GPU ("pt", toolkit/pixels.py), the same bytes as "np" (testing/test_models.py)
     pixel_output: ClassVar[str] = "pt"
@@ -140,6 +144,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
         self.dtype = self._resolve_dtype(dtype or model_config.dtype, device)
         self.parts: dict[str, Any] = {}
         self.pipeline = None
+        self._task_pipelines: dict = {}  # task -> the pipeline from_pipe made for it (task_pipeline)
         self.plan: Optional[Plan] = None  # set by the engine's memory planner; else from the config's options
         self.attention: Optional[str] = None  # the SDPA kernel tried first (engine.attention); None: PyTorch's order
         self.sample_step_hook: Optional[Callable[[SampleStep], None]] = None
@@ -181,6 +186,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
             self.print_and_status_update(f"Loading {self.arch}: {role.replace('_', ' ')}", "loading")
             self.parts[role] = self.load_component(role, comp)
         self.pipeline = self.build_pipeline()
+        self._task_pipelines = {}
         self.apply_lora()
         self.apply_offloading()
 
@@ -327,7 +333,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
     def sample_media(self, pipeline, gen: GenerateImageConfig, generator) -> GeneratedMedia:
         """One request through the pipeline: the image, frames or audio it made, as arrays. (AI Toolkit's
         ``generate_single_image`` returns one PIL image; families here override this for video and audio.)"""
-        output = pipeline(**self.pipeline_kwargs(gen), generator=generator, output_type=self.pixel_output)
+        output = pipeline(**self.call_kwargs(pipeline, gen), generator=generator, output_type=self.pixel_output)
         return self.to_media(output, gen)
 
     # ------------------------------------------------------------------ generation
@@ -346,18 +352,61 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
 
         RNG state and module placement are put back even when a hook raises (a cancel), so the next request on
         this holder with the same seed reproduces an uncancelled run byte for byte."""
-        pipeline = pipeline or self.get_generation_pipeline()
         rng = _RngState.capture()
         placement = self._placement()
         try:
             self.prepare_gen_config(gen)
-            return self._sample(pipeline, gen)
+            task = from_image.task_of(gen)
+            if task == from_image.ROUND_TRIP:
+                return self._round_trip(gen)
+            pipeline = pipeline or self.task_pipeline(task)
+            media = self._sample(pipeline, gen)
+            if task == from_image.INPAINT:  # the kept region is the input's own pixels, not a VAE round trip
+                size = (gen.width, gen.height)
+                init = from_image.rgb_image(gen.init_image, size)
+                mask = from_image.mask_image(gen.mask, size, gen.mask_blur)
+                media.image = from_image.composite(media.image, init, mask)
+            return media
         except BaseException:
             self.release_scratch()
             raise
         finally:
             rng.restore()
             self._restore_placement(placement)
+
+    def task_pipeline(self, task: str):
+        """The resident pipeline for text-to-image; for a task, diffusers' class for it made from the same
+        components (``from_pipe``: no weight loads twice), built once per holder."""
+        if task == from_image.TXT2IMG:
+            return self.get_generation_pipeline()
+        name = {from_image.IMG2IMG: self.img2img_pipeline, from_image.INPAINT: self.inpaint_pipeline}[task]
+        if name is None:
+            raise ValueError(f"{self.arch} cannot {task} (no diffusers pipeline for it)")
+        built = self._task_pipelines.get(task)
+        if built is None:
+            built = import_class(f"diffusers.{name}").from_pipe(self.get_generation_pipeline())
+            built.set_progress_bar_config(disable=True)
+            self._task_pipelines[task] = built
+        return built
+
+    def _round_trip(self, gen: GenerateImageConfig) -> GeneratedMedia:
+        """Strength 0: nothing to denoise, the input through the VAE and back."""
+        vae = self.parts["vae"]
+        image = from_image.rgb_image(gen.init_image, (gen.width, gen.height))
+        first = next(vae.parameters())
+        return GeneratedMedia("image", image=from_image.round_trip(vae, image, first.device, first.dtype))
+
+    def call_kwargs(self, pipeline, gen: GenerateImageConfig) -> dict:
+        """What ``sample_media`` passes the pipeline: the family's ``pipeline_kwargs``, and for a request that
+        starts from an image, its image, mask and strength, kept to what the task pipeline takes."""
+        kwargs = self.pipeline_kwargs(gen)
+        task = from_image.task_of(gen)
+        if task not in (from_image.IMG2IMG, from_image.INPAINT):
+            return kwargs
+        size = (gen.width, gen.height)
+        init = from_image.rgb_image(gen.init_image, size)
+        mask = from_image.mask_image(gen.mask, size, gen.mask_blur) if task == from_image.INPAINT else None
+        return from_image.task_kwargs(pipeline, gen, kwargs, init, mask)
 
     def release_scratch(self) -> None:
         """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) clear each chunk's features
@@ -477,6 +526,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
             "tiny_sample": tiny.sample(cls.arch),
             "latent": cls.latent.to_dict(),
             **samplers.describe(cls),  # samplers (the default first) and their schedule types
+            "tasks": list(from_image.tasks_of(cls)),  # txt2img, and img2img / inpaint where it can start from an image
         } | cls.picker_facts()  # group, hub_id, tags
 
 

@@ -10,6 +10,8 @@ class ChromaModel(BaseModel):
     description = "Chroma (Chroma1-HD / Base)"
     hub_id = "lodestones/Chroma1-Base"  # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx)
     pipeline_class = "ChromaPipeline"
+    # ChromaInpaintPipeline reads ``transformer.config.guidance_embeds``, which Chroma's transformer config lacks.
+    img2img_pipeline = "ChromaImg2ImgPipeline"
     components = {
         "transformer": Component("diffusers.ChromaTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.T5EncoderModel", "text_encoder"),

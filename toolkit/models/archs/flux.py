@@ -34,6 +34,7 @@ class FluxModel(BaseModel):
     # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
     hub_id = "black-forest-labs/FLUX.1-dev"
     pipeline_class = "FluxPipeline"
+    img2img_pipeline, inpaint_pipeline = "FluxImg2ImgPipeline", "FluxInpaintPipeline"
     components = {
         "transformer": Component("diffusers.FluxTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.CLIPTextModel", "text_encoder"),

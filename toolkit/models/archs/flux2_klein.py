@@ -66,6 +66,7 @@ class Flux2KleinModel(BaseModel):
 
     modality = "image"
     pipeline_class = "Flux2KleinPipeline"
+    inpaint_pipeline = "Flux2KleinInpaintPipeline"
     components = {
         "transformer": Component("diffusers.Flux2Transformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Qwen3ForCausalLM", "text_encoder"),

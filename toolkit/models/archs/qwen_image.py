@@ -15,6 +15,7 @@ class QwenImageModel(BaseModel):
     hub_id = "Qwen/Qwen-Image"
     tags = {"2512": {"hub_id": "Qwen/Qwen-Image-2512", "description": "Qwen-Image-2512 (December 2025 update)"}}
     pipeline_class = "QwenImagePipeline"
+    img2img_pipeline, inpaint_pipeline = "QwenImageImg2ImgPipeline", "QwenImageInpaintPipeline"
     components = {
         "transformer": Component("diffusers.QwenImageTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Qwen2_5_VLForConditionalGeneration", "text_encoder"),

@@ -19,6 +19,7 @@ class SD1Model(BaseModel):
     # AI Toolkit's UI offers it as sd15 (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
     hub_id = "stable-diffusion-v1-5/stable-diffusion-v1-5"
     pipeline_class = "StableDiffusionPipeline"
+    img2img_pipeline, inpaint_pipeline = "StableDiffusionImg2ImgPipeline", "StableDiffusionInpaintPipeline"
     sampler_kind = "discrete"  # epsilon prediction over the 1000-step noise table
     components = {
         "unet": Component("diffusers.UNet2DConditionModel", "unet", source="main"),

@@ -33,6 +33,7 @@ class SD3Model(BaseModel):
     # steps, guidance 7, the defaults below).
     hub_id = "stabilityai/stable-diffusion-3-medium-diffusers"
     pipeline_class = "StableDiffusion3Pipeline"
+    img2img_pipeline, inpaint_pipeline = "StableDiffusion3Img2ImgPipeline", "StableDiffusion3InpaintPipeline"
     components = {
         "transformer": Component("diffusers.SD3Transformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.CLIPTextModelWithProjection", "text_encoder"),

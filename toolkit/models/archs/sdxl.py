@@ -24,6 +24,7 @@ class SDXLModel(BaseModel):
     # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
     hub_id = "stabilityai/stable-diffusion-xl-base-1.0"
     pipeline_class = "StableDiffusionXLPipeline"
+    img2img_pipeline, inpaint_pipeline = "StableDiffusionXLImg2ImgPipeline", "StableDiffusionXLInpaintPipeline"
     sampler_kind = "discrete"
     components = {
         "unet": Component("diffusers.UNet2DConditionModel", "unet", source="main"),

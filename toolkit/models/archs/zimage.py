@@ -31,6 +31,7 @@ class ZImageModel(BaseModel):
         },
     }
     pipeline_class = "ZImagePipeline"
+    img2img_pipeline, inpaint_pipeline = "ZImageImg2ImgPipeline", "ZImageInpaintPipeline"
     components = {
         "transformer": Component("diffusers.ZImageTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Qwen3Model", "text_encoder"),

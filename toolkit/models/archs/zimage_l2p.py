@@ -17,6 +17,7 @@ from toolkit.models.pixel_space import PIXEL_LATENT, preview_pixels
 
 class ZImageL2PModel(ZImageModel):
     arch = "zimage_l2p"
+    img2img_pipeline = inpaint_pipeline = None  # pixel space: no VAE to encode a start into
     description = "Z-Image L2P (pixel space)"
     group = "image"
     # Z-Image's 8-bit measurements were taken on its latent-space transformer; this one is not measured.

@@ -1,0 +1,198 @@
+"""Starting from an image (toolkit/models/from_image.py): image-to-image at a strength and inpainting a masked
+region, on every family that declares diffusers' task pipelines, and through the engine.
+
+Tiny checkpoints have random VAEs whose encodings are near zero, so on them only the mechanics can be checked
+(what runs, how many steps, what is kept); how close a result stays to its input is measured on builtin:shapes,
+whose VAE and UNet are trained."""
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from testing.stream_contract import body_for
+from testing.test_models import gen_config
+from toolkit.config_modules import GenerateImageConfig, ModelConfig
+from toolkit.media_info import PARAMETERS, read_info
+from toolkit.models import from_image
+from toolkit.models.registry import ARCHS, get_model_class
+
+TASK_FAMILIES = sorted(a for a in ARCHS if from_image.tasks_of(get_model_class(a)) != (from_image.TXT2IMG,))
+STEPS = 10
+
+
+def test_the_families_that_start_from_an_image_are_these():
+    """Written out so that a family gaining or losing a task pipeline is a reviewed change."""
+    img2img = [a for a in TASK_FAMILIES if get_model_class(a).img2img_pipeline]
+    inpaint = [a for a in TASK_FAMILIES if get_model_class(a).inpaint_pipeline]
+    assert img2img == ["chroma", "flux", "qwen_image", "sd1", "sd2", "sd3", "sdxl", "ssd", "vega", "zimage"]
+    assert inpaint == [
+        *("flux", "flux2_klein_4b", "flux2_klein_9b", "qwen_image", "sd1", "sd2", "sd3", "sdxl", "ssd", "vega"),
+        "zimage",
+    ]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("inputs")
+    rng = np.random.default_rng(0)
+    Image.fromarray(rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)).save(folder / "init.png")
+    mask = np.zeros((64, 64), np.uint8)
+    mask[16:48, 16:48] = 255
+    Image.fromarray(mask).save(folder / "mask.png")
+    return folder
+
+
+@pytest.fixture(scope="module", params=TASK_FAMILIES)
+def model(request, tiny_cache):
+    m = get_model_class(request.param)("cpu", ModelConfig(name_or_path=f"tiny:{request.param}", arch=request.param))
+    m.load_model()
+    return m
+
+
+def test_each_task_runs_the_steps_its_strength_leaves_and_keeps_what_it_must(model, inputs, tmp_path):
+    steps = []
+    model.sample_step_hook = lambda s: steps.append((s.step, s.num_steps))
+    init, mask = str(inputs / "init.png"), str(inputs / "mask.png")
+
+    def run(**kw):
+        steps.clear()
+        return model.generate_media(gen_config(model, tmp_path, num_inference_steps=STEPS, **kw)).image
+
+    try:
+        text_to_image = run()
+        assert steps[-1] == (STEPS - 1, STEPS)
+        parts = dict(model.parts)
+        if model.img2img_pipeline:
+            for strength in (0.3, 0.6):
+                out = run(init_image=init, strength=strength)
+                ran = int(STEPS * strength)
+                assert steps[-1] == (ran - 1, ran) and out.shape == text_to_image.shape  # progress counts what runs
+            # nothing of the input is left at strength 1: text-to-image, the same picture for the same seed
+            assert np.array_equal(run(init_image=init, strength=1.0), text_to_image)
+            # nothing to denoise at 0: the input through the VAE and back, with no step taken
+            vae = model.parts["vae"]
+            first = next(vae.parameters())
+            expected = from_image.round_trip(vae, Image.open(init).convert("RGB"), first.device, first.dtype)
+            assert np.array_equal(run(init_image=init, strength=0.0), expected) and steps == []
+        if model.inpaint_pipeline:
+            out = run(init_image=init, mask=mask, mask_blur=0)
+            original = np.asarray(Image.open(init).convert("RGB"))
+            inside = np.asarray(Image.open(mask)) == 255
+            assert np.array_equal(out[~inside], original[~inside])  # the kept region is the input's own pixels
+            assert np.abs(out[inside].astype(int) - original[inside]).mean() > 5
+            blurred = run(init_image=init, mask=mask, mask_blur=4)
+            band = np.zeros_like(inside)
+            band[4:60, 4:60] = True  # 3 blur radii around the 32 px square: outside it the input is untouched
+            assert np.array_equal(blurred[~band], original[~band])
+        assert all(model.parts[role] is module for role, module in parts.items())  # from_pipe: nothing loaded
+    finally:
+        model.sample_step_hook = None
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory):
+    """builtin:shapes (trained), a red circle on blue it drew, and a mask over the circle."""
+    m = get_model_class("sd1")("cpu", ModelConfig(name_or_path="builtin:shapes", arch="sd1", dtype="float32"))
+    m.load_model()
+    folder = tmp_path_factory.mktemp("shapes")
+    source = shapes_gen(m, folder, seed=3)
+    Image.fromarray(source).save(folder / "source.png")
+    red = _colour(source, "red")
+    assert red.sum() > 200, "builtin:shapes drew no red circle to start from"
+    ys, xs = np.nonzero(red)
+    mask = np.zeros(red.shape, np.uint8)
+    mask[max(0, ys.min() - 4) : ys.max() + 5, max(0, xs.min() - 4) : xs.max() + 5] = 255
+    Image.fromarray(mask).save(folder / "mask.png")
+    return m, folder, source, mask == 255
+
+
+def shapes_gen(m, folder, prompt="a red circle on a blue background", **kw):
+    settings = dict(
+        prompt=prompt, width=64, height=64, num_inference_steps=20, guidance_scale=5, output_folder=str(folder)
+    )
+    return m.generate_media(GenerateImageConfig(**(settings | kw))).image
+
+
+def _colour(image, name):
+    r, g, b = (image[..., i].astype(int) for i in range(3))
+    return {"red": (r > 150) & (g < 100) & (b < 100), "green": (g > 120) & (r < 120) & (b < 120)}.get(
+        name, (b > 150) & (r < 100) & (g < 100)
+    )
+
+
+def test_on_a_trained_model_strength_sets_how_close_the_result_stays_to_its_input(shapes):
+    m, folder, source, _ = shapes
+    init = str(folder / "source.png")
+
+    def distance(image):
+        return float(np.abs(image.astype(int) - source).mean())
+
+    text_to_image = distance(shapes_gen(m, folder, seed=9))
+    at = {s: distance(shapes_gen(m, folder, seed=9, init_image=init, strength=s)) for s in (0.0, 0.3, 0.6)}
+    assert at[0.0] < 2  # the trained VAE's round trip
+    assert at[0.3] < text_to_image / 3 and at[0.0] < at[0.3] < at[0.6] < text_to_image, (at, text_to_image)
+
+
+def test_the_demo_model_inpaints_a_green_square_where_its_red_circle_was(shapes):
+    """The held-out check: the circle masked, the prompt changed, and blue left everywhere else."""
+    m, folder, source, inside = shapes
+    init, mask = str(folder / "source.png"), str(folder / "mask.png")
+    out = shapes_gen(m, folder, prompt="a green square on a blue background", seed=5, init_image=init, mask=mask)
+    assert _colour(out, "red").sum() == 0
+    assert (_colour(out, "green") & inside).sum() > 0.3 * inside.sum()
+    kept_blue = _colour(out, "blue") & ~inside
+    assert kept_blue.sum() >= 0.95 * (_colour(source, "blue") & ~inside).sum()
+
+
+def test_the_engine_takes_a_start_image_and_mask_and_writes_them_into_the_file(engine_server, inputs):
+    client = engine_server.client
+    init, mask = client.upload_asset(str(inputs / "init.png")), client.upload_asset(str(inputs / "mask.png"))
+    assert "inpaint" in next(m for m in client.models() if m["arch"] == "sd1")["tasks"]
+    answer = client.generate_wait(body_for("sd1", steps=4, seed=3, init_image=init["id"], mask=mask["id"]))
+    text = read_info(answer["result"]["path"])[PARAMETERS]
+    assert "Denoising strength: 1.0, Mask blur: 4, Init image: " in text and "Mask image: " in text
+    sidecar = json.loads(pathlib.Path(answer["result"]["path"]).with_suffix(".json").read_text())
+    assert sidecar["config"]["sample"]["strength"] == 1.0  # the default a mask runs with, recorded
+    varied = client.generate_wait(body_for("sd1", steps=4, seed=3, init_image=init["id"]))
+    assert "Denoising strength: 0.75" in read_info(varied["result"]["path"])[PARAMETERS]
+
+
+@pytest.mark.parametrize(
+    "sample,field,says",
+    [
+        ({"mask": "x"}, "mask", "needs the image it masks"),
+        ({"init_image": "0" * 32}, "init_image", "unknown asset"),
+        ({"init_image": "../../etc/passwd"}, "init_image", None),
+        ({"strength": 1.5, "init_image": "x"}, "strength", None),
+        ({"mask_blur": -1}, "mask_blur", None),
+    ],
+)
+def test_bad_start_images_are_422s_naming_the_field(engine_server, sample, field, says):
+    import httpx
+
+    r = httpx.post(
+        f"{engine_server.url}/generate",
+        json=body_for("sd1", **sample),
+        headers={"Authorization": f"Bearer {engine_server.TOKEN}"},
+        timeout=60,
+    )
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"]
+    assert any(d["loc"][-1] == field for d in detail), detail
+    assert says is None or says in str(detail)
+
+
+def test_a_family_without_a_task_pipeline_refuses_a_start_image_by_name(engine_server, inputs):
+    import httpx
+
+    asset = engine_server.client.upload_asset(str(inputs / "init.png"))
+    r = httpx.post(
+        f"{engine_server.url}/generate",
+        json=body_for("pixart", init_image=asset["id"]),
+        headers={"Authorization": f"Bearer {engine_server.TOKEN}"},
+        timeout=60,
+    )
+    assert r.status_code == 422 and "pixart cannot start from an image" in r.text
