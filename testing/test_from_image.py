@@ -196,3 +196,75 @@ def test_a_family_without_a_task_pipeline_refuses_a_start_image_by_name(engine_s
         timeout=60,
     )
     assert r.status_code == 422 and "pixart cannot start from an image" in r.text
+
+
+def test_outpaint_grows_the_canvas_and_keeps_the_input_where_it_was(shapes):
+    m, folder, source, _ = shapes
+    margins = {"left": 16, "right": 0, "top": 8, "bottom": 8}
+    gen = GenerateImageConfig(
+        prompt="a red circle on a blue background",
+        width=80,  # what the engine's checks set from the input's size and the margins (set_canvas)
+        height=80,
+        num_inference_steps=8,
+        guidance_scale=5,
+        seed=1,
+        output_folder=str(folder),
+        init_image=str(folder / "source.png"),
+        outpaint=margins,
+        mask_blur=2,
+    )
+    out = m.generate_media(gen).image
+    assert out.shape == (80, 80, 3)
+    # the input sits at (16, 8), untouched beyond the seam (2 px into it) and its blur (3 radii)
+    assert np.array_equal(out[8 + 8 : 8 + 64 - 8, 16 + 8 : 16 + 64], source[8:56, 8:64])
+    fill = np.pad(source, ((8, 8), (16, 0), (0, 0)), mode="edge")  # the start the margins were given
+    assert np.abs(out[:, :10].astype(int) - fill[:, :10]).mean() > 3  # and the sampler repainted them
+
+
+def test_the_engine_upscales_and_outpaints_from_the_start_images_size(engine_server, inputs):
+    client = engine_server.client
+    init = client.upload_asset(str(inputs / "init.png"))
+    up = client.generate_wait(body_for("sd1", steps=4, init_image=init["id"], upscale={"factor": 2}))
+    assert (up["result"]["width"], up["result"]["height"]) == (128, 128)
+    assert "Denoising strength: 0.35" in read_info(up["result"]["path"])[PARAMETERS]  # the refine's default
+    grown = client.generate_wait(body_for("sd1", steps=4, init_image=init["id"], outpaint={"left": 32, "top": 16}))
+    assert (grown["result"]["width"], grown["result"]["height"]) == (96, 80)
+
+
+@pytest.mark.parametrize(
+    "sample,loc,says",
+    [
+        ({"upscale": {"factor": 2}}, ["sample", "upscale"], "needs the image"),
+        ({"outpaint": {"left": 8}}, ["sample", "outpaint"], "needs the image"),
+        ({"upscale": {"factor": 9}}, ["sample", "upscale", "factor"], None),
+        ({"outpaint": {"left": -1}}, ["sample", "outpaint", "left"], None),
+    ],
+)
+def test_bad_canvases_are_422s_naming_the_field(engine_server, sample, loc, says):
+    import httpx
+
+    r = httpx.post(
+        f"{engine_server.url}/generate",
+        json=body_for("sd1", **sample),
+        headers={"Authorization": f"Bearer {engine_server.TOKEN}"},
+        timeout=60,
+    )
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"]
+    assert any(d["loc"][1 : 1 + len(loc)] == loc for d in detail), detail
+    assert says is None or says in str(detail)
+
+
+def test_an_upscaler_model_is_refused_by_name_and_a_huge_canvas_too(engine_server, inputs):
+    import httpx
+
+    asset = engine_server.client.upload_asset(str(inputs / "init.png"))
+    headers = {"Authorization": f"Bearer {engine_server.TOKEN}"}
+    for sample, loc in (
+        ({"upscale": {"factor": 2, "model": "4x-UltraSharp.pth"}}, ["sample", "upscale", "model"]),
+        ({"outpaint": {"left": 2048, "right": 2048}}, ["sample", "outpaint"]),
+    ):
+        r = httpx.post(
+            f"{engine_server.url}/generate", json=body_for("sd1", init_image=asset["id"], **sample), headers=headers
+        )
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"][1:] == loc, r.text

@@ -191,6 +191,8 @@ class GenerateImageConfig:
     strength: Optional[float] = None
     mask: Optional[str] = None
     mask_blur: int = 4
+    outpaint: Optional[dict] = None  # left, right, top, bottom: pixels the canvas grows by (the new area repainted)
+    upscale: Optional[float] = None  # the factor the input is resized by before it is refined
     # A1111's sampler name and schedule type (toolkit/samplers.py); None: the checkpoint's own scheduler.
     sampler: Optional[str] = None
     scheduler: Optional[str] = None

@@ -62,6 +62,26 @@ class ModelBody(BaseModel):
         return self
 
 
+class OutpaintBody(BaseModel):
+    """Pixels the canvas grows by on each side; the new area is repainted (inpainting with it as the mask)."""
+
+    model_config = ConfigDict(extra="forbid")
+    left: int = Field(0, ge=0, le=2048)
+    right: int = Field(0, ge=0, le=2048)
+    top: int = Field(0, ge=0, le=2048)
+    bottom: int = Field(0, ge=0, le=2048)
+
+
+class UpscaleBody(BaseModel):
+    """init_image resized by ``factor`` and refined by image-to-image at the new size (A1111's hires fix)."""
+
+    model_config = ConfigDict(extra="forbid")
+    factor: float = Field(2.0, gt=1, le=4)
+    model: Optional[str] = Field(None, max_length=1024, description="an upscaler model file: not served yet (422)")
+    strength: Optional[float] = Field(None, ge=0, le=1, description="the refine's strength (0.35)")
+    steps: Optional[int] = Field(None, ge=1, le=500, description="the refine's steps (the request's)")
+
+
 class SampleBody(BaseModel):
     """AI Toolkit's GenerateImageConfig keys; omitted values take the arch's defaults (see GET /models)."""
 
@@ -89,6 +109,8 @@ class SampleBody(BaseModel):
     )
     mask: Optional[str] = Field(None, max_length=4096, description="inpaint: white repaints (asset id or server path)")
     mask_blur: int = Field(4, ge=0, le=64, description="the mask's edge blur in pixels, as A1111's")
+    outpaint: Optional[OutpaintBody] = None
+    upscale: Optional[UpscaleBody] = None
     output_ext: Optional[str] = Field(None, max_length=8)
     output_quality: Optional[int] = Field(None, ge=0, le=100, description="jpg/webp quality (default 95)")
     speed: Literal["lossless", "fp8", "cache", "fast"] = Field(

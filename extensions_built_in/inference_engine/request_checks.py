@@ -43,6 +43,9 @@ class StreamOptions:
     downsample: int = 1
 
 
+MAX_CANVAS = 4096  # the largest side a request may ask for (SampleBody's width and height)
+
+
 class RequestChecks:
     def __init__(
         self,
@@ -91,6 +94,7 @@ class RequestChecks:
         for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3", "init_image", "mask"):
             if merged.get(key):
                 merged[key] = self.resolve_image_ref(merged[key], ("body", "sample", key))
+        self.set_canvas(merged)
         try:
             gen = GenerateImageConfig(**merged)
         except (TypeError, ValueError) as e:
@@ -124,11 +128,43 @@ class RequestChecks:
         tasks = from_image.tasks_of(model_class)
         if sample.get("mask") and not sample.get("init_image"):
             raise BadRequest(("body", "sample", "mask"), "a mask needs the image it masks: set sample.init_image")
-        if sample.get("mask") and from_image.INPAINT not in tasks:
-            raise BadRequest(("body", "sample", "mask"), f"{model_class.arch} cannot inpaint yet")
-        if sample.get("init_image") and not sample.get("mask") and from_image.IMG2IMG not in tasks:
+        repaint = next((k for k in ("mask", "outpaint") if sample.get(k)), None)
+        if repaint and from_image.INPAINT not in tasks:
+            raise BadRequest(("body", "sample", repaint), f"{model_class.arch} cannot inpaint (or outpaint) yet")
+        if sample.get("init_image") and not repaint and from_image.IMG2IMG not in tasks:
             raise BadRequest(
                 ("body", "sample", "init_image"), f"{model_class.arch} cannot start from an image (image-to-image) yet"
+            )
+
+    @staticmethod
+    def set_canvas(sample: dict) -> None:
+        """An outpaint or an upscale sets the result's size from the start image's; an upscale's own strength and
+        steps are the request's."""
+        outpaint, upscale = sample.get("outpaint"), sample.pop("upscale", None)
+        if not (outpaint or upscale):
+            return
+        field = "outpaint" if outpaint else "upscale"
+        if not sample.get("init_image"):
+            raise BadRequest(
+                ("body", "sample", field), f"{field} needs the image it starts from: set sample.init_image"
+            )
+        if upscale and upscale.get("model"):
+            raise BadRequest(
+                ("body", "sample", "upscale", "model"),
+                "upscaler models are not served yet: leave upscale.model out to resize with Lanczos, then refine",
+            )
+        factor = upscale["factor"] if upscale else None
+        width, height = from_image.canvas_size(sample["init_image"], outpaint, factor)
+        if max(width, height) > MAX_CANVAS:
+            raise BadRequest(("body", "sample", field), f"the result would be {width}x{height}; at most {MAX_CANVAS}")
+        sample.update(width=width, height=height, upscale=factor)
+        if upscale:
+            sample.update(
+                {
+                    k: v
+                    for k, v in (("strength", upscale.get("strength")), ("num_inference_steps", upscale.get("steps")))
+                    if v is not None
+                }
             )
 
     def check_memory_options(self, cfg: ModelConfig) -> None:

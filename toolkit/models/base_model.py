@@ -362,10 +362,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
             pipeline = pipeline or self.task_pipeline(task)
             media = self._sample(pipeline, gen)
             if task == from_image.INPAINT:  # the kept region is the input's own pixels, not a VAE round trip
-                size = (gen.width, gen.height)
-                init = from_image.rgb_image(gen.init_image, size)
-                mask = from_image.mask_image(gen.mask, size, gen.mask_blur)
-                media.image = from_image.composite(media.image, init, mask)
+                media.image = from_image.composite(media.image, *from_image.start_images(gen))
             return media
         except BaseException:
             self.release_scratch()
@@ -403,10 +400,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
         task = from_image.task_of(gen)
         if task not in (from_image.IMG2IMG, from_image.INPAINT):
             return kwargs
-        size = (gen.width, gen.height)
-        init = from_image.rgb_image(gen.init_image, size)
-        mask = from_image.mask_image(gen.mask, size, gen.mask_blur) if task == from_image.INPAINT else None
-        return from_image.task_kwargs(pipeline, gen, kwargs, init, mask)
+        return from_image.task_kwargs(pipeline, gen, kwargs, *from_image.start_images(gen))
 
     def release_scratch(self) -> None:
         """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) clear each chunk's features

@@ -6,6 +6,9 @@ the one its settings ask for (``task_of``). Where the result leaves the request 
 strength 0 is the input through the VAE and back, strength 1 without a mask is text-to-image (nothing of the input
 is left to start from, and the seed then gives the same picture as text-to-image does).
 
+Outpainting is inpainting on a grown canvas (the new margins are the mask); an upscale is image-to-image at a
+larger size: the input resized (Lanczos) and refined at a low strength, A1111's "hires fix" on any image.
+
 Inpainting composites the result over the input through the blurred mask, as A1111 does ("apply overlay"): the
 pixels outside the mask are the input's own, not a VAE round trip of them.
 """
@@ -24,9 +27,9 @@ def task_of(gen) -> str:
     """What a request asks for, from its settings (``GenerateImageConfig``)."""
     if not gen.init_image:
         return TXT2IMG
-    if gen.mask:
+    if gen.mask or gen.outpaint:
         return INPAINT
-    strength = 0.75 if gen.strength is None else gen.strength
+    strength = strength_of(gen)
     if strength <= 0:
         return ROUND_TRIP
     return TXT2IMG if strength >= 1 else IMG2IMG
@@ -67,6 +70,57 @@ def mask_image(path: str, size: tuple, blur: int):
     return mask.filter(ImageFilter.GaussianBlur(blur)) if blur > 0 else mask
 
 
+def start_images(gen) -> tuple:
+    """(input, mask or None) at the request's size: the input resized to it (an upscale's first half), or for
+    an outpaint the input on its grown canvas with the new margins as the mask (with any mask drawn too)."""
+    size = (gen.width, gen.height)
+    if gen.outpaint:
+        init, mask = outpainted(gen.init_image, gen.outpaint, size, gen.mask_blur)
+        if gen.mask:
+            from PIL import ImageChops
+
+            mask = ImageChops.lighter(mask, mask_image(gen.mask, size, gen.mask_blur))
+        return init, mask
+    return rgb_image(gen.init_image, size), (mask_image(gen.mask, size, gen.mask_blur) if gen.mask else None)
+
+
+def outpainted(path: str, margins: dict, size: tuple, blur: int) -> tuple:
+    """The input with ``margins`` (left, right, top, bottom pixels) added around it, filled by extending its edge
+    pixels (a start the sampler repaints), scaled to ``size``; the mask is white over the margins and reaches
+    ``blur`` pixels into the input, so the seam is repainted too."""
+    from PIL import Image, ImageFilter
+
+    with Image.open(path) as img:
+        pixels = np.asarray(img.convert("RGB"))
+    left, right, top, bottom = (int(margins.get(k, 0)) for k in ("left", "right", "top", "bottom"))
+    canvas = np.pad(pixels, ((top, bottom), (left, right), (0, 0)), mode="edge")
+    mask = np.full(canvas.shape[:2], 255, np.uint8)
+    h, w = pixels.shape[:2]
+    inner = blur if blur > 0 else 0
+    mask[
+        top + inner * (top > 0) : top + h - inner * (bottom > 0),
+        left + inner * (left > 0) : left + w - inner * (right > 0),
+    ] = 0
+    init, mask_img = Image.fromarray(canvas), Image.fromarray(mask)
+    if init.size != size:  # the engine snapped the canvas to the family's divisibility
+        init, mask_img = init.resize(size, Image.LANCZOS), mask_img.resize(size, Image.LANCZOS)
+    return init, mask_img.filter(ImageFilter.GaussianBlur(blur)) if blur > 0 else mask_img
+
+
+def canvas_size(path: str, outpaint: Optional[dict], upscale: Optional[float]) -> tuple:
+    """The result's size an outpaint or an upscale asks for, from the input's (its header only)."""
+    from PIL import Image
+
+    with Image.open(path) as img:
+        width, height = img.size
+    if upscale:
+        width, height = round(width * upscale), round(height * upscale)
+    if outpaint:
+        width += int(outpaint.get("left", 0)) + int(outpaint.get("right", 0))
+        height += int(outpaint.get("top", 0)) + int(outpaint.get("bottom", 0))
+    return width, height
+
+
 def composite(result: np.ndarray, init, mask) -> np.ndarray:
     """The generated pixels where the mask is white, the input's where it is black, blended in between."""
     weight = np.asarray(mask, dtype=np.float32)[..., None] / 255.0
@@ -77,9 +131,7 @@ def composite(result: np.ndarray, init, mask) -> np.ndarray:
 def task_kwargs(pipeline, gen, kwargs: dict, init, mask=None) -> dict:
     """The family's text-to-image arguments with the task's added, kept to what the task pipeline's ``__call__``
     takes (SD's img2img has no width or height: the image's size is the result's)."""
-    added = {"image": init, "strength": 1.0 if gen.strength is None and mask is not None else gen.strength}
-    if added["strength"] is None:
-        added["strength"] = 0.75
+    added = {"image": init, "strength": strength_of(gen)}
     if mask is not None:
         added["mask_image"] = mask
     takes = set(inspect.signature(type(pipeline).__call__).parameters)
@@ -103,10 +155,12 @@ def round_trip(vae, image, device, dtype) -> np.ndarray:
 
 
 def strength_of(gen) -> Optional[float]:
-    """The strength a file records: the request's, or the default its task ran with."""
-    task = task_of(gen)
-    if task == TXT2IMG:
+    """The strength a file records: the request's, or the default its task runs with (an upscale refines at
+    A1111's hires-fix-like 0.35, an inpaint repaints fully)."""
+    if not gen.init_image:
         return None
     if gen.strength is not None:
         return gen.strength
-    return 1.0 if task == INPAINT else 0.75
+    if gen.mask or gen.outpaint:
+        return 1.0
+    return 0.35 if gen.upscale else 0.75
