@@ -240,11 +240,66 @@ def test_edit_refusals_name_the_parameter(client):
     one = ("a.png", checks.png_bytes(), "image/png")
     mask = ("m.png", checks.png_bytes(), "image/png")
     checks.expect_400(lambda: client.images.edit(model=KONTEXT, image=one, mask=mask, prompt="x"), "mask")
-    checks.expect_400(lambda: client.images.edit(model=ALIAS, image=one, prompt="x"), "image")
+    checks.expect_400(lambda: client.images.edit(model="pixart:tiny:pixart", image=one, prompt="x"), "image")
+    checks.expect_400(lambda: client.images.edit(model="chroma:tiny:chroma", image=one, mask=mask, prompt="x"), "mask")
     checks.expect_400(lambda: client.images.edit(model=KONTEXT, image=[one, one], prompt="x"), "image")
     not_an_image = ("a.png", b"GIF89a" + b"\0" * 64, "image/png")
     body = checks.expect_400(lambda: client.images.edit(model=KONTEXT, image=not_an_image, prompt="x"), "image")
     assert body["code"] == "invalid_image"
+
+
+def alpha_mask(size=(48, 40), hole=(8, 8, 32, 24)) -> bytes:
+    """OpenAI's kind of mask: opaque everywhere but a transparent rectangle, the part to repaint."""
+    import io
+
+    from PIL import Image
+
+    img = Image.new("RGBA", size, (0, 0, 0, 255))
+    img.paste((0, 0, 0, 0), hole)
+    out = io.BytesIO()
+    img.save(out, format="PNG")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("model", [ALIAS, "sd1:builtin:shapes"])
+def test_an_edit_with_a_mask_inpaints_the_transparent_part_and_without_one_starts_from_the_image(engine, client, model):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    image = ("a.png", checks.png_bytes(), "image/png")  # 48x40
+    extra = {"num_inference_steps": 4}
+    r = client.images.edit(
+        model=model,
+        image=image,
+        mask=("m.png", alpha_mask(), "image/png"),
+        prompt="a green square",
+        response_format="url",
+        extra_body=extra,
+    )
+    sample = sidecar(engine, r.data[0].url)["config"]["sample"]
+    assert sample["init_image"] and sample["mask"] and sample["strength"] == 1.0
+    out = np.asarray(Image.open(io.BytesIO(fetch_with(engine.TOKEN)(r.data[0].url))).convert("RGB"))
+    original = np.asarray(Image.open(io.BytesIO(checks.png_bytes())).convert("RGB"))
+    assert out.shape == original.shape  # the image's size: size was left to auto
+    assert np.array_equal(out[36:, :], original[36:, :])  # opaque in the mask, and past its blur: kept
+    assert np.abs(out[12:20, 12:28].astype(int) - original[12:20, 12:28]).mean() > 3  # transparent: repainted
+    varied = client.images.edit(
+        model=model, image=image, prompt="a green square", response_format="url", extra_body=extra
+    )
+    sample = sidecar(engine, varied.data[0].url)["config"]["sample"]
+    assert sample["init_image"] and not sample.get("mask") and sample["strength"] == 0.75
+
+
+def test_a_mask_without_transparency_or_of_another_size_is_refused_by_name(client):
+    one = ("a.png", checks.png_bytes(), "image/png")
+    opaque = ("m.png", checks.png_bytes(), "image/png")  # RGB: no alpha to say what to repaint
+    body = checks.expect_400(lambda: client.images.edit(model=ALIAS, image=one, mask=opaque, prompt="x"), "mask")
+    assert body["code"] == "invalid_mask" and "alpha" in body["message"]
+    small = ("m.png", alpha_mask(size=(16, 16), hole=(0, 0, 8, 8)), "image/png")
+    body = checks.expect_400(lambda: client.images.edit(model=ALIAS, image=one, mask=small, prompt="x"), "mask")
+    assert "16x16" in body["message"]
 
 
 def test_edit_form_without_an_image_or_with_an_unknown_field(engine):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import io
 import json
 import os
 import time
@@ -47,6 +48,7 @@ from extensions_built_in.inference_engine.request_checks import BadRequest
 from extensions_built_in.inference_engine.request_queue import QueueFull
 from extensions_built_in.inference_engine.stream import FrameStream
 from extensions_built_in.inference_engine.uploads import NotMultipart, UploadTooLarge, read_form
+from toolkit.models import from_image
 
 PREFIX = "/v1/"
 KEEPALIVE_S = 1.0  # an SSE comment after this long without an event: proxies see bytes while a request waits
@@ -188,11 +190,29 @@ async def edits(request: Request, engine: EngineDep):
     control image(s), uploaded and checked as ``POST /assets`` does."""
     fields, images, mask = await read_edit_form(request)
     choice = choose(engine, fields.model)
-    if mask is not None:
-        raise OpenAIError(400, f"{choice.model_class.arch} takes no mask: edits here follow the prompt", "mask")
-    plan_images(fields, choice, ["-"] * len(images), kind="image_edit")  # refuse before storing anything
+    masked = "-" if mask is not None else None
+    plan_images(fields, choice, ["-"] * len(images), kind="image_edit", mask=masked)  # refuse before storing
+    start_size = image_size(images[0])
+    if mask is not None:  # OpenAI's mask: transparent repaints; the engine's: white repaints
+        try:
+            mask = from_image.alpha_mask_png(mask, start_size)
+        except ValueError as e:
+            raise OpenAIError(400, f"Invalid mask: {e}", "mask", "invalid_mask") from None
     refs = [await store_image(engine, data) for data in images]
-    return await run(engine, plan_images(fields, choice, refs, kind="image_edit"), request)
+    mask_ref = await store_image(engine, mask) if mask is not None else None
+    plan = plan_images(fields, choice, refs, kind="image_edit", mask=mask_ref, start_size=start_size)
+    return await run(engine, plan, request)
+
+
+def image_size(data: bytes) -> Optional[tuple]:
+    """An upload's width and height from its header (None: not an image; storing it says why)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            return img.size
+    except (UnidentifiedImageError, OSError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------------------------------------- running

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from extensions_built_in.inference_engine.model_aliases import ModelChoice
 from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS
+from toolkit.models import from_image
 
 MAX_SEED = 2**32 - 1
 MAX_STEPS = 500
@@ -112,16 +113,30 @@ class ImagePlan:
     seeds: list[int] = field(default_factory=list)
 
 
-def plan_images(body: ImageOptions, choice: ModelChoice, images: list[str] = (), kind: str = "image_generation"):
-    """The engine requests for ``body``; ``OpenAIError`` (400, naming the parameter) where it cannot be run."""
+def plan_images(
+    body: ImageOptions,
+    choice: ModelChoice,
+    images: list[str] = (),
+    kind: str = "image_generation",
+    mask: Optional[str] = None,
+    start_size: Optional[tuple] = None,
+):
+    """The engine requests for ``body``; ``OpenAIError`` (400, naming the parameter) where it cannot be run.
+
+    An edit on an edit family (Kontext, Qwen-Image-Edit) hands it the images as its control images; on any other
+    family that can start from an image, the image is where sampling starts (image-to-image) and the mask, if
+    sent, what it repaints (inpainting), at the image's size unless ``size`` names one."""
     cls = choice.model_class
-    check_family(cls, choice.id, kind, len(images))
+    check_family(cls, choice.id, kind, len(images), mask is not None)
+    start = kind == "image_edit" and not cls.control_images
     for name in UNSUPPORTED:
         if getattr(body, name) is not None:
             raise OpenAIError(400, f"'{name}' is not supported: this engine makes still images only", name)
     if body.background == "transparent":
         raise OpenAIError(400, f"{cls.arch} has no transparent output; use background 'opaque' or 'auto'", "background")
     width, height = parse_size(body.size, choice)
+    if start and start_size and body.size in (None, "auto"):
+        width, height = start_size
     fmt = body.output_format or "png"
     sample = dict(choice.sample) | {"prompt": body.prompt, "width": width, "height": height}
     sample |= {"num_inference_steps": body.num_inference_steps or steps_for(body.quality, choice)}
@@ -131,8 +146,13 @@ def plan_images(body: ImageOptions, choice: ModelChoice, images: list[str] = (),
     for key in ("negative_prompt", "guidance_scale"):
         if getattr(body, key) is not None:
             sample[key] = getattr(body, key)
-    for i, ref in enumerate(images):
-        sample[f"ctrl_img_{i + 1}"] = ref
+    if start:
+        sample["init_image"] = images[0]
+        if mask:
+            sample["mask"] = mask
+    else:
+        for i, ref in enumerate(images):
+            sample[f"ctrl_img_{i + 1}"] = ref
     seeds = seeds_for(body.seed, choice, body.n or 1)
     streaming = bool(body.stream)
     partials = (body.partial_images or 0) if streaming else 0
@@ -152,8 +172,9 @@ def plan_images(body: ImageOptions, choice: ModelChoice, images: list[str] = (),
     )
 
 
-def check_family(cls, model_id: str, kind: str, images: int) -> None:
-    """Images only; edits only for families that take an input image, and no more images than they use."""
+def check_family(cls, model_id: str, kind: str, images: int, masked: bool = False) -> None:
+    """Images only; edits only for families that take an input image or start from one, no more images than they
+    use, and a mask only where the family inpaints."""
     if cls.modality != "image":
         raise OpenAIError(
             400,
@@ -166,15 +187,34 @@ def check_family(cls, model_id: str, kind: str, images: int) -> None:
     if kind == "image_generation" and cls.control_images:
         raise OpenAIError(400, f"{cls.arch} edits an input image: use POST /v1/images/edits", "model")
     if kind == "image_edit" and not most:
-        raise OpenAIError(400, f"{cls.arch} takes no input image; edit with {edit_families()}", "image")
+        tasks = from_image.tasks_of(cls)
+        if masked and from_image.INPAINT not in tasks:
+            raise OpenAIError(400, f"{cls.arch} cannot inpaint; send no mask, or use {inpaint_families()}", "mask")
+        if not masked and from_image.IMG2IMG not in tasks:
+            raise OpenAIError(400, f"{cls.arch} takes no input image; edit with {edit_families()}", "image")
+        if images > 1:
+            raise OpenAIError(400, f"{cls.arch} starts from one image; {images} were sent", "image")
+        return
+    if kind == "image_edit" and masked:
+        raise OpenAIError(400, f"{cls.arch} takes no mask: edits here follow the prompt", "mask")
     if kind == "image_edit" and images > most:
         raise OpenAIError(400, f"{cls.arch} uses at most {most} input image(s); {images} were sent", "image")
 
 
 def edit_families() -> str:
+    """Families an edit can go to: the edit models, and those that start from an image."""
     from toolkit.models.registry import ARCHS, get_model_class
 
-    return ", ".join(a for a in ARCHS if get_model_class(a).control_images and get_model_class(a).modality == "image")
+    def edits(cls) -> bool:
+        return cls.modality == "image" and (cls.control_images or from_image.IMG2IMG in from_image.tasks_of(cls))
+
+    return ", ".join(a for a in ARCHS if edits(get_model_class(a)))
+
+
+def inpaint_families() -> str:
+    from toolkit.models.registry import ARCHS, get_model_class
+
+    return ", ".join(a for a in ARCHS if from_image.INPAINT in from_image.tasks_of(get_model_class(a)))
 
 
 def parse_size(size: Optional[str], choice: ModelChoice) -> tuple[int, int]:
@@ -274,8 +314,10 @@ def bad_request_param(loc: tuple) -> Optional[str]:
     name = str(loc[-1]) if loc else ""
     if name in ("width", "height"):
         return "size"
-    if name.startswith("ctrl_img"):
+    if name.startswith("ctrl_img") or name == "init_image":
         return "image"
+    if name == "mask":
+        return "mask"
     if name == "output_ext":
         return "output_format"
     if "model" in loc:

@@ -121,6 +121,27 @@ def canvas_size(path: str, outpaint: Optional[dict], upscale: Optional[float]) -
     return width, height
 
 
+def alpha_mask_png(data: bytes, size: Optional[tuple]) -> bytes:
+    """OpenAI's edit mask (a PNG whose transparent pixels are to be repainted, the image's size) as this engine's
+    (white repaints), PNG bytes. ``ValueError`` says why one cannot be used."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            if "A" not in img.getbands():
+                raise ValueError("it has no alpha channel (transparent pixels mark what to repaint)")
+            if size and img.size != tuple(size):
+                raise ValueError(f"it is {img.size[0]}x{img.size[1]}, the image {size[0]}x{size[1]}")
+            alpha = img.getchannel("A")
+    except (UnidentifiedImageError, OSError) as e:
+        raise ValueError(f"not a PNG: {e}") from None
+    out = io.BytesIO()
+    Image.eval(alpha, lambda a: 255 - a).save(out, format="PNG")
+    return out.getvalue()
+
+
 def composite(result: np.ndarray, init, mask) -> np.ndarray:
     """The generated pixels where the mask is white, the input's where it is black, blended in between."""
     weight = np.asarray(mask, dtype=np.float32)[..., None] / 255.0
