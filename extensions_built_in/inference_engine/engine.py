@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import queue
-import statistics
 import threading
 import time
 import traceback
@@ -20,17 +19,18 @@ from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
 from extensions_built_in.inference_engine.denoiser_compile import DenoiserCompile, cache_dir
+from extensions_built_in.inference_engine.engine_line import EngineLine
 from extensions_built_in.inference_engine.errors import EngineBusy, OutputInUse
 from extensions_built_in.inference_engine.latent_preview import LatentSender, shrink_tensor
 from extensions_built_in.inference_engine.metrics import EngineMetrics
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from extensions_built_in.inference_engine.model_sources import ModelSources, operator_sources
 from extensions_built_in.inference_engine.outputs import Outputs
-from extensions_built_in.inference_engine.queue_eta import Progress, RunTimes, queue_etas, run_key
+from extensions_built_in.inference_engine.queue_eta import Progress, RunTimes
 from extensions_built_in.inference_engine.request import Request
 from extensions_built_in.inference_engine.request_checks import RequestChecks
 from extensions_built_in.inference_engine.request_memory import RequestMemory, free_after_oom
-from extensions_built_in.inference_engine.request_queue import QueueFull, RequestQueue
+from extensions_built_in.inference_engine.request_queue import RequestQueue
 from extensions_built_in.inference_engine.resident import LoadFailed, ResidentModel
 from extensions_built_in.inference_engine.saver import ResultSaver
 from extensions_built_in.inference_engine.settings import EngineSettings
@@ -53,7 +53,7 @@ INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step w
 FILES_URL_PREFIX = "/api/files"  # where the UI serves the output folder (a result's ``url``)
 
 
-class Engine:
+class Engine(EngineLine):  # the line's server-side operations: engine_line.py
     def __init__(
         self,
         settings: EngineSettings,
@@ -171,84 +171,8 @@ class Engine:
         frames.emit("status", stage="queued", message="Waiting in queue", position=position)
         return req
 
-    def refusal_if_full(self) -> Optional[QueueFull]:
-        """The 429 a new request would get now, decided before its body is read or checked: under overload
-        most requests are refused, and reading, validating and planning each only to refuse it took the HTTP
-        thread's time from the streams it serves."""
-        if not self.queue.full():
-            return None
-        return QueueFull(self.queue.max_pending, self._retry_after_s())
-
-    def position_field(self, req: Request) -> dict:
-        """``{"position": n}`` while queued (1-based place in line), ``{}`` once it runs."""
-        position = self.queue.position(req.id)
-        return {} if position is None else {"position": position}
-
-    def _retry_after_s(self) -> int:
-        """A full queue's ``Retry-After``: roughly one request's time, from the latest finished one."""
-        recent = [r.timings.get("total_s") for r in list(self._recent)[-8:] if r.timings.get("total_s")]
-        return max(1, min(60, round(statistics.median(recent)))) if recent else 5
-
     def new_request_id(self) -> str:
         return uuid.uuid4().hex
-
-    def cancel(self, request_id: str) -> Optional[str]:
-        """'cancelled' (was queued, now removed), 'cancelling' (running; stops at the next step) or None."""
-        req = self.queue.remove(request_id)
-        running = self.running if self.running and self.running.id == request_id else None
-        if req is not None:
-            req.cancelled.set()
-            req.stream.finish(False, "cancelled", "Cancelled while queued")
-            self._announce_positions()
-            return "cancelled"
-        if running is not None:
-            running.cancelled.set()
-            return "cancelling"
-        if any(r.id == request_id for r in list(self._recent)):
-            return "finished"
-        return None
-
-    def move(self, request_id: str, position: int) -> Optional[int]:
-        """A waiting request to ``position`` (1-based; past the end: last); its new place, or None when it is not
-        waiting. Every waiting stream hears its new place at once."""
-        place = self.queue.move(request_id, position)
-        if place is not None:
-            self._announce_positions()
-        return place
-
-    def cancel_all(self, include_running: bool = True) -> dict:
-        """Every waiting request cancelled at once (and the running one stopped at its next step, unless
-        ``include_running`` is false); what was cancelled."""
-        waiting = self.queue.clear()
-        for req in waiting:
-            req.cancelled.set()
-            req.stream.finish(False, "cancelled", "Cancelled while queued")
-        running = self.running if include_running else None
-        if running is not None:
-            running.cancelled.set()
-        return {"cancelled": [r.id for r in waiting], "cancelling": running.id if running is not None else None}
-
-    def find_request(self, request_id: str) -> Optional[Request]:
-        """Queued, running, or among the last finished (``_recent``): what ``GET /requests/{id}/frames`` reaches."""
-        return next((r for r in reversed(self._recent) if r.id == request_id), None)
-
-    def open_streams(self) -> list[Request]:
-        return [r for r in list(self._recent) if not r.stream.drained]
-
-    def queue_snapshot(self) -> dict:
-        """``GET /queue``: the rows, each with its ETA fields (queue_eta.py), the running one with its progress."""
-        running, pending = self.queue.snapshot()
-        holder = self.holder
-        resident = (holder.arch, holder.model_config.name_or_path) if holder is not None else None
-        running_eta, pending_eta = queue_etas(self.run_times, running, pending, self._run_key, resident)
-        return {
-            "running": running.queue_row(0) | running_eta if running else None,
-            "pending": [r.queue_row(i + 1) | eta for i, (r, eta) in enumerate(zip(pending, pending_eta))],
-        }
-
-    @staticmethod
-    def _run_key(req: Request) -> tuple:
-        return run_key(req.model_class.arch, req.model.name_or_path, req.sample), req.batch_count
 
     def health(self) -> dict:
         busy, queued = self.running is not None, len(self.queue)
@@ -347,10 +271,6 @@ class Engine:
                 reply.put((True, fn()))
             except Exception as e:  # handed back to the caller's thread
                 reply.put((False, e))
-
-    def _announce_positions(self) -> None:
-        for req, position in self.queue.positions():
-            req.stream.emit("status", stage="queued", message="Waiting in queue", position=position)
 
     def _execute(self, req: Request) -> None:
         started = time.monotonic()
