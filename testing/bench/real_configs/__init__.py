@@ -5,10 +5,17 @@ its tiny checkpoint. Every entry names its source (the model card repository and
 checks the configs against on meta tensors, so a wrong width or depth fails on a CPU, not after GPU time.
 """
 
-from testing.bench.real_configs import audio_hunyuan, image, image_aitk_new, image_large, video
+from testing.bench.real_configs import audio_hunyuan, image, image_aitk_new, image_large, video, video_av
 
-REAL = {**image.REAL, **image_large.REAL, **video.REAL, **audio_hunyuan.REAL, **image_aitk_new.REAL}
-PARAMS = {**image.PARAMS, **image_large.PARAMS, **video.PARAMS, **audio_hunyuan.PARAMS, **image_aitk_new.PARAMS}
+REAL = {**image.REAL, **image_large.REAL, **video.REAL, **video_av.REAL, **audio_hunyuan.REAL, **image_aitk_new.REAL}
+PARAMS = {
+    **image.PARAMS,
+    **image_large.PARAMS,
+    **video.PARAMS,
+    **video_av.PARAMS,
+    **audio_hunyuan.PARAMS,
+    **image_aitk_new.PARAMS,
+}
 
 # What a one-layer CPU build (``build_real(..., depth=1)``) needs beyond capping layer counts and feed-forward
 # widths: values that count layers under another name, and widths inside one component narrowed where the real
