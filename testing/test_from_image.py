@@ -268,3 +268,24 @@ def test_an_upscaler_model_is_refused_by_name_and_a_huge_canvas_too(engine_serve
             f"{engine_server.url}/generate", json=body_for("sd1", init_image=asset["id"], **sample), headers=headers
         )
         assert r.status_code == 422 and r.json()["detail"][0]["loc"][1:] == loc, r.text
+
+
+@pytest.mark.parametrize("arch,variant", [("sd1", "inpainting"), ("flux", "fill")])
+def test_an_inpainting_checkpoint_runs_every_request_through_its_fill_pipeline(
+    arch, variant, inputs, tmp_path, tiny_cache
+):
+    """SD's 9-channel inpainting UNets and FLUX.1 Fill load as their family; their denoiser takes the mask and the
+    masked image, so text-to-image repaints a blank canvas whole, and an inpaint keeps what is not masked."""
+    m = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}/{variant}", arch=arch))
+    m.load_model()
+    assert m.fills() and m.task_for(gen_config(m, tmp_path)) == from_image.INPAINT
+    text_to_image = m.generate_media(gen_config(m, tmp_path, num_inference_steps=3)).image
+    assert text_to_image.shape == (64, 64, 3)
+    init, mask = str(inputs / "init.png"), str(inputs / "mask.png")
+    out = m.generate_media(gen_config(m, tmp_path, num_inference_steps=3, init_image=init, mask=mask, mask_blur=0))
+    inside = np.asarray(Image.open(mask)) == 255
+    assert np.array_equal(out.image[~inside], np.asarray(Image.open(init).convert("RGB"))[~inside])
+    assert type(m._task_pipelines["fill"]).__name__ == m.fill_pipeline
+    plain = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
+    plain.load_model()
+    assert not plain.fills()

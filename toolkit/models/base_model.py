@@ -134,6 +134,10 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
     # ``from_pipe`` when a request starts from an image (toolkit/models/from_image.py); None: it cannot yet.
     img2img_pipeline: ClassVar[Optional[str]] = None
     inpaint_pipeline: ClassVar[Optional[str]] = None
+    # A dedicated inpainting checkpoint of the family (SD's 9-channel UNets, Flux Fill): the denoiser's input
+    # channels that mark one, and the pipeline that feeds them; every request on one runs through it.
+    fill_channels: ClassVar[Optional[int]] = None
+    fill_pipeline: ClassVar[Optional[str]] = None
     sampler_names: ClassVar[Optional[tuple]] = None  # those of its kind the family's pipeline can drive (None: all)
     # Pixels made 8-bit on the GPU ("pt", toolkit/pixels.py), the same bytes as "np" (testing/test_models.py)
     pixel_output: ClassVar[str] = "pt"
@@ -356,13 +360,13 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
         placement = self._placement()
         try:
             self.prepare_gen_config(gen)
-            task = from_image.task_of(gen)
+            task = self.task_for(gen)
             if task == from_image.ROUND_TRIP:
                 return self._round_trip(gen)
             pipeline = pipeline or self.task_pipeline(task)
             media = self._sample(pipeline, gen)
             if task == from_image.INPAINT:  # the kept region is the input's own pixels, not a VAE round trip
-                media.image = from_image.composite(media.image, *from_image.start_images(gen))
+                media.image = from_image.composite(media.image, *from_image.start_images(gen, whole=True))
             return media
         except BaseException:
             self.release_scratch()
@@ -371,12 +375,27 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
             rng.restore()
             self._restore_placement(placement)
 
+    def fills(self) -> bool:
+        """Whether the resident checkpoint is an inpainting one (its denoiser takes the mask and the masked image)."""
+        denoiser = next((self.parts[r] for r, c in self.components.items() if c.source == "main"), None)
+        channels = getattr(getattr(denoiser, "config", None), "in_channels", None)
+        return self.fill_channels is not None and channels == self.fill_channels
+
+    def task_for(self, gen: GenerateImageConfig) -> str:
+        """The request's task; on an inpainting checkpoint every request is an inpaint (text-to-image repaints a
+        blank canvas whole, image-to-image the whole input), as A1111 runs them."""
+        task = from_image.task_of(gen)
+        return from_image.INPAINT if self.fills() and task != from_image.ROUND_TRIP else task
+
     def task_pipeline(self, task: str):
         """The resident pipeline for text-to-image; for a task, diffusers' class for it made from the same
         components (``from_pipe``: no weight loads twice), built once per holder."""
         if task == from_image.TXT2IMG:
             return self.get_generation_pipeline()
-        name = {from_image.IMG2IMG: self.img2img_pipeline, from_image.INPAINT: self.inpaint_pipeline}[task]
+        if task == from_image.INPAINT and self.fills():
+            task, name = "fill", self.fill_pipeline
+        else:
+            name = {from_image.IMG2IMG: self.img2img_pipeline, from_image.INPAINT: self.inpaint_pipeline}[task]
         if name is None:
             raise ValueError(f"{self.arch} cannot {task} (no diffusers pipeline for it)")
         built = self._task_pipelines.get(task)
@@ -397,10 +416,10 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
         """What ``sample_media`` passes the pipeline: the family's ``pipeline_kwargs``, and for a request that
         starts from an image, its image, mask and strength, kept to what the task pipeline takes."""
         kwargs = self.pipeline_kwargs(gen)
-        task = from_image.task_of(gen)
+        task = self.task_for(gen)
         if task not in (from_image.IMG2IMG, from_image.INPAINT):
             return kwargs
-        return from_image.task_kwargs(pipeline, gen, kwargs, *from_image.start_images(gen))
+        return from_image.task_kwargs(pipeline, gen, kwargs, *from_image.start_images(gen, whole=task == "inpaint"))
 
     def release_scratch(self) -> None:
         """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) clear each chunk's features

@@ -70,10 +70,18 @@ def mask_image(path: str, size: tuple, blur: int):
     return mask.filter(ImageFilter.GaussianBlur(blur)) if blur > 0 else mask
 
 
-def start_images(gen) -> tuple:
+def start_images(gen, whole: bool = False) -> tuple:
     """(input, mask or None) at the request's size: the input resized to it (an upscale's first half), or for
-    an outpaint the input on its grown canvas with the new margins as the mask (with any mask drawn too)."""
+    an outpaint the input on its grown canvas with the new margins as the mask (with any mask drawn too).
+    ``whole``: an inpaint with no input or no mask (an inpainting checkpoint's text- or image-to-image) repaints
+    a mid-gray canvas, or the whole input."""
+    from PIL import Image
+
     size = (gen.width, gen.height)
+    if whole and not gen.init_image:
+        return Image.new("RGB", size, (127, 127, 127)), Image.new("L", size, 255)
+    if whole and not (gen.mask or gen.outpaint):
+        return rgb_image(gen.init_image, size), Image.new("L", size, 255)
     if gen.outpaint:
         init, mask = outpainted(gen.init_image, gen.outpaint, size, gen.mask_blur)
         if gen.mask:
@@ -152,7 +160,7 @@ def composite(result: np.ndarray, init, mask) -> np.ndarray:
 def task_kwargs(pipeline, gen, kwargs: dict, init, mask=None) -> dict:
     """The family's text-to-image arguments with the task's added, kept to what the task pipeline's ``__call__``
     takes (SD's img2img has no width or height: the image's size is the result's)."""
-    added = {"image": init, "strength": strength_of(gen)}
+    added = {"image": init, "strength": 1.0 if strength_of(gen) is None else strength_of(gen)}
     if mask is not None:
         added["mask_image"] = mask
     takes = set(inspect.signature(type(pipeline).__call__).parameters)

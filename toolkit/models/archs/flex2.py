@@ -25,6 +25,7 @@ class Flex2Model(FluxModel):
     arch = "flex2"
     # Its transformer takes control and inpaint channels of its own: Flux's task pipelines do not feed them.
     img2img_pipeline = inpaint_pipeline = None
+    fill_channels = fill_pipeline = None
     description = "Flex.2 preview (FLUX.1-based; optional control image, or an RGBA image to inpaint its clear area)"
     hub_id = "ostris/Flex.2-preview"  # AI Toolkit's UI default for flex2 (ui/src/app/jobs/new/options.tsx)
     # Optional: an RGB image goes to the control slot; an image with transparent pixels is an inpainting source

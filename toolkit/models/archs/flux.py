@@ -35,6 +35,8 @@ class FluxModel(BaseModel):
     hub_id = "black-forest-labs/FLUX.1-dev"
     pipeline_class = "FluxPipeline"
     img2img_pipeline, inpaint_pipeline = "FluxImg2ImgPipeline", "FluxInpaintPipeline"
+    # FLUX.1 Fill: 64 packed latent channels + 64 of the masked image + 256 of the mask (8x8, 2x2-packed)
+    fill_channels, fill_pipeline = 384, "FluxFillPipeline"
     components = {
         "transformer": Component("diffusers.FluxTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.CLIPTextModel", "text_encoder"),

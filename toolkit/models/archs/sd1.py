@@ -20,6 +20,7 @@ class SD1Model(BaseModel):
     hub_id = "stable-diffusion-v1-5/stable-diffusion-v1-5"
     pipeline_class = "StableDiffusionPipeline"
     img2img_pipeline, inpaint_pipeline = "StableDiffusionImg2ImgPipeline", "StableDiffusionInpaintPipeline"
+    fill_channels, fill_pipeline = 9, "StableDiffusionInpaintPipeline"  # 4 latent + 1 mask + 4 masked-image
     sampler_kind = "discrete"  # epsilon prediction over the 1000-step noise table
     components = {
         "unet": Component("diffusers.UNet2DConditionModel", "unet", source="main"),

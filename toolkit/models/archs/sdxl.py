@@ -25,6 +25,7 @@ class SDXLModel(BaseModel):
     hub_id = "stabilityai/stable-diffusion-xl-base-1.0"
     pipeline_class = "StableDiffusionXLPipeline"
     img2img_pipeline, inpaint_pipeline = "StableDiffusionXLImg2ImgPipeline", "StableDiffusionXLInpaintPipeline"
+    fill_channels, fill_pipeline = 9, "StableDiffusionXLInpaintPipeline"  # 4 latent + 1 mask + 4 masked-image
     sampler_kind = "discrete"
     components = {
         "unet": Component("diffusers.UNet2DConditionModel", "unet", source="main"),

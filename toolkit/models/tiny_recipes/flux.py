@@ -15,7 +15,8 @@ def build_tiny(variant=None):
     tiny_parts.seeded(tiny_parts.variant_seed(variant))
     tr = FluxTransformer2DModel(
         patch_size=1,
-        in_channels=64,
+        in_channels=384 if variant == "fill" else 64,  # Flux Fill: + masked-image latents (64) + the mask (256)
+        out_channels=64,
         num_layers=1,
         num_single_layers=1,
         attention_head_dim=16,

@@ -14,7 +14,7 @@ def build_tiny(variant=None):
     tiny_parts.seeded(tiny_parts.variant_seed(variant))
     unet = UNet2DConditionModel(
         sample_size=8,
-        in_channels=4,
+        in_channels=9 if variant == "inpainting" else 4,  # an inpainting UNet: + mask + masked-image latents
         out_channels=4,
         layers_per_block=1,
         block_out_channels=(32, 64),
