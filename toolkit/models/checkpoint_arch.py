@@ -145,12 +145,16 @@ def _denoiser_config(folder: str) -> dict:
 
 
 def pipeline_archs() -> dict:
-    """Pipeline class -> the families that load it, in the registry's order."""
+    """Pipeline class -> the families that load it, in the registry's order. A family's task pipelines count too:
+    an inpainting checkpoint's folder names ``StableDiffusionInpaintPipeline`` or ``FluxFillPipeline``."""
     from toolkit.models.registry import ARCHS, get_model_class
 
     out: dict = {}
     for arch in ARCHS:
-        out.setdefault(get_model_class(arch).pipeline_class, []).append(arch)
+        cls = get_model_class(arch)
+        for name in (cls.pipeline_class, cls.fill_pipeline, cls.inpaint_pipeline, cls.img2img_pipeline):
+            if name and arch not in out.get(name, []):
+                out.setdefault(name, []).append(arch)
     return out
 
 
