@@ -64,6 +64,9 @@ export interface ParametersSettings {
   sampler?: string;
   /** the engine's schedule type ('karras'), from A1111's label ('Karras') */
   scheduler?: string;
+  /** `Denoising strength` (image-to-image, inpainting) and `Mask blur` */
+  strength?: number;
+  mask_blur?: number;
 }
 
 /** A1111's "Schedule type" labels, and the names ComfyUI users type, as the engine's schedule types. */
@@ -82,6 +85,10 @@ function num(value: string | undefined, integer: boolean): number | undefined {
   return Number.isFinite(n) && (!integer || Number.isInteger(n)) ? n : undefined;
 }
 
+function inRange(n: number | undefined, lo: number, hi: number): number | undefined {
+  return n !== undefined && n >= lo && n <= hi ? n : undefined;
+}
+
 /** The settings a generate form can take from the text (unknown or malformed values are left out). */
 export function parametersSettings(text: string): ParametersSettings {
   const { prompt, negative_prompt, pairs } = parseParameters(text);
@@ -94,6 +101,8 @@ export function parametersSettings(text: string): ParametersSettings {
     ['width', size ? Number(size[1]) : undefined],
     ['height', size ? Number(size[2]) : undefined],
     ['num_frames', num(pairs.Frames, true)],
+    ['strength', inRange(num(pairs['Denoising strength'], false), 0, 1)],
+    ['mask_blur', inRange(num(pairs['Mask blur'], true), 0, 64)],
   ];
   for (const [key, value] of fields) if (value !== undefined) (out as unknown as Record<string, unknown>)[key] = value;
   if (pairs.Model) out.model = pairs.Model;

@@ -76,7 +76,12 @@ export interface ArchInfo {
   /** A1111-named samplers, the family's default first, with the schedule types each takes (older engines: none) */
   samplers?: SamplerInfo[];
   default_sampler?: string;
+  /** what the family can start from (GET /models `tasks`; older engines: none, text-to-image only) */
+  tasks?: Task[];
 }
+
+/** txt2img; img2img: `sample.init_image` with `strength`; inpaint: with `mask` or `outpaint` too */
+export type Task = 'txt2img' | 'img2img' | 'inpaint';
 
 export interface SamplerInfo {
   name: string;

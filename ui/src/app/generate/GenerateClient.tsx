@@ -5,6 +5,8 @@ import Gallery from '@/components/generate/Gallery';
 import GenerateForm from '@/components/generate/GenerateForm';
 import PreviewPanel from '@/components/generate/PreviewPanel';
 import QueueList from '@/components/generate/QueueList';
+import { archChoice } from '@/components/generate/archOptions';
+import { isImageResult, namesEngineFiles, takesStartImage, tasksOf, upscaleBody } from '@/components/generate/fromImage';
 import { fromConfig } from '@/components/generate/restore';
 import { type GenerateFormState, useGenerateForm } from '@/components/generate/useGenerateForm';
 import { useEngineHandoff } from '@/hooks/useEngineHandoff';
@@ -15,7 +17,7 @@ import { apiJson } from '@/utils/api';
 import { pickEngine } from '@/utils/pickEngine';
 import type { ArchInfo, OutputEntry } from '@/utils/types';
 
-type GenerateBody = NonNullable<ReturnType<GenerateFormState['body']>>;
+type GenerateBody = NonNullable<ReturnType<GenerateFormState['body']>> | NonNullable<ReturnType<typeof upscaleBody>>;
 
 export default function GenerateClient({ initialJobId }: { initialJobId: string | null }) {
   const engines = useEngines(initialJobId);
@@ -41,10 +43,10 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
 
   const generate = (body: GenerateBody) => {
     if (!engines.anyEngine) return void submitHere(body);
-    // control images are this engine's files: uploads to its assets, or results of its gallery reused
-    const hasControls = form.sample.ctrl_imgs.some(Boolean);
+    // control images, start images and masks are this engine's files: uploads to its assets, or its results
+    const hasControls = namesEngineFiles(body.sample);
     const pick = pickEngine(engines.candidates, body.model, hasControls ? jobId : null);
-    if (!pick) return setSubmitError(hasControls ? 'The engine holding the control images is not ready' : 'No engine is ready');
+    if (!pick) return setSubmitError(hasControls ? 'The engine holding the images this run starts from is not ready' : 'No engine is ready');
     engines.noteSent({ ...pick, model: body.model });
     sendTo(pick.jobId, body);
   };
@@ -53,6 +55,17 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   const reuse = (entry: OutputEntry) => {
     const cfg = entry.meta?.config;
     if (cfg) form.restore(fromConfig(cfg));
+  };
+
+  // a result as the start image, or upscaled by its own family with its own settings (fromImage.ts)
+  const useAsInput = takesStartImage(form.arch) ? form.startFrom : undefined;
+  const canUpscale = (entry: OutputEntry) => {
+    const family = archChoice(archs, String(entry.meta?.config?.model?.arch ?? ''));
+    return isImageResult(entry) && tasksOf(family).includes('img2img') && upscaleBody(entry) !== null;
+  };
+  const upscale = (entry: OutputEntry) => {
+    const body = upscaleBody(entry);
+    if (body) generate(body);
   };
 
   const requested = form.sample.width / form.sample.height;
@@ -68,7 +81,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
       engine={<EngineStrip engines={engines} />}
       stage={<PreviewPanel view={gen.view} latent={gen.latent} busy={gen.busy} onCancel={gen.cancel} requested={requested} />}
       queue={<QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} onMove={gen.moveRun} onCancelAll={gen.cancelAll} view={gen.view} latent={gen.latent} />}
-      results={<Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} />}
+      results={<Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} onUseAsInput={useAsInput} canUpscale={canUpscale} onUpscale={upscale} />}
     />
   );
 }

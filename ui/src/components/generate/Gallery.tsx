@@ -13,6 +13,7 @@ import { useOutputs } from '@/hooks/useOutputs';
 import { OUTPUT_DRAG_TYPE, dragPayload } from '@/utils/outputDrag';
 import { type OutputSort, captionParts, sampleOf } from '@/utils/outputs';
 import type { OutputEntry } from '@/utils/types';
+import { isImageResult } from './fromImage';
 
 const SORT_LABELS: Record<OutputSort, string> = {
   newest: 'Newest first',
@@ -28,6 +29,51 @@ interface Props {
   /** bumped when a generation finishes: list again now rather than at the next poll */
   version: number;
   onReuse: (entry: OutputEntry) => void;
+  /** the result as the form's start image (absent: the form's family cannot start from one) */
+  onUseAsInput?: (entry: OutputEntry) => void;
+  /** queue the result upscaled ×2 by its own family and settings, where that family can */
+  canUpscale?: (entry: OutputEntry) => boolean;
+  onUpscale?: (entry: OutputEntry) => void;
+}
+
+/** "Use as input" and "Upscale ×2" on an image result (where the form's and the result's families can). */
+function FromImageButtons(props: {
+  entry: OutputEntry;
+  onUseAsInput?: (entry: OutputEntry) => void;
+  canUpscale?: (entry: OutputEntry) => boolean;
+  onUpscale?: (entry: OutputEntry) => void;
+  className: string;
+  testPrefix: string;
+}) {
+  const { entry, onUseAsInput, canUpscale, onUpscale, className, testPrefix } = props;
+  const [queued, setQueued] = useState(false);
+  if (!isImageResult(entry)) return null;
+  const upscale = onUpscale && canUpscale?.(entry);
+  if (!onUseAsInput && !upscale) return null;
+  const btn = 'btn-ghost px-2 py-0.5 text-xs';
+  return (
+    <div className={className}>
+      {onUseAsInput && (
+        <button type="button" className={btn} onClick={() => onUseAsInput(entry)} title="Start the next picture from this one (image-to-image, inpainting)" data-testid={`${testPrefix}-use-input`}>
+          Use as input
+        </button>
+      )}
+      {upscale && (
+        <button
+          type="button"
+          className={btn}
+          onClick={() => {
+            onUpscale(entry);
+            setQueued(true);
+          }}
+          title="Twice the size: resized, then refined by its own model, prompt and seed"
+          data-testid={`${testPrefix}-upscale`}
+        >
+          {queued ? 'Upscale ×2 again' : 'Upscale ×2'}
+        </button>
+      )}
+    </div>
+  );
 }
 
 function Thumb({ entry }: { entry: OutputEntry }) {
@@ -55,7 +101,7 @@ function parseFilter(value: string): { arch: string | null; model: string | null
   return { arch, model };
 }
 
-export default function Gallery({ jobId, online, version, onReuse }: Props) {
+export default function Gallery({ jobId, online, version, onReuse, onUseAsInput, canUpscale, onUpscale }: Props) {
   const outputs = useOutputs(jobId, online, version);
   const [open, setOpen] = useState<number | null>(null);
   const [search, setSearch] = useState('');
@@ -290,6 +336,7 @@ export default function Gallery({ jobId, online, version, onReuse }: Props) {
                 </div>
                 <div className="break-words">{captionParts(o.meta).join(' · ')}</div>
               </div>
+              <FromImageButtons entry={o} onUseAsInput={onUseAsInput} canUpscale={canUpscale} onUpscale={onUpscale} className="mt-1 flex flex-wrap gap-1" testPrefix="gallery" />
               {mediaKind(o.name) === 'audio' && <Media url={o.url} name={o.name} />}
             </li>
           );
@@ -313,6 +360,16 @@ export default function Gallery({ jobId, online, version, onReuse }: Props) {
             onReuse(e);
             setOpen(null);
           }}
+          fromImage={(e) => (
+            <FromImageButtons
+              entry={e}
+              onUseAsInput={onUseAsInput && ((x) => (onUseAsInput(x), setOpen(null)))}
+              canUpscale={canUpscale}
+              onUpscale={onUpscale}
+              className="contents"
+              testPrefix="viewer"
+            />
+          )}
           jobId={jobId}
           online={online}
         />

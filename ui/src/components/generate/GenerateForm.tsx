@@ -17,6 +17,8 @@ import ModelPanel from './ModelPanel';
 import PromptBar, { type Notice } from './PromptBar';
 import PromptPanel from './PromptPanel';
 import RestoreDrop, { type RestoreStatus } from './RestoreDrop';
+import StartImage from './StartImage';
+import { takesStartImage } from './fromImage';
 import type { GenerateFormState } from './useGenerateForm';
 import { usePromptHistory } from './usePromptHistory';
 
@@ -48,16 +50,23 @@ interface Props {
 
 export default function GenerateForm({ form, archs, jobId, online, running, onGenerate, error, engine, stage, queue, results }: Props) {
   const { model, sample, stream, arch } = form;
-  const [uploading, setUploading] = useState(false);
+  const [uploadingControls, setUploading] = useState(false);
+  const [startUploading, setStartUploading] = useState(false);
+  const [maskUploading, setMaskUploading] = useState(false);
+  const uploading = uploadingControls || startUploading || maskUploading;
   const [restored, setRestored] = useState<RestoreStatus | null>(null);
   const history = usePromptHistory();
   const errors = fieldErrors(arch, sample);
   const reason = blockReason({ online, arch, busy: false, uploading, sample, modelPath: model.name_or_path });
   const canRun = !reason;
 
-  const generate = () => {
+  const [maskError, setMaskError] = useState('');
+  const generate = async () => {
     if (!canRun) return;
-    const body = form.body();
+    setMaskError('');
+    setMaskUploading(true); // a painted mask is uploaded before the request goes
+    const body = await form.requestBody(jobId).catch((e: Error) => void setMaskError(`Mask upload failed: ${e.message}`));
+    setMaskUploading(false);
     if (!body) return;
     history.add(sample.prompt);
     onGenerate(body);
@@ -67,12 +76,13 @@ export default function GenerateForm({ form, archs, jobId, online, running, onGe
   const keys = (e: KeyboardEvent<HTMLDivElement>) => {
     if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey)) return;
     e.preventDefault(); // no newline in the prompt
-    generate();
+    void generate();
   };
 
   const notices: Notice[] = [];
   if (reason && online) notices.push({ id: 'generate-reason', tone: 'warn', text: reason, role: 'status' });
   if (error) notices.push({ id: 'submit-error', tone: 'error', text: error, role: 'alert' });
+  if (maskError) notices.push({ id: 'mask-error', tone: 'error', text: maskError, role: 'alert' });
   if (restored) notices.push({ id: 'restore-status', tone: restored.ok ? 'ok' : 'error', text: restored.text, onDismiss: () => setRestored(null) });
 
   return (
@@ -100,6 +110,9 @@ export default function GenerateForm({ form, archs, jobId, online, running, onGe
         <div className="gen-queue">{queue}</div>
         <div className="gen-settings" onKeyDown={keys} data-testid="generate-form">
           <ModelPanel archs={archs} model={model} onArch={form.changeArch} onChange={form.setModel} onPick={form.pickModel} disabled={false} jobId={jobId} online={online} />
+          {arch && takesStartImage(arch) && (
+            <StartImage arch={arch} jobId={jobId} sample={sample} onSample={form.setSample} mask={form.mask} onUploading={setStartUploading} disabled={false} />
+          )}
           <PromptPanel
             arch={arch}
             modelPath={model.name_or_path}

@@ -4,7 +4,7 @@
  * gallery, Esc to close; "Compare" picks a second result to show beside it at the same zoom; delete asks
  * once more before the file goes.
  */
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
 import DownloadButton from './DownloadButton';
 import { mediaKind } from './Media';
 import ZoomPane, { type Zoom } from './ZoomPane';
@@ -18,6 +18,8 @@ interface Props {
   onClose: () => void;
   onDelete: (entry: OutputEntry) => Promise<void>;
   onReuse: (entry: OutputEntry) => void;
+  /** the buttons that start a picture from this one (Gallery's FromImageButtons) */
+  fromImage?: (entry: OutputEntry) => ReactNode;
   jobId: string | null;
   online: boolean;
 }
@@ -36,7 +38,7 @@ function Caption({ entry, testId }: { entry: OutputEntry; testId: string }) {
   );
 }
 
-export default function Viewer({ items, index, onIndex, onClose, onDelete, onReuse, jobId, online }: Props) {
+export default function Viewer({ items, index, onIndex, onClose, onDelete, onReuse, fromImage, jobId, online }: Props) {
   const root = useRef<HTMLDivElement>(null);
   const entry = items[index];
   const [zoom, setZoom] = useState<Zoom>(FIT);
@@ -191,6 +193,7 @@ export default function Viewer({ items, index, onIndex, onClose, onDelete, onReu
             Reuse
           </button>
         )}
+        {fromImage?.(entry)}
         <DownloadButton entry={entry} jobId={jobId} online={online} className={btn} />
         {confirming ? (
           <span className="flex items-center gap-1 rounded border border-rose-800 px-1.5 py-0.5 text-xs" role="group" aria-label="Confirm delete">

@@ -1,5 +1,6 @@
 /** The generate form: values, arch defaults and size snapping (the engine snaps too and reports it). */
 import type { ArchDefaults, ArchInfo, LoraChoice, SamplerInfo, Speed } from '@/utils/types';
+import { DEFAULT_START, type StartFields, startFields } from './fromImage';
 
 export interface ModelForm {
   arch: string;
@@ -17,7 +18,8 @@ export interface ControlRef {
   info: string;
 }
 
-export interface SampleForm {
+/** The start image, strength, mask blur and outpaint margins are StartFields (startImage.ts; absent: none). */
+export interface SampleForm extends Partial<StartFields> {
   prompt: string;
   negative_prompt: string;
   width: number;
@@ -63,6 +65,7 @@ export const DEFAULT_SAMPLE: SampleForm = {
   batch_count: 1,
   speed: 'lossless',
   ctrl_imgs: [],
+  ...DEFAULT_START,
 };
 
 /** What the Speed select shows for each tier. */
@@ -178,8 +181,8 @@ export function snap(value: number, divisibility: number): number {
 
 const CONTROL_KEYS = ['ctrl_img', 'ctrl_img_2', 'ctrl_img_3'];
 
-/** The POST /generate body: only the fields the arch's modality uses. */
-export function generateBody(arch: ArchInfo, model: ModelForm, s: SampleForm, stream: StreamForm) {
+/** The POST /generate body: only the fields the arch's modality uses. `mask`: the painted mask's asset id. */
+export function generateBody(arch: ArchInfo, model: ModelForm, s: SampleForm, stream: StreamForm, mask?: string | null) {
   const sample: Record<string, unknown> = {
     prompt: s.prompt,
     negative_prompt: s.negative_prompt,
@@ -194,6 +197,7 @@ export function generateBody(arch: ArchInfo, model: ModelForm, s: SampleForm, st
   if (takesLyrics(arch) && s.lyrics.trim()) sample.lyrics = s.lyrics;
   // the engine reads the references in order: an emptied first slot must not leave ctrl_img unset
   s.ctrl_imgs.filter((c): c is ControlRef => Boolean(c)).slice(0, CONTROL_KEYS.length).forEach((c, i) => (sample[CONTROL_KEYS[i]] = c.ref));
+  Object.assign(sample, startFields(arch, s, mask));
   if (s.batch_count > 1) sample.batch_count = s.batch_count;
   if (s.speed && s.speed !== 'lossless') sample.speed = s.speed;
   const sampler = samplerFor(arch, s.sampler);

@@ -7,14 +7,17 @@ import type { EmbeddedInfo } from '@/utils/imageInfo';
 import { parametersSettings } from '@/utils/parameters';
 import type { LoraChoice, Speed } from '@/utils/types';
 import { SPEED_LABELS, type SampleForm } from './formState';
+import { startFromConfig } from './fromImage';
 
 export interface Restored {
   arch?: string;
   name_or_path?: string;
   loras?: LoraChoice[];
-  sample: Partial<Omit<SampleForm, 'ctrl_imgs'>>;
+  sample: Partial<Omit<SampleForm, 'ctrl_imgs' | 'init_image'>>;
   /** server paths (or asset ids) of the references, in order */
   controls: string[];
+  /** the start image's server path (the form checks that it still exists before it shows it) */
+  init_image?: string;
   source: 'config' | 'parameters';
 }
 
@@ -38,7 +41,11 @@ export function fromConfig(cfg: ConfigLike): Restored {
   // the engine resolves ctrl_img into ctrl_img_1 (GenerateImageConfig.__post_init__); either may be present
   const first = s.ctrl_img_1 ?? s.ctrl_img;
   const controls = [first, s.ctrl_img_2, s.ctrl_img_3].filter((c): c is string => typeof c === 'string' && c.length > 0);
-  const out: Restored = { sample, controls, source: 'config' };
+  // strength, mask blur and outpaint margins; the start image by its path (the mask is not put back: the file
+  // names the asset, which the engine may have evicted, and a mask is quick to paint again)
+  const { init_image, ...start } = startFromConfig(s);
+  Object.assign(sample, start);
+  const out: Restored = { sample, controls, source: 'config', ...(init_image ? { init_image } : {}) };
   const m = cfg.model;
   if (m?.arch) out.arch = m.arch;
   if (m?.name_or_path) out.name_or_path = m.name_or_path;

@@ -4,7 +4,9 @@
  * defaults, a gallery entry's sidecar ("Reuse") or a dropped file's embedded settings.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { ArchInfo } from '@/utils/types';
+import { apiFetch } from '@/utils/api';
+import { uploadAsset } from '@/utils/assets';
+import type { ArchInfo, OutputEntry } from '@/utils/types';
 import { type ArchChoice, archChoice, nextModelPath } from './archOptions';
 import { type FormMemory, loadMemory, recall, remember, saveMemory } from './formMemory';
 import {
@@ -12,7 +14,9 @@ import {
   sampleDefaults, snap, speedFor,
 } from './formState';
 import { type ModelPick, archForPick } from './library';
+import type { MaskHandle } from './MaskEditor';
 import type { Restored } from './restore';
+import { canInpaint, startFromEntry, takesStartImage } from './fromImage';
 
 const CPU_DEFAULT = 'builtin:shapes';
 
@@ -33,7 +37,16 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
   /** The form for an arch or `arch:tag`: its remembered settings, else its defaults (the prompt stays). */
   const settingsFor = useCallback(
     (a: ArchChoice, current: { model: ModelForm; sample: SampleForm }) => {
-      const keep = { prompt: current.sample.prompt, negative_prompt: current.sample.negative_prompt, ctrl_imgs: current.sample.ctrl_imgs.slice(0, controlSlots(a)) };
+      const keep = {
+        prompt: current.sample.prompt,
+        negative_prompt: current.sample.negative_prompt,
+        ctrl_imgs: current.sample.ctrl_imgs.slice(0, controlSlots(a)),
+        // the start image and its settings stay with the picture, whichever family runs it next
+        init_image: current.sample.init_image,
+        strength: current.sample.strength,
+        mask_blur: current.sample.mask_blur,
+        outpaint: current.sample.outpaint,
+      };
       const back = recall(memory.current, a.value, { model: DEFAULT_MODEL, sample: DEFAULT_SAMPLE });
       if (back) {
         const sample = { ...sampleDefaults(a, back.model.name_or_path, back.sample), ...back.sample, ...keep };
@@ -131,7 +144,46 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
     const next = { ...base.sample, ...r.sample, ctrl_imgs: controls.length ? controls : base.sample.ctrl_imgs };
     if (r.sample.output_ext && !a.output_exts.includes(r.sample.output_ext)) next.output_ext = base.sample.output_ext;
     setSample(next);
+    // the start image comes back where its file still is (a result deleted since, or another machine's path, not)
+    const init = r.init_image;
+    if (init && takesStartImage(a)) {
+      void apiFetch(`/api/files/${encodeURIComponent(init)}`, { method: 'HEAD' })
+        .then((res) => res.ok && setSample((s) => ({ ...s, init_image: controlFromPath(init) })))
+        .catch(() => undefined);
+    }
     return null;
+  };
+
+  /** "Use as input" on a gallery result: its path is the start image, the size its own. */
+  const startFrom = (entry: OutputEntry) => {
+    const { ref, width, height } = startFromEntry(entry);
+    const div = arch?.divisibility ?? 8;
+    setSample((s) => ({ ...s, init_image: ref, ...(width && height ? { width: snap(width, div), height: snap(height, div) } : {}) }));
+  };
+
+  // the mask editor's pixels (StartImage -> MaskEditor), and the asset id of the last mask sent
+  const mask = useRef<MaskHandle | null>(null);
+  const sentMask = useRef<{ version: number; image: string; id: string } | null>(null);
+
+  /**
+   * The request, with the painted mask uploaded first (only when something is painted, once per change): the
+   * engine reads it as a file, white repaints.
+   */
+  const requestBody = async (jobId: string | null) => {
+    const b = body();
+    if (!b || !arch) return b;
+    const m = mask.current;
+    const image = sample.init_image?.ref;
+    if (!image || !takesStartImage(arch) || !canInpaint(arch) || !m?.painted()) return b;
+    const cached = sentMask.current;
+    let id = cached && cached.version === m.version() && cached.image === image ? cached.id : null;
+    if (!id) {
+      if (!jobId) throw new Error('Start an engine first: the mask is uploaded to it');
+      const png = await m.png();
+      id = (await uploadAsset(jobId, new Blob([png as BlobPart], { type: 'image/png' }), 'mask.png')).id;
+      sentMask.current = { version: m.version(), image, id };
+    }
+    return { ...b, sample: { ...b.sample, mask: id } };
   };
 
   /** The request to send, with sizes snapped as the engine would (the form then shows what ran). */
@@ -142,7 +194,7 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
     return generateBody(arch, model, snapped, stream);
   };
 
-  return { model, setModel, sample, setSample, stream, setStream, arch, changeArch, pickModel, restore, body, ready };
+  return { model, setModel, sample, setSample, stream, setStream, arch, changeArch, pickModel, restore, body, requestBody, startFrom, mask, ready };
 }
 
 export type GenerateFormState = ReturnType<typeof useGenerateForm>;

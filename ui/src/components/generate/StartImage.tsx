@@ -1,0 +1,268 @@
+'use client';
+/**
+ * The start image of image-to-image and inpainting, shown where the family lists those tasks (GET /models
+ * `tasks`): set by a drop, a paste, a picked file or "Use as input" on a gallery result (sent as its path on the
+ * engine's machine, nothing uploaded); a file is uploaded to the engine's POST /assets. Strength (0-1), and where
+ * the family inpaints a mask painted over the picture (MaskEditor), its blur and outpaint margins. Setting an
+ * image sets the size to its own, snapped to the family, as A1111's img2img starts.
+ */
+import { type Dispatch, type MutableRefObject, type SetStateAction, useCallback, useEffect, useRef, useState } from 'react';
+import { uploadAsset } from '@/utils/assets';
+import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
+import type { ArchInfo } from '@/utils/types';
+import { type ControlRef, type SampleForm, controlSlots, snap } from './formState';
+import MaskEditor, { type MaskHandle } from './MaskEditor';
+import { DEFAULT_MASK_BLUR, NO_OUTPAINT, OUTPAINT_SIDES, canInpaint, effectiveStrength, outpaintSize, outpaints, startProblem } from './fromImage';
+
+const ACCEPT = 'image/png,image/jpeg,image/webp,image/bmp';
+
+interface Props {
+  arch: ArchInfo;
+  jobId: string | null;
+  sample: SampleForm;
+  onSample: Dispatch<SetStateAction<SampleForm>>;
+  mask: MutableRefObject<MaskHandle | null>;
+  onUploading: (uploading: boolean) => void;
+  disabled: boolean;
+}
+
+function imageOf(list: DataTransferItemList | FileList | null | undefined): File | null {
+  const items: (File | DataTransferItem)[] = list ? Array.from(list as ArrayLike<File | DataTransferItem>) : [];
+  for (const item of items) {
+    const file = item instanceof File ? item : item.kind === 'file' ? item.getAsFile() : null;
+    if (file && file.type.startsWith('image/')) return file;
+  }
+  return null;
+}
+
+export default function StartImage({ arch, jobId, sample, onSample, mask, onUploading, disabled }: Props) {
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState('');
+  const [painted, setPainted] = useState(false);
+  const [natural, setNatural] = useState<{ width: number; height: number } | null>(null);
+  const image = sample.init_image;
+  const inpaint = canInpaint(arch);
+  const div = arch.divisibility;
+  const sizeFromImage = useRef(false); // a dropped gallery result's size is known once it loads
+
+  const loaded = (width: number, height: number) => {
+    setNatural({ width, height });
+    if (!sizeFromImage.current) return;
+    sizeFromImage.current = false;
+    onSample((s) => ({ ...s, width: snap(width, div), height: snap(height, div) }));
+  };
+
+  useEffect(() => onUploading(pending), [pending, onUploading]);
+
+  /** The start image, and the form's size set to its own (snapped) when it is known. */
+  const setImage = useCallback(
+    (ref: ControlRef | null, width?: number, height?: number) => {
+      setError('');
+      setPainted(false);
+      setNatural(width && height ? { width, height } : null);
+      onSample((s) => {
+        if (s.init_image?.preview.startsWith('blob:') && s.init_image.preview !== ref?.preview) URL.revokeObjectURL(s.init_image.preview);
+        const sized = ref && width && height ? { width: snap(width, div), height: snap(height, div) } : {};
+        return { ...s, init_image: ref, ...sized };
+      });
+    },
+    [onSample, div],
+  );
+
+  async function upload(file: File) {
+    if (disabled || !jobId) return;
+    setError('');
+    setPending(true);
+    try {
+      const asset = await uploadAsset(jobId, file, file.name);
+      setImage({ ref: asset.id, preview: URL.createObjectURL(file), info: `uploaded ${asset.width}×${asset.height}` }, asset.width, asset.height);
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setPending(false);
+    }
+  }
+
+  // Ctrl+V of an image outside a text field sets the start image (an edit family's control slots take it there)
+  const uploadRef = useRef(upload);
+  uploadRef.current = upload;
+  const pasteHere = controlSlots(arch) === 0;
+  useEffect(() => {
+    if (!pasteHere) return;
+    const onPaste = (e: ClipboardEvent) => {
+      const file = e.defaultPrevented ? null : imageOf(e.clipboardData?.items);
+      if (!file) return;
+      e.preventDefault();
+      void uploadRef.current(file);
+    };
+    window.addEventListener('paste', onPaste);
+    return () => window.removeEventListener('paste', onPaste);
+  }, [pasteHere]);
+
+  const setStart = <K extends 'strength' | 'mask_blur'>(key: K, value: SampleForm[K]) => onSample((s) => ({ ...s, [key]: value }));
+  const setSide = (side: (typeof OUTPAINT_SIDES)[number], v: number) => onSample((s) => ({ ...s, outpaint: { ...(s.outpaint ?? NO_OUTPAINT), [side]: v } }));
+  const outpaint = sample.outpaint ?? NO_OUTPAINT;
+  const blur = sample.mask_blur ?? DEFAULT_MASK_BLUR;
+  const masked = inpaint && painted;
+  const strength = effectiveStrength(sample.strength, masked);
+  const problem = startProblem(arch, sample, masked);
+  const grown = natural && outpaints(outpaint) ? outpaintSize(natural.width, natural.height, outpaint) : null;
+
+  return (
+    <section
+      className="card mb-4"
+      data-testid="start-image"
+      data-ref={image?.ref ?? ''}
+      onDragOver={(e) => {
+        e.preventDefault();
+        e.dataTransfer.dropEffect = 'copy';
+      }}
+      onDrop={(e) => {
+        // preventDefault marks it taken: the page-wide drop (restore settings) leaves it alone
+        e.preventDefault();
+        if (disabled) return;
+        const result = e.dataTransfer.types.includes(OUTPUT_DRAG_TYPE) ? draggedOutput((t) => e.dataTransfer.getData(t)) : null;
+        if (result) {
+          setImage({ ref: result.path, preview: result.url, info: `gallery result ${result.name}` });
+          sizeFromImage.current = true;
+          return;
+        }
+        const file = imageOf(e.dataTransfer.files);
+        if (file) void upload(file);
+      }}
+    >
+      <div className="mb-2 flex items-center gap-2">
+        <h2 className="text-sm font-semibold" title={inpaint ? 'image-to-image, inpainting, outpainting' : 'image-to-image'}>
+          Start image
+        </h2>
+        {image && (
+          <button type="button" className="btn-ghost ml-auto px-2 py-0.5 text-xs" disabled={disabled} onClick={() => setImage(null)} data-testid="start-image-clear">
+            Clear
+          </button>
+        )}
+      </div>
+      {image ? (
+        <>
+          {inpaint ? (
+            <MaskEditor
+              src={image.preview}
+              alt="start image"
+              handle={mask}
+              onPainted={setPainted}
+              onSize={loaded}
+              disabled={disabled}
+            />
+          ) : (
+            <img
+              src={image.preview}
+              alt="start image"
+              className="block h-auto w-full rounded [image-rendering:pixelated]"
+              onLoad={(e) => loaded(e.currentTarget.naturalWidth, e.currentTarget.naturalHeight)}
+              data-testid="start-image-preview"
+            />
+          )}
+          <div className="mt-1 truncate text-xs text-gray-400" title={image.ref} data-testid="start-image-info">
+            {image.info}
+            {natural ? ` · ${natural.width}×${natural.height}` : ''}
+          </div>
+        </>
+      ) : (
+        <div
+          tabIndex={0}
+          role="group"
+          aria-label="start image: drop or paste an image"
+          className="flex min-h-20 flex-col items-center justify-center rounded border border-dashed border-gray-600 p-2 text-center text-xs text-gray-400 outline-none focus:border-sky-500"
+          onPaste={(e) => {
+            const file = imageOf(e.clipboardData.items);
+            if (!file) return;
+            e.preventDefault();
+            void upload(file);
+          }}
+          data-testid="start-image-zone"
+        >
+          <span>{pending ? 'uploading…' : 'Optional: drop, paste, "Use as input" on a result, or'}</span>
+          <label className={`mt-1 cursor-pointer text-sky-400 hover:underline ${pending ? 'sr-only' : ''}`} htmlFor="start-image-file">
+            choose a file
+          </label>
+        </div>
+      )}
+      <input
+        id="start-image-file"
+        type="file"
+        accept={ACCEPT}
+        className="sr-only"
+        disabled={disabled || !jobId}
+        onChange={(e) => {
+          const file = e.target.files?.[0];
+          e.target.value = ''; // the same file again is a new pick
+          if (file) void upload(file);
+        }}
+        data-testid="start-image-file"
+      />
+      {error && <div className="mt-1 text-xs text-rose-400" data-testid="start-image-error">{error}</div>}
+
+      {image && (
+        <div className="mt-2 space-y-2">
+          <div>
+            <label className="label flex items-center gap-2" htmlFor="strength">
+              Strength
+              <span className="tabular-nums text-gray-200" data-testid="strength-value">{strength.toFixed(2)}</span>
+              {(sample.strength ?? null) === null && <span className="text-gray-500">(default)</span>}
+            </label>
+            <input
+              id="strength"
+              type="range"
+              min={0}
+              max={1}
+              step={0.05}
+              value={strength}
+              disabled={disabled}
+              onChange={(e) => setStart('strength', Number(e.target.value))}
+              className="w-full"
+              title="How much of the start image is re-noised: 0 keeps it, 1 keeps nothing"
+              data-testid="strength"
+            />
+          </div>
+          {inpaint && (
+            <div className="grid grid-cols-2 gap-2">
+              <div>
+                <label className="label" htmlFor="mask_blur">
+                  Mask blur (px)
+                </label>
+                <input id="mask_blur" type="number" min={0} max={64} className="input" value={Number.isFinite(blur) ? blur : ''} disabled={disabled} onChange={(e) => setStart('mask_blur', e.target.value === '' ? NaN : Number(e.target.value))} data-testid="mask_blur" />
+              </div>
+              <div className="flex items-end text-xs text-gray-400" data-testid="outpaint-size">
+                {grown ? `outpainted to ${grown.width}×${grown.height}` : ''}
+              </div>
+            </div>
+          )}
+          {inpaint && (
+            <fieldset>
+              <legend className="label">Outpaint (px added on each side)</legend>
+              <div className="grid grid-cols-4 gap-1">
+                {OUTPAINT_SIDES.map((side) => (
+                  <label key={side} className="text-xs text-gray-400">
+                    {side[0].toUpperCase() + side.slice(1)}
+                    <input
+                      type="number"
+                      min={0}
+                      max={2048}
+                      step={div}
+                      className="input px-1"
+                      value={Number.isFinite(outpaint[side]) ? outpaint[side] : ''}
+                      disabled={disabled}
+                      onChange={(e) => setSide(side, e.target.value === '' ? 0 : Number(e.target.value))}
+                      aria-label={`Outpaint ${side} (px)`}
+                      data-testid={`outpaint-${side}`}
+                    />
+                  </label>
+                ))}
+              </div>
+            </fieldset>
+          )}
+          {problem && <div className="text-xs text-amber-400" data-testid="start-image-problem">{problem}</div>}
+        </div>
+      )}
+    </section>
+  );
+}
