@@ -10,6 +10,7 @@ import pathlib
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 from testing.stream_contract import body_for
@@ -27,7 +28,12 @@ def test_the_families_that_start_from_an_image_are_these():
     """Written out so that a family gaining or losing a task pipeline is a reviewed change."""
     img2img = [a for a in TASK_FAMILIES if get_model_class(a).img2img_pipeline]
     inpaint = [a for a in TASK_FAMILIES if get_model_class(a).inpaint_pipeline]
+    own = [a for a in TASK_FAMILIES if get_model_class(a).starts_from_latents]
     assert img2img == ["chroma", "flux", "qwen_image", "sd1", "sd2", "sd3", "sdxl", "ssd", "vega", "zimage"]
+    assert own == [
+        *("auraflow", "cogview4", "flux2", "hidream", "ideogram4", "krea2", "lumina2", "nucleus_image", "pixart"),
+        "pixart_sigma",
+    ]
     assert inpaint == [
         *("flux", "flux2_klein_4b", "flux2_klein_9b", "qwen_image", "sd1", "sd2", "sd3", "sdxl", "ssd", "vega"),
         "zimage",
@@ -65,7 +71,7 @@ def test_each_task_runs_the_steps_its_strength_leaves_and_keeps_what_it_must(mod
         text_to_image = run()
         assert steps[-1] == (STEPS - 1, STEPS)
         parts = dict(model.parts)
-        if model.img2img_pipeline:
+        if from_image.IMG2IMG in from_image.tasks_of(type(model)):
             for strength in (0.3, 0.6):
                 out = run(init_image=init, strength=strength)
                 ran = int(STEPS * strength)
@@ -90,6 +96,52 @@ def test_each_task_runs_the_steps_its_strength_leaves_and_keeps_what_it_must(mod
         assert all(model.parts[role] is module for role, module in parts.items())  # from_pipe: nothing loaded
     finally:
         model.sample_step_hook = None
+
+
+@pytest.mark.parametrize("arch", sorted(a for a in TASK_FAMILIES if get_model_class(a).starts_from_latents))
+def test_a_family_started_from_latents_begins_on_the_line_from_its_input_to_its_noise(arch, inputs, tmp_path):
+    """latent_start.py: the first step's latents are ``(1 - sigma) x0 + sigma noise`` with the text-to-image run's
+    own noise and one ``x0`` (the encoded input) whatever the strength; strength only moves the start along it."""
+    model = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
+    model.load_model()
+    first = {}
+
+    def hook(step):
+        if step.step == 0:
+            first.update(x=step.raw.input_sample.double().clone(), sigma=step.raw.sigma)
+
+    model.sample_step_hook = hook
+    try:
+        starts = {}
+        for strength in (None, 0.3, 0.6):
+            kw = {} if strength is None else dict(init_image=str(inputs / "init.png"), strength=strength)
+            model.generate_media(gen_config(model, tmp_path, num_inference_steps=STEPS, **kw))
+            starts[strength] = (first["x"], first["sigma"])
+    finally:
+        model.sample_step_hook = None
+    noise = starts[None][0]
+    if model.sampler_kind != "flow":  # DDPM noising: the start leaves the noise the less the lower the strength
+        assert 0 < (starts[0.6][0] - noise).abs().mean() < (starts[0.3][0] - noise).abs().mean()
+        return
+    x0 = {s: (x - float(sigma) * noise) / (1 - float(sigma)) for s, (x, sigma) in starts.items() if s}
+    assert float(starts[0.6][1]) > float(starts[0.3][1])  # more strength, more noise
+    assert torch.allclose(x0[0.3], x0[0.6], atol=1e-5) and x0[0.3].abs().mean() > 1e-3
+
+
+def test_a_family_whose_denoiser_barely_moves_returns_its_input_at_low_strength(inputs, tmp_path, tiny_cache):
+    """CogView4's tiny transformer predicts almost no velocity, so at strength 0.1 the result is the input through
+    the VAE: the encoding, its normalisation, packing and the noise mix are the pipeline's own decoding reversed."""
+    m = get_model_class("cogview4")("cpu", ModelConfig(name_or_path="tiny:cogview4", arch="cogview4"))
+    m.load_model()
+    init = Image.open(inputs / "init.png").convert("RGB")
+    vae = m.parts["vae"]
+    first = next(vae.parameters())
+    round_trip = from_image.round_trip(vae, init, first.device, first.dtype).astype(int)
+    out = m.generate_media(
+        gen_config(m, tmp_path, num_inference_steps=STEPS, init_image=str(inputs / "init.png"), strength=0.1)
+    )
+    text_to_image = m.generate_media(gen_config(m, tmp_path, num_inference_steps=STEPS)).image
+    assert np.abs(out.image.astype(int) - round_trip).mean() < 1 < np.abs(text_to_image.astype(int) - round_trip).mean()
 
 
 @pytest.fixture(scope="module")
@@ -191,11 +243,11 @@ def test_a_family_without_a_task_pipeline_refuses_a_start_image_by_name(engine_s
     asset = engine_server.client.upload_asset(str(inputs / "init.png"))
     r = httpx.post(
         f"{engine_server.url}/generate",
-        json=body_for("pixart", init_image=asset["id"]),
+        json=body_for("ernie_image", init_image=asset["id"]),
         headers={"Authorization": f"Bearer {engine_server.TOKEN}"},
         timeout=60,
     )
-    assert r.status_code == 422 and "pixart cannot start from an image" in r.text
+    assert r.status_code == 422 and "ernie_image cannot start from an image" in r.text
 
 
 def test_outpaint_grows_the_canvas_and_keeps_the_input_where_it_was(shapes):

@@ -240,7 +240,7 @@ def test_edit_refusals_name_the_parameter(client):
     one = ("a.png", checks.png_bytes(), "image/png")
     mask = ("m.png", checks.png_bytes(), "image/png")
     checks.expect_400(lambda: client.images.edit(model=KONTEXT, image=one, mask=mask, prompt="x"), "mask")
-    checks.expect_400(lambda: client.images.edit(model="pixart:tiny:pixart", image=one, prompt="x"), "image")
+    checks.expect_400(lambda: client.images.edit(model="ernie_image:tiny:ernie_image", image=one, prompt="x"), "image")
     checks.expect_400(lambda: client.images.edit(model="chroma:tiny:chroma", image=one, mask=mask, prompt="x"), "mask")
     checks.expect_400(lambda: client.images.edit(model=KONTEXT, image=[one, one], prompt="x"), "image")
     not_an_image = ("a.png", b"GIF89a" + b"\0" * 64, "image/png")

@@ -17,7 +17,7 @@ from toolkit import samplers
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import OFF_GPU, Plan, WorkingSet
-from toolkit.models import arch_tags, from_image, tiny
+from toolkit.models import arch_tags, from_image, latent_start, tiny
 from toolkit.models.attention import attention_kernels
 from toolkit.models.components.loading import end_group_offload_call, import_class, load_component
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
@@ -134,6 +134,9 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
     # ``from_pipe`` when a request starts from an image (toolkit/models/from_image.py); None: it cannot yet.
     img2img_pipeline: ClassVar[Optional[str]] = None
     inpaint_pipeline: ClassVar[Optional[str]] = None
+    # No diffusers image-to-image class, but the family's own pipeline can start from the encoded input
+    # (toolkit/models/latent_start.py): image-to-image without a second pipeline.
+    starts_from_latents: ClassVar[bool] = False
     # A dedicated inpainting checkpoint of the family (SD's 9-channel UNets, Flux Fill): the denoiser's input
     # channels that mark one, and the pipeline that feeds them; every request on one runs through it.
     fill_channels: ClassVar[Optional[int]] = None
@@ -392,6 +395,8 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
         components (``from_pipe``: no weight loads twice), built once per holder."""
         if task == from_image.TXT2IMG:
             return self.get_generation_pipeline()
+        if task == from_image.IMG2IMG and not self.img2img_pipeline and self.starts_from_latents:
+            return self.get_generation_pipeline()  # started from the input's latents (latent_start.py)
         if task == from_image.INPAINT and self.fills():
             task, name = "fill", self.fill_pipeline
         else:
@@ -417,7 +422,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
         starts from an image, its image, mask and strength, kept to what the task pipeline takes."""
         kwargs = self.pipeline_kwargs(gen)
         task = self.task_for(gen)
-        if task not in (from_image.IMG2IMG, from_image.INPAINT):
+        if task not in (from_image.IMG2IMG, from_image.INPAINT) or pipeline is self.pipeline:
             return kwargs
         return from_image.task_kwargs(pipeline, gen, kwargs, *from_image.start_images(gen, whole=task == "inpaint"))
 
@@ -447,11 +452,26 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
             step_cache(self, gen),
             prompt_cache(pipeline, tuple(self.model_config.lora_list())),
             samplers.sampling_with(pipeline, self.scheduler_for(pipeline, gen)),
+            self._started_from_latents(pipeline, gen),
             step_hook(pipeline, hook),
             follow_schedule(pipeline),
             self._sampling_announced_on_first_call(),
         ):
             return self.sample_media(pipeline, gen, generator)
+
+    def _started_from_latents(self, pipeline, gen: GenerateImageConfig):
+        """Image-to-image on the text-to-image pipeline, for a family without diffusers' class for it."""
+        if self.task_for(gen) != from_image.IMG2IMG or self.img2img_pipeline:
+            return contextlib.nullcontext()
+        vae = self.parts["vae"]
+        init = from_image.rgb_image(gen.init_image, (gen.width, gen.height))
+        return latent_start.started_from(
+            pipeline,
+            unpack=lambda latents: self.unpack_latents(latents, gen),
+            start=lambda raw: latent_start.encoded(vae, init, raw),
+            strength=from_image.strength_of(gen),
+            flow=self.sampler_kind == "flow",
+        )
 
     def scheduler_for(self, pipeline, gen: GenerateImageConfig):
         """The request's sampler built from the checkpoint's scheduler (None: the checkpoint's own runs as is)."""

@@ -38,7 +38,7 @@ def task_of(gen) -> str:
 def tasks_of(model_class) -> tuple:
     """The tasks a family can run: what ``GET /models`` lists and requests are checked against."""
     tasks = [TXT2IMG]
-    if model_class.img2img_pipeline:
+    if model_class.img2img_pipeline or model_class.starts_from_latents:
         tasks.append(IMG2IMG)
     if model_class.inpaint_pipeline:
         tasks.append(INPAINT)

@@ -10,6 +10,7 @@ class AuraFlowModel(BaseModel):
     description = "AuraFlow v0.3"
     hub_id = "fal/AuraFlow-v0.3"  # not in AI Toolkit's UI: fal's current AuraFlow (its card: 50 steps, CFG 3.5)
     pipeline_class = "AuraFlowPipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     components = {
         "transformer": Component("diffusers.AuraFlowTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.UMT5EncoderModel", "text_encoder"),

@@ -10,6 +10,7 @@ class CogView4Model(BaseModel):
     description = "CogView4-6B"
     hub_id = "THUDM/CogView4-6B"  # not in AI Toolkit's UI: diffusers' CogView4Pipeline example
     pipeline_class = "CogView4Pipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     # Its dynamic shift is linear; diffusers' DPM-Solver shifts exponentially only (and asserts so).
     sampler_names = ("Euler", "Heun", "UniPC")
     components = {

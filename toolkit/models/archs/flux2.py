@@ -15,6 +15,7 @@ class Flux2Model(BaseModel):
     # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
     hub_id = "black-forest-labs/FLUX.2-dev"
     pipeline_class = "Flux2Pipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     components = {
         "transformer": Component("diffusers.Flux2Transformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Mistral3ForConditionalGeneration", "text_encoder"),

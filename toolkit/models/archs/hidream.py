@@ -14,6 +14,7 @@ class HiDreamModel(BaseModel):
     # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
     hub_id = "HiDream-ai/HiDream-I1-Full"
     pipeline_class = "HiDreamImagePipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     components = {
         "transformer": Component("diffusers.HiDreamImageTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.CLIPTextModelWithProjection", "text_encoder"),

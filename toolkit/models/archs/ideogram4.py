@@ -29,6 +29,7 @@ class Ideogram4Model(BaseModel):
     hub_id = "ideogram-ai/ideogram-4-fp8"
     description = "Ideogram 4 (9.3B DiT + unconditional DiT, Qwen3-VL-8B; non-commercial license)"
     pipeline_class = "Ideogram4Pipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     # Its guidance schedule has one entry a step: Heun's second evaluation per step runs past its end.
     sampler_names = ("Euler", "DPM++ 2M", "UniPC")
     components = {

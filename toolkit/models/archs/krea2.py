@@ -72,6 +72,7 @@ class Krea2Model(BaseModel):
     }
     description = "Krea 2 (12B MMDiT, Qwen3-VL-4B text encoder)"
     pipeline_class = "Krea2Pipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     components = {
         "transformer": Component("diffusers.Krea2Transformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Qwen3VLModel", "text_encoder"),

@@ -11,6 +11,7 @@ class Lumina2Model(BaseModel):
     # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
     hub_id = "Alpha-VLLM/Lumina-Image-2.0"
     pipeline_class = "Lumina2Pipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     components = {
         "transformer": Component("diffusers.Lumina2Transformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Gemma2Model", "text_encoder"),

@@ -51,6 +51,7 @@ class NucleusImageModel(BaseModel):
     hub_id = "NucleusAI/Nucleus-Image"
     description = "Nucleus-Image (17B MoE DiT, ~2B active; Qwen3-VL-8B text encoder)"
     pipeline_class = "NucleusMoEImagePipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     components = {
         "transformer": Component("diffusers.NucleusMoEImageTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Qwen3VLForConditionalGeneration", "text_encoder"),

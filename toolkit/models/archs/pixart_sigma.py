@@ -10,6 +10,7 @@ class PixArtSigmaModel(BaseModel):
     description = "PixArt-Sigma"
     hub_id = "PixArt-alpha/PixArt-Sigma-XL-2-1024-MS"  # not in AI Toolkit's UI: diffusers' PixArtSigmaPipeline example
     pipeline_class = "PixArtSigmaPipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     sampler_kind, default_sampler = "discrete", "DPM++ 2M"
     components = {
         "transformer": Component("diffusers.PixArtTransformer2DModel", "transformer", source="main"),
