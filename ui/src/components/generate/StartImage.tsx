@@ -131,7 +131,7 @@ export default function StartImage({ arch, jobId, sample, onSample, mask, onUplo
         if (file) void upload(file);
       }}
     >
-      <div className="mb-2 flex items-center gap-2">
+      <div className={`flex items-center gap-2 ${image ? 'mb-2' : 'mb-1'}`}>
         <h2 className="text-sm font-semibold" title={inpaint ? 'image-to-image, inpainting, outpainting' : 'image-to-image'}>
           Start image
         </h2>
@@ -171,7 +171,7 @@ export default function StartImage({ arch, jobId, sample, onSample, mask, onUplo
           tabIndex={0}
           role="group"
           aria-label="start image: drop or paste an image"
-          className="flex min-h-20 flex-col items-center justify-center rounded border border-dashed border-gray-600 p-2 text-center text-xs text-gray-400 outline-none focus:border-sky-500"
+          className="rounded border border-dashed border-gray-600 px-2 py-1 text-xs text-gray-400 outline-none focus:border-sky-500"
           onPaste={(e) => {
             const file = imageOf(e.clipboardData.items);
             if (!file) return;
@@ -180,10 +180,16 @@ export default function StartImage({ arch, jobId, sample, onSample, mask, onUplo
           }}
           data-testid="start-image-zone"
         >
-          <span>{pending ? 'uploading…' : 'Optional: drop, paste, "Use as input" on a result, or'}</span>
-          <label className={`mt-1 cursor-pointer text-sky-400 hover:underline ${pending ? 'sr-only' : ''}`} htmlFor="start-image-file">
-            choose a file
-          </label>
+          {pending ? (
+            'uploading…'
+          ) : (
+            <>
+              Optional: drop, paste, <em>Use as input</em> on a result, or{' '}
+              <label className="cursor-pointer text-sky-400 hover:underline" htmlFor="start-image-file">
+                choose a file
+              </label>
+            </>
+          )}
         </div>
       )}
       <input
