@@ -2,7 +2,8 @@
  * Starting from an image on the real stack (CPU engine, tiny:sd1 at 64 px): a gallery result used as the start
  * image by its path, a mask painted on it with the mouse and uploaded as a PNG at Generate, the result's sidecar
  * and A1111 text recording the mask and strength, the kept pixels the input's own; Reuse putting the start image
- * and strength back; outpaint margins growing the result; "Upscale ×2" on a 64 px result making a 128 px one.
+ * and strength back; outpaint margins growing the result; "Upscale ×2" on a 64 px result making a 128 px one; a
+ * pasted and a dropped file uploaded as the start image, and Undo taking a stroke back.
  */
 import { type Page, expect, test } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
@@ -151,4 +152,40 @@ test('Upscale ×2 on a 64 px result queues it with its own settings and a 128 px
   expect(made.meta!.config!.sample).toMatchObject({ init_image: source.path, prompt: 'a start image for inpainting', seed: 11, strength: 0.35 });
   await expect(galleryItems(page).first().getByTestId('gallery-caption')).toContainText('128×128');
   expect(pil([await bytesOf(made.url)], 'print(json.dumps(imgs[0].size))')).toEqual([128, 128]);
+});
+
+test('a pasted image is uploaded as the start image at its own size; a stroke is taken back by Undo; a dropped one replaces it', async () => {
+  await page.getByTestId('start-image-clear').click();
+  await expect(page.getByTestId('start-image-zone')).toBeVisible();
+  await setNumber(page, 'width', 96);
+  const png = await bytesOf(source.url);
+  const send = (kind: 'paste' | 'drop', selector: string) =>
+    page.evaluate(({ b64, kind, selector }) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], `${kind}.png`, { type: 'image/png' }));
+      const target = document.querySelector(selector)!;
+      if (kind === 'paste') return void target.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+      for (const type of ['dragenter', 'dragover', 'drop']) target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, { b64: png.toString('base64'), kind, selector });
+
+  await send('paste', 'body'); // anywhere outside a text field
+  await expect(page.getByTestId('start-image')).toHaveAttribute('data-ref', /^[0-9a-f]{32}$/); // an asset id
+  await expect(page.getByTestId('start-image-info')).toContainText('uploaded 64×64');
+  await expect(page.getByTestId('width')).toHaveValue('64');
+  const pasted = await page.getByTestId('start-image').getAttribute('data-ref');
+
+  const canvas = page.getByTestId('mask-canvas');
+  await expect.poll(() => canvas.evaluate((c: HTMLCanvasElement) => c.width)).toBe(64);
+  await canvas.scrollIntoViewIfNeeded();
+  const box = (await canvas.boundingBox())!;
+  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  await expect(page.getByTestId('mask-editor')).toHaveAttribute('data-painted', 'true');
+  await page.getByTestId('mask-undo').click();
+  await expect(page.getByTestId('mask-editor')).toHaveAttribute('data-painted', 'false');
+  await expect(page.getByTestId('mask-undo')).toBeDisabled();
+
+  await send('drop', '[data-testid="start-image"]');
+  await expect(page.getByTestId('start-image')).toHaveAttribute('data-ref', /^[0-9a-f]{32}$/);
+  await expect(page.getByTestId('start-image')).not.toHaveAttribute('data-ref', pasted!);
+  await expect(page.getByTestId('restore-status')).toHaveCount(0); // the panel took the drop, not the page's restore
 });
