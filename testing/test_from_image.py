@@ -128,6 +128,30 @@ def test_a_family_started_from_latents_begins_on_the_line_from_its_input_to_its_
     assert torch.allclose(x0[0.3], x0[0.6], atol=1e-5) and x0[0.3].abs().mean() > 1e-3
 
 
+@pytest.mark.parametrize("arch", sorted(a for a in TASK_FAMILIES if get_model_class(a).starts_from_latents))
+def test_a_family_started_from_latents_inpaints_by_blending_the_kept_region_back_each_step(arch, inputs, tmp_path):
+    """latent_start.py's inpainting: whatever the seed, the final latents outside the mask are the encoded input
+    (each step's kept region was put back at that step's noise level, the input itself after the last), while
+    inside it each seed paints its own."""
+    model = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
+    model.load_model()
+    last = {}
+    model.sample_step_hook = lambda step: last.update(gen=step.gen, latents=step.raw.sample)  # blended in place
+    finals = []
+    try:
+        for seed in (1, 2):
+            kw = dict(init_image=str(inputs / "init.png"), mask=str(inputs / "mask.png"), mask_blur=0, seed=seed)
+            model.generate_media(gen_config(model, tmp_path, num_inference_steps=4, **kw))
+            finals.append(model.unpack_latents(last["latents"], last["gen"]).float())
+    finally:
+        model.sample_step_hook = None
+    from toolkit.models.latent_start import latent_mask
+
+    inside = latent_mask(Image.open(inputs / "mask.png"), tuple(finals[0].shape))[0, 0] > 0
+    assert torch.allclose(finals[0][..., ~inside], finals[1][..., ~inside], atol=1e-4)
+    assert (finals[0][..., inside] - finals[1][..., inside]).abs().mean() > 1e-3
+
+
 def test_a_family_whose_denoiser_barely_moves_returns_its_input_at_low_strength(inputs, tmp_path, tiny_cache):
     """CogView4's tiny transformer predicts almost no velocity, so at strength 0.1 the result is the input through
     the VAE: the encoding, its normalisation, packing and the noise mix are the pipeline's own decoding reversed."""

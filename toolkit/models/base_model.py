@@ -391,23 +391,27 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
         return from_image.INPAINT if self.fills() and task != from_image.ROUND_TRIP else task
 
     def task_pipeline(self, task: str):
-        """The resident pipeline for text-to-image; for a task, diffusers' class for it made from the same
-        components (``from_pipe``: no weight loads twice), built once per holder."""
+        """The resident pipeline for text-to-image, and for a task the family runs on it (latent_start.py); else
+        diffusers' class for the task made from the same components (``from_pipe``: no weight loads twice), built
+        once per holder."""
         if task == from_image.TXT2IMG:
             return self.get_generation_pipeline()
-        if task == from_image.IMG2IMG and not self.img2img_pipeline and self.starts_from_latents:
-            return self.get_generation_pipeline()  # started from the input's latents (latent_start.py)
         if task == from_image.INPAINT and self.fills():
-            task, name = "fill", self.fill_pipeline
+            key, name = "fill", self.fill_pipeline
         else:
-            name = {from_image.IMG2IMG: self.img2img_pipeline, from_image.INPAINT: self.inpaint_pipeline}[task]
+            key, name = (
+                task,
+                {from_image.IMG2IMG: self.img2img_pipeline, from_image.INPAINT: self.inpaint_pipeline}[task],
+            )
+        if name is None and self.starts_from_latents:
+            return self.get_generation_pipeline()
         if name is None:
             raise ValueError(f"{self.arch} cannot {task} (no diffusers pipeline for it)")
-        built = self._task_pipelines.get(task)
+        built = self._task_pipelines.get(key)
         if built is None:
             built = import_class(f"diffusers.{name}").from_pipe(self.get_generation_pipeline())
             built.set_progress_bar_config(disable=True)
-            self._task_pipelines[task] = built
+            self._task_pipelines[key] = built
         return built
 
     def _round_trip(self, gen: GenerateImageConfig) -> GeneratedMedia:
@@ -460,17 +464,19 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
             return self.sample_media(pipeline, gen, generator)
 
     def _started_from_latents(self, pipeline, gen: GenerateImageConfig):
-        """Image-to-image on the text-to-image pipeline, for a family without diffusers' class for it."""
-        if self.task_for(gen) != from_image.IMG2IMG or self.img2img_pipeline:
+        """Image-to-image and inpainting on the text-to-image pipeline, for a family without diffusers' class for
+        the task (toolkit/models/latent_start.py)."""
+        if pipeline is not self.pipeline or self.task_for(gen) not in (from_image.IMG2IMG, from_image.INPAINT):
             return contextlib.nullcontext()
         vae = self.parts["vae"]
-        init = from_image.rgb_image(gen.init_image, (gen.width, gen.height))
+        init, mask = from_image.start_images(gen)
         return latent_start.started_from(
             pipeline,
             unpack=lambda latents: self.unpack_latents(latents, gen),
             start=lambda raw: latent_start.encoded(vae, init, raw),
             strength=from_image.strength_of(gen),
             flow=self.sampler_kind == "flow",
+            mask=None if mask is None else lambda shape: latent_start.latent_mask(mask, shape),
         )
 
     def scheduler_for(self, pipeline, gen: GenerateImageConfig):

@@ -40,7 +40,7 @@ def tasks_of(model_class) -> tuple:
     tasks = [TXT2IMG]
     if model_class.img2img_pipeline or model_class.starts_from_latents:
         tasks.append(IMG2IMG)
-    if model_class.inpaint_pipeline:
+    if model_class.inpaint_pipeline or model_class.starts_from_latents:
         tasks.append(INPAINT)
     return tuple(tasks)
 

@@ -51,8 +51,9 @@ def encoded(vae, image, raw: bool):
 
 
 def packing(unpack: Callable, packed_like) -> tuple:
-    """(pack, raw): ``pack`` maps a latent in ``unpack``'s layout to the pipeline's; ``raw`` whether ``unpack``
-    scales and offsets too (then its layout is the VAE's own, not normalised)."""
+    """(pack, raw, place): ``pack`` maps a latent in ``unpack``'s layout to the pipeline's; ``raw`` whether
+    ``unpack`` scales and offsets too (then its layout is the VAE's own, not normalised); ``place`` moves values
+    (a mask) to the pipeline's layout without scaling them."""
     import torch
 
     shape, numel = packed_like.shape, packed_like.numel()
@@ -67,12 +68,15 @@ def packing(unpack: Callable, packed_like) -> tuple:
         raise CannotStart("the family's latent unpacking is not a permutation")
     raw = not (torch.allclose(offset, torch.zeros_like(offset)) and torch.allclose(scale, torch.ones_like(scale)))
 
-    def pack(unpacked):
-        flat = torch.empty(numel, dtype=torch.float32, device=unpacked.device)
-        flat[index.flatten().to(unpacked.device)] = ((unpacked.float() - offset) / scale).flatten()
+    def place(values):
+        flat = torch.empty(numel, dtype=torch.float32, device=values.device)
+        flat[index.flatten().to(values.device)] = values.float().flatten()
         return flat.reshape(shape)
 
-    return pack, raw
+    def pack(unpacked):
+        return place((unpacked.float() - offset.to(unpacked.device)) / scale.to(unpacked.device))
+
+    return pack, raw, place
 
 
 def steps_skipped(total: int, strength: float) -> int:
@@ -81,9 +85,11 @@ def steps_skipped(total: int, strength: float) -> int:
 
 
 @contextlib.contextmanager
-def started_from(pipeline, unpack: Callable, start: Callable, strength: float, flow: bool):
+def started_from(pipeline, unpack: Callable, start: Callable, strength: float, flow: bool, mask=None):
     """For one call of ``pipeline``: the schedule cut at ``strength`` and the prepared noise mixed with the
-    input; ``start(raw)`` encodes the input (see ``encoded``), in the layout ``unpack`` produces."""
+    input; ``start(raw)`` encodes the input (see ``encoded``), in the layout ``unpack`` produces. With ``mask``
+    (``mask(shape)``: 1 where the request repaints, in that layout) it inpaints: after every step the kept region
+    is put back as the input noised to the step's level, so only the masked region is the sampler's."""
     scheduler = pipeline.scheduler
     own_prepare, own_set = pipeline.prepare_latents, scheduler.set_timesteps
     state: dict = {}
@@ -91,9 +97,13 @@ def started_from(pipeline, unpack: Callable, start: Callable, strength: float, f
     def mix() -> None:
         if "noise" not in state or "skipped" not in state or state.get("mixed"):
             return
-        noise, k = state["noise"], state["skipped"]
-        pack, raw = packing(unpack, noise)
-        x0 = pack(start(raw)).to(noise.device, noise.dtype)
+        noise = state["noise"]
+        pack, raw, place = packing(unpack, noise)
+        unpacked = start(raw)
+        x0 = pack(unpacked).to(noise.device, noise.dtype)
+        if mask is not None:
+            keep = 1 - place(mask(tuple(unpacked.shape)).to(unpacked.device).expand_as(unpacked))
+            blend_after_steps(scheduler, x0, noise.clone(), keep.to(noise.device, noise.dtype), flow, state)
         if flow:
             sigma = float(scheduler.sigmas[0])
             noise.mul_(sigma).add_(x0, alpha=1.0 - sigma)
@@ -124,14 +134,50 @@ def started_from(pipeline, unpack: Callable, start: Callable, strength: float, f
     set_timesteps.__signature__ = inspect.signature(own_set)
     saved = [
         (obj, name, obj.__dict__.get(name))
-        for obj, name in ((pipeline, "prepare_latents"), (scheduler, "set_timesteps"))
+        for obj, name in ((pipeline, "prepare_latents"), (scheduler, "set_timesteps"), (scheduler, "step"))
     ]
     pipeline.prepare_latents, scheduler.set_timesteps = prepare_latents, set_timesteps
     try:
         yield state
     finally:
-        for obj, name, previous in saved:  # an instance's own (a sampler's adapter) back, else the class's
+        for obj, name, previous in saved:  # an instance's own (a sampler's adapter, the step hook) back
             if previous is not None:
                 setattr(obj, name, previous)
             else:
                 obj.__dict__.pop(name, None)
+
+
+def blend_after_steps(scheduler, x0, noise, keep, flow: bool, state: dict) -> None:
+    """Wrap the scheduler's ``step`` (the step hook's, when one is installed) so each step's result takes the
+    kept region from the input noised to the level the step reached: ``(1 - sigma) x0 + sigma noise`` for flow
+    matching, ``add_noise`` at the next timestep otherwise, the input itself after the last step."""
+    own_step = scheduler.step
+
+    @functools.wraps(own_step)
+    def step(model_output, timestep, sample, *args, **kwargs):
+        out = own_step(model_output, timestep, sample, *args, **kwargs)
+        latents = out[0] if isinstance(out, tuple) else out.prev_sample
+        state["blended"] = done = state.get("blended", 0) + 1
+        if flow:
+            index = min(int(scheduler.step_index), len(scheduler.sigmas) - 1)
+            sigma = float(scheduler.sigmas[index])
+            known = x0 * (1 - sigma) + noise * sigma
+        elif done < len(scheduler.timesteps):
+            known = scheduler.add_noise(x0, noise / scheduler.init_noise_sigma, scheduler.timesteps[done : done + 1])
+        else:
+            known = x0
+        latents.copy_(keep * known.to(latents.dtype) + (1 - keep) * latents)
+        return out
+
+    scheduler.step = step
+
+
+def latent_mask(mask, shape: tuple):
+    """The pixel mask (PIL, white repaints) at the latent's height and width, 0..1, shaped to broadcast over its
+    channels: what ``started_from`` blends with. Area-averaged, so a latent cell the mask half covers half blends."""
+    import torch
+    from PIL import Image
+
+    height, width = shape[-2], shape[-1]
+    small = np.asarray(mask.convert("L").resize((width, height), Image.BOX), dtype=np.float32) / 255.0
+    return torch.from_numpy(small).view(*([1] * (len(shape) - 2)), height, width)
