@@ -45,6 +45,6 @@ describe('blockReason', () => {
     expect(blockReason({ ...ok, arch: edit })).toBe('Needs a control image');
     expect(blockReason({ ...ok, arch: edit, sample: { ...ok.sample, ctrl_imgs: [null, null] } })).toBe('Needs a control image');
     expect(blockReason({ ...ok, arch: edit, sample: { ...ok.sample, ctrl_imgs: [null, ref] } })).toBeNull();
-    expect(blockReason({ ...ok, arch: edit, uploading: true })).toBe('Waiting for the control image upload');
+    expect(blockReason({ ...ok, arch: edit, uploading: true })).toBe('Waiting for the image upload');
   });
 });

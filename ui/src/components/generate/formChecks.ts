@@ -72,7 +72,7 @@ export function blockReason({ online, arch, busy, uploading, sample, modelPath }
   if (!modelPath.trim()) return 'Needs a model';
   if (!sample.prompt.trim()) return 'Needs a prompt';
   const have = sample.ctrl_imgs.filter(Boolean).length;
-  if (uploading) return 'Waiting for the control image upload';
+  if (uploading) return 'Waiting for the image upload';
   if (have < arch.control_images) return arch.control_images > 1 ? `Needs ${arch.control_images} control images` : 'Needs a control image';
   if (have > controlSlots(arch)) return `${arch.arch} takes at most ${controlSlots(arch)} control image(s)`;
   const errors = fieldErrors(arch, sample);
