@@ -31,8 +31,8 @@ def test_the_families_that_start_from_an_image_are_these():
     own = [a for a in TASK_FAMILIES if get_model_class(a).starts_from_latents]
     assert img2img == ["chroma", "flux", "qwen_image", "sd1", "sd2", "sd3", "sdxl", "ssd", "vega", "zimage"]
     assert own == [
-        *("auraflow", "cogview4", "flux2", "hidream", "ideogram4", "krea2", "lumina2", "nucleus_image", "pixart"),
-        "pixart_sigma",
+        *("auraflow", "chroma", "cogview4", "flex2", "flux2", "flux2_klein_4b", "flux2_klein_9b", "hidream"),
+        *("ideogram4", "krea2", "lumina2", "nucleus_image", "pixart", "pixart_sigma"),
     ]
     assert inpaint == [
         *("flux", "flux2_klein_4b", "flux2_klein_9b", "qwen_image", "sd1", "sd2", "sd3", "sdxl", "ssd", "vega"),
@@ -98,7 +98,7 @@ def test_each_task_runs_the_steps_its_strength_leaves_and_keeps_what_it_must(mod
         model.sample_step_hook = None
 
 
-@pytest.mark.parametrize("arch", sorted(a for a in TASK_FAMILIES if get_model_class(a).starts_from_latents))
+@pytest.mark.parametrize("arch", sorted(a for a in TASK_FAMILIES if from_image.own_loop(get_model_class(a), "img2img")))
 def test_a_family_started_from_latents_begins_on_the_line_from_its_input_to_its_noise(arch, inputs, tmp_path):
     """latent_start.py: the first step's latents are ``(1 - sigma) x0 + sigma noise`` with the text-to-image run's
     own noise and one ``x0`` (the encoded input) whatever the strength; strength only moves the start along it."""
@@ -128,7 +128,7 @@ def test_a_family_started_from_latents_begins_on_the_line_from_its_input_to_its_
     assert torch.allclose(x0[0.3], x0[0.6], atol=1e-5) and x0[0.3].abs().mean() > 1e-3
 
 
-@pytest.mark.parametrize("arch", sorted(a for a in TASK_FAMILIES if get_model_class(a).starts_from_latents))
+@pytest.mark.parametrize("arch", sorted(a for a in TASK_FAMILIES if from_image.own_loop(get_model_class(a), "inpaint")))
 def test_a_family_started_from_latents_inpaints_by_blending_the_kept_region_back_each_step(arch, inputs, tmp_path):
     """latent_start.py's inpainting: whatever the seed, the final latents outside the mask are the encoded input
     (each step's kept region was put back at that step's noise level, the input itself after the last), while

@@ -45,6 +45,13 @@ def tasks_of(model_class) -> tuple:
     return tuple(tasks)
 
 
+def own_loop(model_class, task: str) -> bool:
+    """Whether the family runs ``task`` on its own text-to-image pipeline (toolkit/models/latent_start.py) rather
+    than diffusers' class for it."""
+    named = {IMG2IMG: model_class.img2img_pipeline, INPAINT: model_class.inpaint_pipeline}.get(task)
+    return task in (IMG2IMG, INPAINT) and not named and model_class.starts_from_latents
+
+
 def rgb_image(path: str, size: tuple):
     """The input as RGB at the request's size (width, height): the size the result will have."""
     from PIL import Image

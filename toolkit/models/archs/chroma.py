@@ -12,6 +12,7 @@ class ChromaModel(BaseModel):
     pipeline_class = "ChromaPipeline"
     # ChromaInpaintPipeline reads ``transformer.config.guidance_embeds``, which Chroma's transformer config lacks.
     img2img_pipeline = "ChromaImg2ImgPipeline"
+    starts_from_latents = True  # inpainting by the engine's latent blend (toolkit/models/latent_start.py)
     components = {
         "transformer": Component("diffusers.ChromaTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.T5EncoderModel", "text_encoder"),

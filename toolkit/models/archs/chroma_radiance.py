@@ -19,6 +19,7 @@ from toolkit.models.pixel_space import PIXEL_LATENT
 class ChromaRadianceModel(ChromaModel):
     arch = "chroma_radiance"
     img2img_pipeline = inpaint_pipeline = None  # pixel space: no VAE to encode a start into
+    starts_from_latents = False
     description = "Chroma Radiance (pixel space)"
     components = {
         "transformer": Component(

@@ -23,8 +23,10 @@ CONDITIONING_CHANNELS = 2 * LATENT_CHANNELS + 1  # unpacked: inpaint latents + m
 
 class Flex2Model(FluxModel):
     arch = "flex2"
-    # Its transformer takes control and inpaint channels of its own: Flux's task pipelines do not feed them.
+    # Its transformer takes control and inpaint channels of its own: Flux's task pipelines do not feed them, so it
+    # starts from an image on its own pipeline (toolkit/models/latent_start.py).
     img2img_pipeline = inpaint_pipeline = None
+    starts_from_latents = True
     fill_channels = fill_pipeline = None
     description = "Flex.2 preview (FLUX.1-based; optional control image, or an RGBA image to inpaint its clear area)"
     hub_id = "ostris/Flex.2-preview"  # AI Toolkit's UI default for flex2 (ui/src/app/jobs/new/options.tsx)

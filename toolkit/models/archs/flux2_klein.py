@@ -67,6 +67,7 @@ class Flux2KleinModel(BaseModel):
     modality = "image"
     pipeline_class = "Flux2KleinPipeline"
     inpaint_pipeline = "Flux2KleinInpaintPipeline"
+    starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
     components = {
         "transformer": Component("diffusers.Flux2Transformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Qwen3ForCausalLM", "text_encoder"),
