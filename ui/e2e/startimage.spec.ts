@@ -125,14 +125,24 @@ test('a gallery result as the start image, a mask painted with the mouse: the re
   await expect(page.getByTestId('strength-value')).toHaveText('0.60');
 });
 
-test('outpaint margins grow the result by their pixels', async () => {
+test('outpaint margins, one dragged on the frame, grow the result by their pixels', async () => {
   await expect(page.getByTestId('start-image')).toHaveAttribute('data-ref', source.path);
   await page.getByTestId('mask-invert').click(); // whole picture painted …
   await page.getByTestId('mask-invert').click(); // … and unpainted again: nothing painted, no mask sent
   await expect(page.getByTestId('mask-editor')).toHaveAttribute('data-painted', 'false');
-  await setNumber(page, 'outpaint-right', 16);
+  // the right handle dragged 40 screen px out: 40 / (176 / 64) = 14.5 image px, snapped to sd1's 8 -> 16
+  const handle = page.getByTestId('outpaint-handle-right');
+  await handle.scrollIntoViewIfNeeded();
+  const h = (await handle.boundingBox())!;
+  await page.mouse.move(h.x + h.width / 2, h.y + h.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(h.x + h.width / 2 + 40, h.y + h.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await expect(page.getByTestId('outpaint-right')).toHaveValue('16');
   await setNumber(page, 'outpaint-top', 8);
+  await expect.poll(() => page.getByTestId('outpaint-canvas').evaluate((el: HTMLElement) => [el.offsetWidth, el.offsetHeight])).toEqual([176, 158]);
   await expect(page.getByTestId('outpaint-size')).toHaveText('outpainted to 80×72');
+  await screenshotOf(page.getByTestId('start-image'), 'start-image-outpaint.png');
   await generateAndWait();
   const made = await newest();
   expect(made.meta?.result).toMatchObject({ width: 80, height: 72 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL, DEFAULT_SAMPLE, generateBody } from '../src/components/generate/formState';
 import { remember } from '../src/components/generate/formMemory';
 import {
-  effectiveStrength, isImageResult, namesEngineFiles, outpaintSize, startFromEntry, startProblem, takesStartImage, upscaleBody,
+  dragMargin, effectiveStrength, isImageResult, namesEngineFiles, outpaintSize, startFromEntry, startProblem, takesStartImage, upscaleBody,
 } from '../src/components/generate/fromImage';
 import { fromConfig, fromEmbedded } from '../src/components/generate/restore';
 import { parametersSettings } from '../src/utils/parameters';
@@ -57,6 +57,14 @@ describe('the start image in the request', () => {
     expect(startProblem(klein, { ...s, outpaint: { left: 8, right: 0, top: 0, bottom: 0 } }, false)).toBeNull();
     expect(startProblem(sd1, DEFAULT_SAMPLE, true)).toBeNull();
     expect(outpaintSize(64, 48, { left: 8, right: 16, top: 0, bottom: 32 })).toEqual({ width: 88, height: 80 });
+  });
+
+  it('turns an outpaint handle dragged on screen into a margin of the family\'s multiple, in the engine\'s range', () => {
+    expect(dragMargin(0, 40, 176 / 64, 8, 1)).toBe(16); // 14.5 image px
+    expect(dragMargin(16, 40, 2, 8, -1)).toBe(0); // dragged inwards past zero
+    expect(dragMargin(0, -30, 1, 16, -1)).toBe(32); // the left side grows moving left
+    expect(dragMargin(2000, 500, 1, 96, 1)).toBe(2016); // at most 2048, kept a multiple
+    expect(dragMargin(0, 10, 0, 8, 1)).toBe(8);
   });
 
   it('pins a request that names engine files to that engine', () => {

@@ -12,6 +12,7 @@ import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
 import type { ArchInfo } from '@/utils/types';
 import { type ControlRef, type SampleForm, controlSlots, snap } from './formState';
 import MaskEditor, { type MaskHandle } from './MaskEditor';
+import OutpaintFrame from './OutpaintFrame';
 import { DEFAULT_MASK_BLUR, NO_OUTPAINT, OUTPAINT_SIDES, canInpaint, effectiveStrength, outpaintSize, outpaints, startProblem } from './fromImage';
 
 const ACCEPT = 'image/png,image/jpeg,image/webp,image/bmp';
@@ -264,6 +265,17 @@ export default function StartImage({ arch, jobId, sample, onSample, mask, onUplo
                   </label>
                 ))}
               </div>
+              {natural && image && (
+                <OutpaintFrame
+                  src={image.preview}
+                  width={natural.width}
+                  height={natural.height}
+                  outpaint={outpaint}
+                  divisibility={div}
+                  onChange={(o) => onSample((s) => ({ ...s, outpaint: o }))}
+                  disabled={disabled}
+                />
+              )}
             </fieldset>
           )}
           {problem && <div className="text-xs text-amber-400" data-testid="start-image-problem">{problem}</div>}

@@ -166,3 +166,14 @@ export function startFromConfig(s: Record<string, unknown>): RestoredStart {
   }
   return out;
 }
+
+/**
+ * An outpaint handle dragged by `delta` screen px (`outward`: 1 where moving right or down grows that side, -1 where
+ * moving left or up does) at `scale` screen px per image px: the side's new margin, a multiple of the family's
+ * divisibility in 0-2048 (the engine's range), so the result's size stays one the family can make.
+ */
+export function dragMargin(start: number, delta: number, scale: number, divisibility: number, outward: 1 | -1): number {
+  const d = Math.max(1, divisibility);
+  const raw = start + (outward * delta) / (scale > 0 ? scale : 1);
+  return Math.min(Math.floor(2048 / d) * d, Math.max(0, Math.round(raw / d) * d));
+}
