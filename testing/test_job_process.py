@@ -64,7 +64,9 @@ class StepperProcess(BaseExtensionProcess):
         super().run()
         print(f"random {random.random()!r}")
         self.status.update_status("running", "Starting")
-        self.status.start_stop_watcher(self.get_conf("watch_interval", 1.0, as_type=float))
+        self.status.start_stop_watcher(
+            self.get_conf("watch_interval", 1.0, as_type=float), self.get_conf("watch_repeat", 5.0, as_type=float)
+        )
         self.status.update(total_steps=self.steps, step=0)
         for step in range(1, self.steps + 1):
             time.sleep(self.step_sleep)
@@ -73,6 +75,14 @@ class StepperProcess(BaseExtensionProcess):
         if self.mode == "block":
             self.status.update(info="Blocking")
             threading.Event().wait(60)  # only a signal aimed at the main thread ends this early
+            print("block ended without a signal")
+        if self.mode == "swallow":
+            self.status.update(info="Blocking")
+            try:
+                threading.Event().wait(60)
+            except KeyboardInterrupt:  # lost, as one raised in a gc callback or a __del__ is
+                print("first interrupt lost", flush=True)
+            threading.Event().wait(60)
             print("block ended without a signal")
         if self.mode == "fail":
             raise RuntimeError("stepper exploded at the end")
@@ -376,6 +386,21 @@ def test_stop_flag_interrupts_a_main_thread_blocked_in_a_wait(tmp_path, db, ext_
     assert code == 0, err
     assert (row(db, job_id)["status"], row(db, job_id)["info"]) == ("stopped", "Job stopped")
     assert "Job stopped" in out and "[AITK] Stop requested" in out
+    assert "block ended without a signal" not in out
+
+
+def test_a_lost_interrupt_is_sent_again_until_the_job_stops(tmp_path, db, ext_dir, start_tool):
+    """A KeyboardInterrupt raised while the main thread runs a gc callback or a ``__del__`` is printed and dropped;
+    the watcher interrupts again until the job acknowledges the stop, so the row does not stay `stopping`."""
+    config, path = make_config(tmp_path, db, mode="swallow", steps=1, watch_repeat=0.5)
+    job_id = insert_job(db, "stepper", config, status="running")
+    proc = start_tool([path], run_env(ext_dir, job_id))
+    wait_until(lambda: row(db, job_id)["info"] == "Blocking", proc)
+    set_flag(db, job_id, "stop")
+    code, out, err = finish(proc)
+    assert code == 0, err
+    assert (row(db, job_id)["status"], row(db, job_id)["info"]) == ("stopped", "Job stopped")
+    assert "first interrupt lost" in out and "interrupting the job again" in out
     assert "block ended without a signal" not in out
 
 

@@ -265,16 +265,23 @@ class UIJobStatus:
 
     # -- stop watcher ------------------------------------------------------------------
 
-    def start_stop_watcher(self, interval: float = 1.0) -> None:
-        """Poll the stop flags on a daemon thread and SIGINT the main thread when one is set.
+    def start_stop_watcher(self, interval: float = 1.0, repeat: float = 5.0) -> None:
+        """Poll the stop flags on a daemon thread and SIGINT the main thread when one is set, again every
+        ``repeat`` seconds until the job acknowledges the stop (``stop_watcher``).
 
         The main thread may be deep in a model call or blocked on a queue; a signal reaches
-        it wherever it is, and `run.py` turns the KeyboardInterrupt into `on_error`.
+        it wherever it is, and `run.py` turns the KeyboardInterrupt into `on_error`. It can also be lost: a
+        KeyboardInterrupt raised while the main thread runs a garbage-collector callback, a ``__del__`` or a
+        weakref callback is printed as "Exception ignored" and dropped, and the job would serve on with its row
+        `stopping`; hence the repeats. Jobs ignore SIGINT once their stop has begun, so a repeat that arrives
+        then changes nothing.
         """
         if not self.enabled or self._watcher is not None:
             return
         self._watcher_done.clear()
-        self._watcher = threading.Thread(target=self._watch, args=(interval,), name="aitk-stop-watcher", daemon=True)
+        self._watcher = threading.Thread(
+            target=self._watch, args=(interval, repeat), name="aitk-stop-watcher", daemon=True
+        )
         self._watcher.start()
 
     def stop_watcher(self) -> None:
@@ -283,7 +290,7 @@ class UIJobStatus:
         if watcher is not None and watcher is not threading.current_thread():
             watcher.join(timeout=5.0)
 
-    def _watch(self, interval: float) -> None:
+    def _watch(self, interval: float, repeat: float) -> None:
         while not self._watcher_done.wait(interval):
             try:
                 stop, return_to_queue = self._read_flags()
@@ -293,6 +300,9 @@ class UIJobStatus:
             if (stop or return_to_queue) and not self._watcher_done.is_set():
                 self.stop_reason = "stop" if stop else "queue"
                 what = "Stop" if stop else "Return to queue"
-                print(f"[AITK] {what} requested, interrupting the job")
+                print(f"[AITK] {what} requested, interrupting the job", flush=True)
                 interrupt_main_thread()
+                while not self._watcher_done.wait(repeat):
+                    print(f"[AITK] {what} not acknowledged yet, interrupting the job again", flush=True)
+                    interrupt_main_thread()
                 return

@@ -69,8 +69,8 @@ class InferenceCluster(InferenceEngine):
             while not self.stop_event.is_set():
                 time.sleep(0.5)
         finally:
-            self.ui.stop_watcher()
             with uninterruptible(previous_sigterm):
+                self.ui.stop_watcher()  # acknowledges the stop: its repeated SIGINTs end, ignored from here on
                 self.remove_engine_json()
                 if replicas is not None:
                     asyncio.run(replicas.each("stop_engine", timeout=STOP_GRACE_S + 5))

@@ -67,10 +67,9 @@ class InferenceEngine(BaseExtensionProcess):
                 engine.load_default(dict(self.settings.default_model))
             engine.serve(self.stop_event)
         finally:
-            # engine.json goes first so no client finds a dead engine.
-            self.ui.stop_watcher()
             with uninterruptible(previous_sigterm):
-                self.remove_engine_json()
+                self.ui.stop_watcher()  # acknowledges the stop: the watcher's repeated SIGINTs end
+                self.remove_engine_json()  # first of the cleanup, so no client finds a dead engine
                 engine.shutdown("Engine stopping")
                 engine.saver.drain(SAVE_DRAIN_S)  # results already sampled are written and announced
                 _wait_for_streams(engine, STREAM_FLUSH_S)
