@@ -182,13 +182,17 @@ def run_budget(args, arch: str, folder: Path, entry: str, then=None) -> dict:
             # "warm" repeats the prompt (its encoding comes from the prompt cache, toolkit/models/prompt_cache.py);
             # "new_prompt" is a warm request that encodes a prompt of its own.
             first = dict(body)
+            made = {}  # a request's file, the start of the --from-image requests
             for name in ("cold", "warm", "new_prompt")[: 3 if args.new_prompt else 2]:
                 if name == "new_prompt":
                     body["sample"] = new_prompt(body["sample"], 0)
                 row[name] = timed_request(client, body, keep_path=True)
                 if "error" in row[name]:
                     break
-                row[name]["output"] = checked_output(row[name].pop("path"), model_class, sample)
+                made[name] = row[name].pop("path")
+                row[name]["output"] = checked_output(made[name], model_class, sample)
+            if args.from_image and "warm" in made:
+                row.update(from_image_requests(client, first, made["warm"], model_class))
             if args.repeats > 1 and "new_prompt" in row and "error" not in row["new_prompt"]:
                 row["repeats"] = repeated_requests(client, body, args.repeats)
             health = client.health()
@@ -298,6 +302,24 @@ def quality_step(args, arch: str, family: dict, save):
             save()
 
     return then
+
+
+def from_image_requests(client, body: dict, start: str, model_class) -> dict:
+    """``--from-image``: the warm request again from its own result at strength 0.5 (about half the steps), and
+    that result upscaled x2 and refined at 0.35 (README "Starting from an image"), each timed as the others."""
+    from testing.bench.budget_probe import timed_request
+
+    rows = {}
+    for name, extra in (
+        ("img2img_0.5", {"init_image": start, "strength": 0.5}),
+        ("upscale_x2", {"init_image": start, "upscale": {"factor": 2}}),
+    ):
+        rows[name] = timed_request(client, body | {"sample": body["sample"] | extra}, keep_path=True)
+        if "path" in rows[name]:
+            factor = 2 if name == "upscale_x2" else 1
+            size = {k: body["sample"][k] * factor for k in ("width", "height")}
+            rows[name]["output"] = checked_output(rows[name].pop("path"), model_class, body["sample"] | size)
+    return rows
 
 
 def engine_peak_rss_gb(engine_json: Path):
@@ -547,6 +569,12 @@ def build_parser():
         "float8dq, int8; bf16: the reference again) against bf16, PSNR and SSIM (testing/bench/quality_8bit.py)",
     )
     parser.add_argument("--quality-steps", type=int, default=0, help="the quality requests' steps (0: the family's)")
+    parser.add_argument(
+        "--from-image",
+        action="store_true",
+        help="after the warm request, image-to-image at 0.5 from its result and an upscale x2 + refine of it, "
+        "timed (families that start from an image)",
+    )
     return parser
 
 
