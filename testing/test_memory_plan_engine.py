@@ -405,11 +405,11 @@ def test_out_of_memory_while_loading_under_a_plan_also_plans_again(planned):
 
 def test_component_sizes_are_read_once_per_model_not_per_request(planned, monkeypatch):
     """Every request is planned; reading sizes each time would ask the hub about a hub id on every request."""
-    from toolkit.models import base_model
+    from toolkit.models import memory_inputs
 
     calls = []
-    original = base_model.weight_bytes
-    monkeypatch.setattr(base_model, "weight_bytes", lambda *a, **kw: calls.append(a) or original(*a, **kw))
+    original = memory_inputs.weight_bytes
+    monkeypatch.setattr(memory_inputs, "weight_bytes", lambda *a, **kw: calls.append(a) or original(*a, **kw))
     for seed in (1, 2, 3):
         run(planned, sd1(seed=seed))
     assert len(calls) == 3  # unet, text_encoder, vae: once each

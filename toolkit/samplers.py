@@ -27,8 +27,6 @@ import types
 from dataclasses import dataclass
 from typing import Optional
 
-import numpy as np
-
 DEFAULT_SCHEDULE = "default"
 # Schedule type -> the config keys that select it (the others of the family set back to False).
 SCHEDULES = {
@@ -190,6 +188,8 @@ def taking_pipeline_schedule(scheduler):
     @functools.wraps(own)
     def set_timesteps(self, num_inference_steps=None, device=None, sigmas=None, mu=None, timesteps=None, **kw):
         if sigmas is not None:
+            import numpy as np
+
             sigmas = np.asarray(sigmas.cpu() if hasattr(sigmas, "cpu") else sigmas, dtype=np.float64)
             if "sigmas" not in takes:
                 num_inference_steps, sigmas = num_inference_steps or len(sigmas), None

@@ -21,6 +21,7 @@ from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS
 from toolkit.models import from_image
 
 MAX_SEED = 2**32 - 1
+MIN_START_SIDE = 64  # an edit's input smaller than this is resized to the family's size
 MAX_STEPS = 500
 # quality -> share of the base step count (the alias's num_inference_steps, else the family's default).
 # "standard" and "hd" are DALL-E's names; "xhigh" and "max" spend more steps than the family's default.
@@ -135,8 +136,8 @@ def plan_images(
     if body.background == "transparent":
         raise OpenAIError(400, f"{cls.arch} has no transparent output; use background 'opaque' or 'auto'", "background")
     width, height = parse_size(body.size, choice)
-    if start and start_size and body.size in (None, "auto"):
-        width, height = start_size
+    if start and start_size and body.size in (None, "auto") and min(start_size) >= MIN_START_SIDE:
+        width, height = start_size  # else the family's size: a thumbnail-sized input is resized up to it
     fmt = body.output_format or "png"
     sample = dict(choice.sample) | {"prompt": body.prompt, "width": width, "height": height}
     sample |= {"num_inference_steps": body.num_inference_steps or steps_for(body.quality, choice)}

@@ -44,6 +44,7 @@ class StreamOptions:
 
 
 MAX_CANVAS = 4096  # the largest side a request may ask for (SampleBody's width and height)
+MIN_CANVAS = 16  # and the smallest
 
 
 class RequestChecks:
@@ -155,8 +156,11 @@ class RequestChecks:
             )
         factor = upscale["factor"] if upscale else None
         width, height = from_image.canvas_size(sample["init_image"], outpaint, factor)
-        if max(width, height) > MAX_CANVAS:
-            raise BadRequest(("body", "sample", field), f"the result would be {width}x{height}; at most {MAX_CANVAS}")
+        if max(width, height) > MAX_CANVAS or min(width, height) < MIN_CANVAS:
+            raise BadRequest(
+                ("body", "sample", field),
+                f"the result would be {width}x{height}; each side {MIN_CANVAS} to {MAX_CANVAS}",
+            )
         sample.update(width=width, height=height, upscale=factor)
         if upscale:
             sample.update(
