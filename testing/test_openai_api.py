@@ -292,6 +292,16 @@ def test_an_edit_with_a_mask_inpaints_the_transparent_part_and_without_one_start
     assert sample["init_image"] and not sample.get("mask") and sample["strength"] == 0.75
 
 
+def test_an_edit_from_a_one_pixel_image_starts_at_the_familys_size(engine, client):
+    """Found by the schema fuzz: a 1 px input at its own size reached the VAE encoder as 8x8, whose GroupNorm
+    cannot normalise the 1x1 map it makes (a 500). Inputs under 16 px take the family's size instead."""
+    tiny_png = ("a.png", checks.png_bytes(size=(1, 1)), "image/png")
+    r = client.images.edit(
+        model=ALIAS, image=tiny_png, prompt="x", response_format="url", extra_body={"num_inference_steps": 2}
+    )
+    assert r.size == "64x64" and sidecar(engine, r.data[0].url)["config"]["sample"]["init_image"]
+
+
 def test_a_mask_without_transparency_or_of_another_size_is_refused_by_name(client):
     one = ("a.png", checks.png_bytes(), "image/png")
     opaque = ("m.png", checks.png_bytes(), "image/png")  # RGB: no alpha to say what to repaint

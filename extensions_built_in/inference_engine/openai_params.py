@@ -21,7 +21,7 @@ from extensions_built_in.inference_engine.protocol import ERROR_HTTP_STATUS
 from toolkit.models import from_image
 
 MAX_SEED = 2**32 - 1
-MIN_START_SIDE = 64  # an edit's input smaller than this is resized to the family's size
+MIN_START_SIDE = 16  # an edit's input smaller than this (the smallest size a request may ask) takes the family's size
 MAX_STEPS = 500
 # quality -> share of the base step count (the alias's num_inference_steps, else the family's default).
 # "standard" and "hd" are DALL-E's names; "xhigh" and "max" spend more steps than the family's default.
