@@ -17,7 +17,7 @@ from toolkit import samplers
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
 from toolkit.media import GeneratedMedia, save_generated
 from toolkit.memory_plan import OFF_GPU, Plan, WorkingSet
-from toolkit.models import arch_tags, from_image, latent_start, tiny
+from toolkit.models import arch_tags, from_image, tiny
 from toolkit.models.attention import attention_kernels
 from toolkit.models.components.loading import end_group_offload_call, import_class, load_component
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
@@ -27,6 +27,7 @@ from toolkit.models.modulation import follow_schedule
 from toolkit.models.prompt_cache import prompt_cache
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
+from toolkit.models.task_pipelines import TaskPipelines
 from toolkit.models.vae_tiling import set_vae_tiling, smaller_tiles_on_oom, tile_px
 from toolkit.pixels import pipeline_pixels_to_uint8
 from toolkit.sample_step_hook import SchedulerStep, step_hook
@@ -96,7 +97,7 @@ class SampleStep:
         return self.model.unpack_latents(tensor, self.gen)
 
 
-class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.py), plan inputs (memory_inputs.py)
+class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags.py, memory_inputs.py, task_pipelines.py
     arch: ClassVar[str]
     modality: ClassVar[str]  # image | video | audio
     pipeline_class: ClassVar[str]
@@ -378,58 +379,6 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
             rng.restore()
             self._restore_placement(placement)
 
-    def fills(self) -> bool:
-        """Whether the resident checkpoint is an inpainting one (its denoiser takes the mask and the masked image)."""
-        denoiser = next((self.parts[r] for r, c in self.components.items() if c.source == "main"), None)
-        channels = getattr(getattr(denoiser, "config", None), "in_channels", None)
-        return self.fill_channels is not None and channels == self.fill_channels
-
-    def task_for(self, gen: GenerateImageConfig) -> str:
-        """The request's task; on an inpainting checkpoint every request is an inpaint (text-to-image repaints a
-        blank canvas whole, image-to-image the whole input), as A1111 runs them."""
-        task = from_image.task_of(gen)
-        return from_image.INPAINT if self.fills() and task != from_image.ROUND_TRIP else task
-
-    def task_pipeline(self, task: str):
-        """The resident pipeline for text-to-image, and for a task the family runs on it (latent_start.py); else
-        diffusers' class for the task made from the same components (``from_pipe``: no weight loads twice), built
-        once per holder."""
-        if task == from_image.TXT2IMG:
-            return self.get_generation_pipeline()
-        if task == from_image.INPAINT and self.fills():
-            key, name = "fill", self.fill_pipeline
-        else:
-            key, name = (
-                task,
-                {from_image.IMG2IMG: self.img2img_pipeline, from_image.INPAINT: self.inpaint_pipeline}[task],
-            )
-        if name is None and self.starts_from_latents:
-            return self.get_generation_pipeline()
-        if name is None:
-            raise ValueError(f"{self.arch} cannot {task} (no diffusers pipeline for it)")
-        built = self._task_pipelines.get(key)
-        if built is None:
-            built = import_class(f"diffusers.{name}").from_pipe(self.get_generation_pipeline())
-            built.set_progress_bar_config(disable=True)
-            self._task_pipelines[key] = built
-        return built
-
-    def _round_trip(self, gen: GenerateImageConfig) -> GeneratedMedia:
-        """Strength 0: nothing to denoise, the input through the VAE and back."""
-        vae = self.parts["vae"]
-        image = from_image.rgb_image(gen.init_image, (gen.width, gen.height))
-        first = next(vae.parameters())
-        return GeneratedMedia("image", image=from_image.round_trip(vae, image, first.device, first.dtype))
-
-    def call_kwargs(self, pipeline, gen: GenerateImageConfig) -> dict:
-        """What ``sample_media`` passes the pipeline: the family's ``pipeline_kwargs``, and for a request that
-        starts from an image, its image, mask and strength, kept to what the task pipeline takes."""
-        kwargs = self.pipeline_kwargs(gen)
-        task = self.task_for(gen)
-        if task not in (from_image.IMG2IMG, from_image.INPAINT) or pipeline is self.pipeline:
-            return kwargs
-        return from_image.task_kwargs(pipeline, gen, kwargs, *from_image.start_images(gen, whole=task == "inpaint"))
-
     def release_scratch(self) -> None:
         """After a failed generation. diffusers' causal video VAEs (Wan, Qwen-Image) clear each chunk's features
         only when a decode finishes: one that ran out of memory kept ~5 GB (testing/test_gpu_regressions.py::
@@ -462,22 +411,6 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs):  # picker facts (arch_tags.
             self._sampling_announced_on_first_call(),
         ):
             return self.sample_media(pipeline, gen, generator)
-
-    def _started_from_latents(self, pipeline, gen: GenerateImageConfig):
-        """Image-to-image and inpainting on the text-to-image pipeline, for a family without diffusers' class for
-        the task (toolkit/models/latent_start.py)."""
-        if pipeline is not self.pipeline or self.task_for(gen) not in (from_image.IMG2IMG, from_image.INPAINT):
-            return contextlib.nullcontext()
-        vae = self.parts["vae"]
-        init, mask = from_image.start_images(gen)
-        return latent_start.started_from(
-            pipeline,
-            unpack=lambda latents: self.unpack_latents(latents, gen),
-            start=lambda raw: latent_start.encoded(vae, init, raw),
-            strength=from_image.strength_of(gen),
-            flow=self.sampler_kind == "flow",
-            mask=None if mask is None else lambda shape: latent_start.latent_mask(mask, shape),
-        )
 
     def scheduler_for(self, pipeline, gen: GenerateImageConfig):
         """The request's sampler built from the checkpoint's scheduler (None: the checkpoint's own runs as is)."""
