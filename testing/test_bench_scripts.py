@@ -321,7 +321,7 @@ def test_the_sweep_table_takes_each_budgets_latest_finished_eager_run(tmp_path):
     assert sd3["full"].startswith("0.19 (0.95× bare 0.2, family_sweep_x/e.json); 2 s warm")
     # Several engines per budget (family_sweep.py --engines): the median over the engines that finished, with its
     # range; the one that failed does not count.
-    from testing.bench.family_sweep import engine_figures
+    from testing.bench.family_sweep_report import engine_figures
 
     engines = [_run(0.06, 0.8, gpu), _run(0.11, 1.3, gpu), _run(0.065, 0.9, gpu), _run(None, None, gpu, error="x")]
     first = engines[0] | {"engines": [engine_figures(r) for r in engines]}

@@ -57,7 +57,7 @@ def runs(bench: Path = BENCH) -> list:
 
 
 def _from_json(arch, key, run, bare, date, path, bench) -> dict:
-    from testing.bench.family_sweep import engines_median
+    from testing.bench.family_sweep_report import engines_median
 
     warm, cold = run.get("warm") or {}, run.get("cold") or {}
     step_s, step_range = engines_median(run, "step_s")  # several engines per budget (--engines): their median
