@@ -175,16 +175,25 @@ def task_kwargs(pipeline, gen, kwargs: dict, init, mask=None) -> dict:
     return {k: v for k, v in merged.items() if k in takes}
 
 
-def round_trip(vae, image, device, dtype) -> np.ndarray:
+def vae_input(vae, image):
+    """(the image as the VAE takes it: -1..1, channels first, one frame for a video VAE, on the VAE's device and
+    dtype; whether the VAE is a video one, whose latents carry a frame axis)."""
+    import torch
+
+    first = next(vae.parameters())
+    pixels = torch.from_numpy(np.asarray(image, dtype=np.float32) / 127.5 - 1.0).permute(2, 0, 1)[None]
+    pixels = pixels.to(device=first.device, dtype=first.dtype)
+    video = any(isinstance(m, torch.nn.Conv3d) for m in vae.modules())  # Qwen-Image's and Wan's: 5-D
+    return (pixels[:, :, None] if video else pixels), video
+
+
+def round_trip(vae, image) -> np.ndarray:
     """The input through the VAE's encoder and decoder (its distribution's mode): what strength 0 returns."""
     import torch
 
-    pixels = torch.from_numpy(np.asarray(image, dtype=np.float32) / 127.5 - 1.0).permute(2, 0, 1)[None]
-    pixels = pixels.to(device=device, dtype=dtype)
-    video_vae = any(isinstance(m, torch.nn.Conv3d) for m in vae.modules())  # Qwen-Image's: one frame, 5-D
+    pixels, video_vae = vae_input(vae, image)
     with torch.inference_mode():
-        latents = vae.encode(pixels[:, :, None] if video_vae else pixels).latent_dist.mode()
-        decoded = vae.decode(latents).sample
+        decoded = vae.decode(vae.encode(pixels).latent_dist.mode()).sample
     decoded = decoded[:, :, 0] if video_vae else decoded
     out = ((decoded[0].float().clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8)
     return out.permute(1, 2, 0).cpu().numpy()

@@ -34,11 +34,10 @@ def encoded(vae, image, raw: bool):
     VAEs that publish per-channel statistics, ``(z - shift) * scale`` for the others."""
     import torch
 
-    first = next(vae.parameters())
-    pixels = torch.from_numpy(np.asarray(image, dtype=np.float32) / 127.5 - 1.0).permute(2, 0, 1)[None]
-    pixels = pixels.to(device=first.device, dtype=first.dtype)
-    video_vae = any(isinstance(m, torch.nn.Conv3d) for m in vae.modules())
-    z = vae.encode(pixels[:, :, None] if video_vae else pixels).latent_dist.mode()
+    from toolkit.models.from_image import vae_input
+
+    pixels, video_vae = vae_input(vae, image)
+    z = vae.encode(pixels).latent_dist.mode()
     z = (z[:, :, 0] if video_vae else z).float()
     if raw:
         return z

@@ -54,8 +54,7 @@ class TaskPipelines:
         """Strength 0: nothing to denoise, the input through the VAE and back."""
         vae = self.parts["vae"]
         image = from_image.rgb_image(gen.init_image, (gen.width, gen.height))
-        first = next(vae.parameters())
-        return GeneratedMedia("image", image=from_image.round_trip(vae, image, first.device, first.dtype))
+        return GeneratedMedia("image", image=from_image.round_trip(vae, image))
 
     def call_kwargs(self, pipeline, gen: GenerateImageConfig) -> dict:
         """What ``sample_media`` passes the pipeline: the family's ``pipeline_kwargs``, and for a request that
