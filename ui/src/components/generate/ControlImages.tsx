@@ -8,6 +8,7 @@
  */
 import { useEffect, useRef, useState } from 'react';
 import { apiFetch, errorMessage } from '@/utils/api';
+import { imageOf } from '@/utils/imageFiles';
 import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
 import type { ControlRef } from './formState';
 
@@ -21,15 +22,6 @@ interface Props {
   onChange: (value: (ControlRef | null)[]) => void;
   onUploading: (uploading: boolean) => void;
   disabled: boolean;
-}
-
-function imageOf(list: DataTransferItemList | FileList | null | undefined): File | null {
-  const items: (File | DataTransferItem)[] = list ? Array.from(list as ArrayLike<File | DataTransferItem>) : [];
-  for (const item of items) {
-    const file = item instanceof File ? item : item.kind === 'file' ? item.getAsFile() : null;
-    if (file && file.type.startsWith('image/')) return file;
-  }
-  return null;
 }
 
 export default function ControlImages({ jobId, slots, required, value, onChange, onUploading, disabled }: Props) {

@@ -8,6 +8,7 @@
  */
 import { type Dispatch, type MutableRefObject, type SetStateAction, useCallback, useEffect, useRef, useState } from 'react';
 import { uploadAsset } from '@/utils/assets';
+import { imageOf } from '@/utils/imageFiles';
 import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
 import type { ArchInfo } from '@/utils/types';
 import { type ControlRef, type SampleForm, controlSlots, snap } from './formState';
@@ -25,15 +26,6 @@ interface Props {
   mask: MutableRefObject<MaskHandle | null>;
   onUploading: (uploading: boolean) => void;
   disabled: boolean;
-}
-
-function imageOf(list: DataTransferItemList | FileList | null | undefined): File | null {
-  const items: (File | DataTransferItem)[] = list ? Array.from(list as ArrayLike<File | DataTransferItem>) : [];
-  for (const item of items) {
-    const file = item instanceof File ? item : item.kind === 'file' ? item.getAsFile() : null;
-    if (file && file.type.startsWith('image/')) return file;
-  }
-  return null;
 }
 
 export default function StartImage({ arch, jobId, sample, onSample, mask, onUploading, disabled }: Props) {
