@@ -363,3 +363,74 @@ def test_an_inpainting_checkpoint_runs_every_request_through_its_fill_pipeline(
     plain = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
     plain.load_model()
     assert not plain.fills()
+
+
+@pytest.mark.parametrize("arch", ["sd1", "pixart"])  # diffusers' inpaint pipeline, and latent_start's blend
+def test_only_masked_repaints_the_masks_box_at_the_request_size_and_pastes_it_back(arch, tmp_path, tiny_cache):
+    """A1111's "only masked": a 128x96 input with a 16 px square masked, the request 64x64. The crop (the square
+    plus 8 px of padding, 32x32) is sampled at 64x64; the result is the input's size, the input's own pixels
+    outside the blur band, repainted inside."""
+    from toolkit.models import masked_area
+
+    rng = np.random.default_rng(1)
+    original = rng.integers(0, 256, (96, 128, 3), dtype=np.uint8)
+    Image.fromarray(original).save(tmp_path / "init.png")
+    mask = np.zeros((96, 128), np.uint8)
+    mask[40:56, 80:96] = 255
+    Image.fromarray(mask).save(tmp_path / "mask.png")
+    m = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
+    m.load_model()
+    shapes = []
+    m.sample_step_hook = lambda step: shapes.append(tuple(m.unpack_latents(step.raw.sample, step.gen).shape))
+    kw = dict(init_image=str(tmp_path / "init.png"), mask=str(tmp_path / "mask.png"), width=64, height=64)
+    kw |= dict(num_inference_steps=3, mask_blur=2, inpaint_area="only_masked", inpaint_padding=8)
+    try:
+        out = m.generate_media(gen_config(m, tmp_path, **kw)).image
+    finally:
+        m.sample_step_hook = None
+    assert out.shape == original.shape  # the input's size, not the request's
+    assert shapes and shapes[0][-2:] == (64 // m.latent.spatial_factor, 64 // m.latent.spatial_factor)
+    band = np.zeros((96, 128), bool)
+    band[40 - 6 : 56 + 6, 80 - 6 : 96 + 6] = True  # 3 blur radii around the square
+    assert np.array_equal(out[~band], original[~band])
+    inside = mask == 255
+    assert np.abs(out[inside].astype(int) - original[inside]).mean() > 5
+    from PIL import ImageFilter
+
+    left, top, right, bottom = masked_area.crop_box(Image.fromarray(mask).filter(ImageFilter.GaussianBlur(2)), 8, 1.0)
+    assert right - left == bottom - top and left <= 72 and top <= 32 and right >= 104 and bottom >= 64
+
+
+def test_the_crop_box_grows_to_the_requests_aspect_and_stays_inside_the_image():
+    from toolkit.models.masked_area import crop_box
+
+    mask = Image.new("L", (200, 100))
+    mask.paste(255, (10, 40, 30, 60))  # 20x20 near the left edge
+    assert crop_box(mask, 5, 2.0) == (0, 35, 60, 65)  # 30x30 padded, widened to 60x30 and shifted inside
+    # padded past three edges: clipped to 130x100, and the image is too short to make that square
+    assert crop_box(mask, 100, 1.0) == (0, 0, 130, 100)
+    assert crop_box(Image.new("L", (64, 64)), 8, 1.0) is None  # nothing masked: nothing to crop
+
+
+def test_the_engine_writes_only_masked_into_the_file_and_refuses_it_without_a_mask(engine_server, inputs):
+    import httpx
+
+    client = engine_server.client
+    init, mask = client.upload_asset(str(inputs / "init.png")), client.upload_asset(str(inputs / "mask.png"))
+    body = body_for("sd1", init_image=init["id"], mask=mask["id"], inpaint_area="only_masked", inpaint_padding=16)
+    answer = client.generate_wait(body)
+    assert (answer["result"]["width"], answer["result"]["height"]) == (64, 64)
+    assert "Inpaint area: Only masked, Masked area padding: 16" in read_info(answer["result"]["path"])[PARAMETERS]
+    sidecar = json.loads(pathlib.Path(answer["result"]["path"]).with_suffix(".json").read_text())
+    assert (sidecar["config"]["sample"]["inpaint_area"], sidecar["config"]["sample"]["inpaint_padding"]) == (
+        "only_masked",
+        16,
+    )
+    headers = {"Authorization": f"Bearer {engine_server.TOKEN}"}
+    for sample in (
+        {"init_image": init["id"], "inpaint_area": "only_masked"},
+        {"init_image": init["id"], "mask": mask["id"], "inpaint_area": "only_masked", "outpaint": {"left": 8}},
+        {"init_image": init["id"], "mask": mask["id"], "inpaint_area": "everywhere"},
+    ):
+        r = httpx.post(f"{engine_server.url}/generate", json=body_for("sd1", **sample), headers=headers, timeout=60)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "inpaint_area", r.text

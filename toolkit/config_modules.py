@@ -193,6 +193,10 @@ class GenerateImageConfig:
     mask_blur: int = 4
     outpaint: Optional[dict] = None  # left, right, top, bottom: pixels the canvas grows by (the new area repainted)
     upscale: Optional[float] = None  # the factor the input is resized by before it is refined
+    # A1111's inpaint area: "whole" repaints at the picture's scale, "only_masked" the region around the mask
+    # (its box plus this many pixels) at the request's size, pasted back (toolkit/models/masked_area.py).
+    inpaint_area: str = "whole"
+    inpaint_padding: int = 32
     # A1111's sampler name and schedule type (toolkit/samplers.py); None: the checkpoint's own scheduler.
     sampler: Optional[str] = None
     scheduler: Optional[str] = None

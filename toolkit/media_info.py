@@ -37,6 +37,7 @@ def parameters_text(config: dict) -> str:
         ("Frames", sample.get("num_frames") if sample.get("num_frames", 1) > 1 else None),
         ("Denoising strength", sample.get("strength") if sample.get("init_image") else None),
         ("Mask blur", sample.get("mask_blur") if sample.get("mask") else None),
+        *_inpaint_area(sample),
         ("Init image", _quoted(image_note(sample.get("init_image")))),
         ("Mask image", _quoted(image_note(sample.get("mask")))),
         ("Model", model.get("name_or_path")),
@@ -51,6 +52,13 @@ def parameters_text(config: dict) -> str:
         lines.append(f"Negative prompt: {sample['negative_prompt']}")
     lines.append(", ".join(f"{key}: {value}" for key, value in pairs if value not in (None, "")))
     return "\n".join(lines)
+
+
+def _inpaint_area(sample: dict) -> list:
+    """A1111's pairs for "only masked" inpainting (its ``inpaint_full_res``); none for the whole picture."""
+    if not sample.get("mask") or sample.get("inpaint_area") != "only_masked":
+        return []
+    return [("Inpaint area", "Only masked"), ("Masked area padding", sample.get("inpaint_padding"))]
 
 
 def image_note(path: Optional[str]) -> Optional[str]:

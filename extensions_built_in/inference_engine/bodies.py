@@ -109,6 +109,10 @@ class SampleBody(BaseModel):
     )
     mask: Optional[str] = Field(None, max_length=4096, description="inpaint: white repaints (asset id or server path)")
     mask_blur: int = Field(4, ge=0, le=64, description="the mask's edge blur in pixels, as A1111's")
+    inpaint_area: Literal["whole", "only_masked"] = Field(
+        "whole", description="only_masked: repaint the mask's box (plus padding) at width x height, pasted back"
+    )
+    inpaint_padding: int = Field(32, ge=0, le=1024, description="only_masked: pixels of context around the mask")
     outpaint: Optional[OutpaintBody] = None
     upscale: Optional[UpscaleBody] = None
     output_ext: Optional[str] = Field(None, max_length=8)

@@ -129,6 +129,14 @@ class RequestChecks:
         tasks = from_image.tasks_of(model_class)
         if sample.get("mask") and not sample.get("init_image"):
             raise BadRequest(("body", "sample", "mask"), "a mask needs the image it masks: set sample.init_image")
+        if sample.get("inpaint_area") == "only_masked":
+            other = next((k for k in ("outpaint", "upscale") if sample.get(k)), None)
+            if not sample.get("mask") or other:
+                raise BadRequest(
+                    ("body", "sample", "inpaint_area"),
+                    "only_masked repaints the region around a mask: it needs sample.mask"
+                    + (f", and no {other} (which repaints or refines the whole canvas)" if other else ""),
+                )
         repaint = next((k for k in ("mask", "outpaint") if sample.get(k)), None)
         if repaint and from_image.INPAINT not in tasks:
             raise BadRequest(("body", "sample", repaint), f"{model_class.arch} cannot inpaint (or outpaint) yet")

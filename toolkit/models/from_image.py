@@ -10,7 +10,9 @@ Outpainting is inpainting on a grown canvas (the new margins are the mask); an u
 larger size: the input resized (Lanczos) and refined at a low strength, A1111's "hires fix" on any image.
 
 Inpainting composites the result over the input through the blurred mask, as A1111 does ("apply overlay"): the
-pixels outside the mask are the input's own, not a VAE round trip of them.
+pixels outside the mask are the input's own, not a VAE round trip of them. With ``inpaint_area: only_masked`` the
+sampler sees only the region around the mask, at the request's size (toolkit/models/masked_area.py): the input
+and mask stay at the input's own size, and ``sampled_images`` is what the pipeline is given.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import inspect
 from typing import Optional
 
 import numpy as np
+
+from toolkit.models import masked_area
 
 TXT2IMG, IMG2IMG, INPAINT, ROUND_TRIP = "txt2img", "img2img", "inpaint", "round_trip"
 
@@ -85,6 +89,11 @@ def start_images(gen, whole: bool = False) -> tuple:
     from PIL import Image
 
     size = (gen.width, gen.height)
+    if only_masked(gen):  # the result has the input's size; the region around the mask is sampled at gen's
+        with Image.open(gen.init_image) as img:
+            own = img.size
+        mask = masked_area.mark(mask_image(gen.mask, own, gen.mask_blur), gen.inpaint_padding, size)
+        return rgb_image(gen.init_image, own), mask
     if whole and not gen.init_image:
         return Image.new("RGB", size, (127, 127, 127)), Image.new("L", size, 255)
     if whole and not (gen.mask or gen.outpaint):
@@ -97,6 +106,18 @@ def start_images(gen, whole: bool = False) -> tuple:
             mask = ImageChops.lighter(mask, mask_image(gen.mask, size, gen.mask_blur))
         return init, mask
     return rgb_image(gen.init_image, size), (mask_image(gen.mask, size, gen.mask_blur) if gen.mask else None)
+
+
+def only_masked(gen) -> bool:
+    """Whether the request repaints only the region around its mask (an outpaint always takes the whole canvas)."""
+    return bool(gen.init_image and gen.mask and not gen.outpaint and gen.inpaint_area == masked_area.ONLY_MASKED)
+
+
+def sampled_images(gen, whole: bool = False) -> tuple:
+    """(input, mask or None) as the pipeline is given them: ``start_images``, or for ``only_masked`` the crop
+    around the mask scaled to the request's size."""
+    init, mask = start_images(gen, whole)
+    return masked_area.cropped(init, mask, (gen.width, gen.height)) if only_masked(gen) else (init, mask)
 
 
 def outpainted(path: str, margins: dict, size: tuple, blur: int) -> tuple:
@@ -158,7 +179,10 @@ def alpha_mask_png(data: bytes, size: Optional[tuple]) -> bytes:
 
 
 def composite(result: np.ndarray, init, mask) -> np.ndarray:
-    """The generated pixels where the mask is white, the input's where it is black, blended in between."""
+    """The generated pixels where the mask is white, the input's where it is black, blended in between. A result
+    sampled from a crop (``only_masked``: its box in the mask's info) is first put back at the box's place."""
+    if masked_area.CROP in getattr(mask, "info", {}):
+        result = masked_area.pasted(result, init, mask)
     weight = np.asarray(mask, dtype=np.float32)[..., None] / 255.0
     blended = np.asarray(init, dtype=np.float32) * (1 - weight) + result.astype(np.float32) * weight
     return np.clip(np.rint(blended), 0, 255).astype(np.uint8)

@@ -63,7 +63,7 @@ class TaskPipelines:
         task = self.task_for(gen)
         if task not in (from_image.IMG2IMG, from_image.INPAINT) or pipeline is self.pipeline:
             return kwargs
-        return from_image.task_kwargs(pipeline, gen, kwargs, *from_image.start_images(gen, whole=task == "inpaint"))
+        return from_image.task_kwargs(pipeline, gen, kwargs, *from_image.sampled_images(gen, whole=task == "inpaint"))
 
     def _started_from_latents(self, pipeline, gen: GenerateImageConfig):
         """Image-to-image and inpainting on the text-to-image pipeline, for a family without diffusers' class for
@@ -71,7 +71,7 @@ class TaskPipelines:
         if pipeline is not self.pipeline or self.task_for(gen) not in (from_image.IMG2IMG, from_image.INPAINT):
             return contextlib.nullcontext()
         vae = self.parts["vae"]
-        init, mask = from_image.start_images(gen)
+        init, mask = from_image.sampled_images(gen)
         return latent_start.started_from(
             pipeline,
             unpack=lambda latents: self.unpack_latents(latents, gen),

@@ -49,6 +49,15 @@ describe('the start image in the request', () => {
     expect(['mask', 'mask_blur', 'outpaint'].filter((k) => k in bare)).toEqual([]);
   });
 
+  it('sends only_masked with its padding only with a painted mask and no outpaint (the engine refuses the rest)', () => {
+    const s = { ...DEFAULT_SAMPLE, init_image: start, inpaint_area: 'only_masked' as const, inpaint_padding: 2000.4 };
+    expect(generateBody(sd1, model, s, stream, 'mask-asset').sample).toMatchObject({ inpaint_area: 'only_masked', inpaint_padding: 1024 });
+    const unpainted = generateBody(sd1, model, s, stream).sample;
+    const grown = generateBody(sd1, model, { ...s, outpaint: { left: 8, right: 0, top: 0, bottom: 0 } }, stream, 'mask-asset').sample;
+    const whole = generateBody(sd1, model, { ...s, inpaint_area: 'whole' as const }, stream, 'mask-asset').sample;
+    for (const body of [unpainted, grown, whole]) expect(['inpaint_area', 'inpaint_padding'].filter((k) => k in body)).toEqual([]);
+  });
+
   it('says when the settings cannot run on the family, before the engine would refuse them', () => {
     const s = { ...DEFAULT_SAMPLE, init_image: start };
     expect(startProblem(sd1, s, true)).toBeNull();
@@ -140,6 +149,15 @@ describe('restoring the start settings', () => {
   it('from an aitk chunk as from a sidecar', () => {
     const r = fromEmbedded({ aitk: JSON.stringify({ model: { arch: 'sd1' }, sample: { prompt: 'p', init_image: '/in.png', strength: 0.3, mask_blur: 12 } }) })!;
     expect([r.init_image, r.sample.strength, r.sample.mask_blur]).toEqual(['/in.png', 0.3, 12]);
+    const masked = fromEmbedded({ aitk: JSON.stringify({ model: { arch: 'sd1' }, sample: { prompt: 'p', inpaint_area: 'only_masked', inpaint_padding: 16 } }) })!;
+    expect([masked.sample.inpaint_area, masked.sample.inpaint_padding]).toEqual(['only_masked', 16]);
+  });
+
+  it("from A1111 text: Inpaint area: Only masked and Masked area padding (its inpaint_full_res)", () => {
+    const text = 'a fox\nSteps: 4, Seed: 42, Size: 64x64, Denoising strength: 0.75, Mask blur: 4, Inpaint area: Only masked, Masked area padding: 48';
+    expect(parametersSettings(text)).toMatchObject({ inpaint_area: 'only_masked', inpaint_padding: 48 });
+    expect(fromEmbedded({ parameters: text })!.sample).toMatchObject({ inpaint_area: 'only_masked', inpaint_padding: 48 });
+    expect('inpaint_area' in parametersSettings('a fox\nSteps: 4, Inpaint area: somewhere')).toBe(false);
   });
 
   it('from A1111 text: Denoising strength and Mask blur (the input is named by a file name and hash, not a path)', () => {

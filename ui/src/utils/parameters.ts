@@ -67,6 +67,9 @@ export interface ParametersSettings {
   /** `Denoising strength` (image-to-image, inpainting) and `Mask blur` */
   strength?: number;
   mask_blur?: number;
+  /** `Inpaint area: Only masked` and `Masked area padding` (A1111's "only masked" inpainting) */
+  inpaint_area?: 'whole' | 'only_masked';
+  inpaint_padding?: number;
 }
 
 /** A1111's "Schedule type" labels, and the names ComfyUI users type, as the engine's schedule types. */
@@ -103,8 +106,12 @@ export function parametersSettings(text: string): ParametersSettings {
     ['num_frames', num(pairs.Frames, true)],
     ['strength', inRange(num(pairs['Denoising strength'], false), 0, 1)],
     ['mask_blur', inRange(num(pairs['Mask blur'], true), 0, 64)],
+    ['inpaint_padding', inRange(num(pairs['Masked area padding'], true), 0, 1024)],
   ];
   for (const [key, value] of fields) if (value !== undefined) (out as unknown as Record<string, unknown>)[key] = value;
+  const area = (pairs['Inpaint area'] ?? '').trim().toLowerCase();
+  if (area === 'only masked') out.inpaint_area = 'only_masked';
+  else if (area === 'whole picture') out.inpaint_area = 'whole';
   if (pairs.Model) out.model = pairs.Model;
   if (pairs.Arch) out.arch = pairs.Arch;
   if (pairs.Sampler) out.sampler = pairs.Sampler;

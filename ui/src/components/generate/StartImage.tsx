@@ -14,7 +14,7 @@ import type { ArchInfo } from '@/utils/types';
 import { type ControlRef, type SampleForm, controlSlots, snap } from './formState';
 import MaskEditor, { type MaskHandle } from './MaskEditor';
 import OutpaintFrame from './OutpaintFrame';
-import { DEFAULT_MASK_BLUR, NO_OUTPAINT, OUTPAINT_SIDES, canInpaint, effectiveStrength, outpaintSize, outpaints, startProblem } from './fromImage';
+import { DEFAULT_INPAINT_PADDING, DEFAULT_MASK_BLUR, type InpaintArea, NO_OUTPAINT, OUTPAINT_SIDES, canInpaint, effectiveStrength, outpaintSize, outpaints, startProblem } from './fromImage';
 
 const ACCEPT = 'image/png,image/jpeg,image/webp,image/bmp';
 
@@ -92,10 +92,12 @@ export default function StartImage({ arch, jobId, sample, onSample, mask, onUplo
     return () => window.removeEventListener('paste', onPaste);
   }, [pasteHere]);
 
-  const setStart = <K extends 'strength' | 'mask_blur'>(key: K, value: SampleForm[K]) => onSample((s) => ({ ...s, [key]: value }));
+  const setStart = <K extends 'strength' | 'mask_blur' | 'inpaint_area' | 'inpaint_padding'>(key: K, value: SampleForm[K]) => onSample((s) => ({ ...s, [key]: value }));
   const setSide = (side: (typeof OUTPAINT_SIDES)[number], v: number) => onSample((s) => ({ ...s, outpaint: { ...(s.outpaint ?? NO_OUTPAINT), [side]: v } }));
   const outpaint = sample.outpaint ?? NO_OUTPAINT;
   const blur = sample.mask_blur ?? DEFAULT_MASK_BLUR;
+  const area = sample.inpaint_area ?? 'whole';
+  const padding = sample.inpaint_padding ?? DEFAULT_INPAINT_PADDING;
   const masked = inpaint && painted;
   const strength = effectiveStrength(sample.strength, masked);
   const problem = startProblem(arch, sample, masked);
@@ -233,6 +235,35 @@ export default function StartImage({ arch, jobId, sample, onSample, mask, onUplo
               <div className="flex items-end text-xs text-gray-400" data-testid="outpaint-size">
                 {grown ? `outpainted to ${grown.width}×${grown.height}` : ''}
               </div>
+            </div>
+          )}
+          {inpaint && (
+            <div className="grid grid-cols-2 gap-2">
+              <div>
+                <label className="label" htmlFor="inpaint_area">
+                  Inpaint area
+                </label>
+                <select
+                  id="inpaint_area"
+                  className="input"
+                  value={area}
+                  disabled={disabled}
+                  onChange={(e) => setStart('inpaint_area', e.target.value as InpaintArea)}
+                  title="Only masked: the mask's box (plus padding) is repainted at the width and height above, then pasted back; the result keeps the start image's size"
+                  data-testid="inpaint_area"
+                >
+                  <option value="whole">Whole picture</option>
+                  <option value="only_masked">Only masked</option>
+                </select>
+              </div>
+              {area === 'only_masked' && (
+                <div>
+                  <label className="label" htmlFor="inpaint_padding">
+                    Padding (px)
+                  </label>
+                  <input id="inpaint_padding" type="number" min={0} max={1024} className="input" value={Number.isFinite(padding) ? padding : ''} disabled={disabled} onChange={(e) => setStart('inpaint_padding', e.target.value === '' ? NaN : Number(e.target.value))} data-testid="inpaint_padding" />
+                </div>
+              )}
             </div>
           )}
           {inpaint && (

@@ -22,6 +22,9 @@ export const DEFAULT_STRENGTH = 0.75;
 export const MASKED_STRENGTH = 1;
 export const DEFAULT_MASK_BLUR = 4;
 export const UPSCALE_FACTOR = 2;
+/** A1111's inpaint area: the whole picture, or only the region around the mask at the form's size, pasted back. */
+export type InpaintArea = 'whole' | 'only_masked';
+export const DEFAULT_INPAINT_PADDING = 32;
 
 /** The start-image part of the form. `strength` null: the engine's default for the task (0.75, 1.0 masked). */
 export interface StartFields {
@@ -29,9 +32,19 @@ export interface StartFields {
   strength: number | null;
   mask_blur: number;
   outpaint: Outpaint;
+  inpaint_area?: InpaintArea;
+  /** only_masked: pixels of context around the mask's box */
+  inpaint_padding?: number;
 }
 
-export const DEFAULT_START: StartFields = { init_image: null, strength: null, mask_blur: DEFAULT_MASK_BLUR, outpaint: NO_OUTPAINT };
+export const DEFAULT_START: StartFields = {
+  init_image: null,
+  strength: null,
+  mask_blur: DEFAULT_MASK_BLUR,
+  outpaint: NO_OUTPAINT,
+  inpaint_area: 'whole',
+  inpaint_padding: DEFAULT_INPAINT_PADDING,
+};
 
 /** The family's tasks (GET /models `tasks`; an engine that does not list them: text-to-image only). */
 export function tasksOf(arch: Pick<ArchInfo, 'tasks'> | undefined): Task[] {
@@ -92,6 +105,12 @@ export function startFields(arch: Pick<ArchInfo, 'tasks'>, s: Partial<StartField
   }
   const blur = s.mask_blur ?? DEFAULT_MASK_BLUR;
   if ((mask || out.outpaint) && Number.isFinite(blur)) out.mask_blur = Math.min(64, Math.max(0, Math.round(blur)));
+  // only a painted mask on the picture as it is (an outpaint repaints the whole grown canvas)
+  if (mask && !out.outpaint && s.inpaint_area === 'only_masked') {
+    out.inpaint_area = 'only_masked';
+    const pad = s.inpaint_padding ?? DEFAULT_INPAINT_PADDING;
+    out.inpaint_padding = Number.isFinite(pad) ? Math.min(1024, Math.max(0, Math.round(pad))) : DEFAULT_INPAINT_PADDING;
+  }
   return out;
 }
 
@@ -152,6 +171,8 @@ export interface RestoredStart {
   strength?: number;
   mask_blur?: number;
   outpaint?: Outpaint;
+  inpaint_area?: InpaintArea;
+  inpaint_padding?: number;
 }
 
 export function startFromConfig(s: Record<string, unknown>): RestoredStart {
@@ -159,6 +180,8 @@ export function startFromConfig(s: Record<string, unknown>): RestoredStart {
   if (typeof s.init_image === 'string' && s.init_image) out.init_image = s.init_image;
   if (typeof s.strength === 'number' && s.strength >= 0 && s.strength <= 1) out.strength = s.strength;
   if (typeof s.mask_blur === 'number' && Number.isFinite(s.mask_blur)) out.mask_blur = s.mask_blur;
+  if (s.inpaint_area === 'whole' || s.inpaint_area === 'only_masked') out.inpaint_area = s.inpaint_area;
+  if (typeof s.inpaint_padding === 'number' && s.inpaint_padding >= 0 && s.inpaint_padding <= 1024) out.inpaint_padding = s.inpaint_padding;
   const o = s.outpaint as Record<string, unknown> | null | undefined;
   if (o && typeof o === 'object') {
     const sides = Object.fromEntries(OUTPAINT_SIDES.map((k) => [k, typeof o[k] === 'number' && (o[k] as number) >= 0 ? (o[k] as number) : 0])) as unknown as Outpaint;

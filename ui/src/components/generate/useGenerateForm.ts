@@ -45,6 +45,8 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
         init_image: current.sample.init_image,
         strength: current.sample.strength,
         mask_blur: current.sample.mask_blur,
+        inpaint_area: current.sample.inpaint_area,
+        inpaint_padding: current.sample.inpaint_padding,
         outpaint: current.sample.outpaint,
       };
       const back = recall(memory.current, a.value, { model: DEFAULT_MODEL, sample: DEFAULT_SAMPLE });
