@@ -144,6 +144,14 @@ class EngineClient:
                     )
             decoder.close()
 
+    def grid(self, body: dict, timeout_s: Optional[float] = None) -> Iterator[Frame]:
+        """``POST /grid``: the grid's ``start`` (its plan), every cell's frames tagged with ``cell``, then the grid's
+        ``result`` (pages, replay body) and ``end``. Closing the generator early cancels the cells still to come."""
+        return self.generate(body, timeout_s, path="/grid")
+
+    def cancel_grid(self, grid_id: str) -> dict:
+        return self._json("POST", f"/grid/{grid_id}/cancel")
+
     def cancel_quietly(self, request_id: Optional[str]) -> None:
         try:
             if request_id:

@@ -18,13 +18,14 @@ import time
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import JSONResponse
 
-from extensions_built_in.inference_engine import catalog_api, generation_api, openai_api, outputs_api
+from extensions_built_in.inference_engine import catalog_api, generation_api, grid_api, openai_api, outputs_api
 from extensions_built_in.inference_engine.engine import Engine
 from extensions_built_in.inference_engine.host_check import LoopbackHost
 from extensions_built_in.inference_engine.openai_params import OpenAIError
 
 MAX_JSON_BODY = 1024 * 1024  # a generate body is a few KB; 1 MB leaves room for long prompts, not for abuse
-ROUTERS = (catalog_api.router, generation_api.router, outputs_api.router)  # OpenAI's: openai_api.install
+# OpenAI's: openai_api.install
+ROUTERS = (catalog_api.router, generation_api.router, grid_api.router, outputs_api.router)
 
 
 # ---------------------------------------------------------------------------------------------- the app

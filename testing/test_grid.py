@@ -1,0 +1,289 @@
+"""Compare grids (``POST /grid``, issue #58) on the tiny SD 1.5 model: a training job's checkpoints as one axis,
+every cell an ordinary engine request whose image equals the same request made alone, the base model loaded
+once while the LoRAs swap as unmerged adapters, cancels that end only what they name, the labelled grid image
+read back with the project's metadata reader, and a replay that makes the same cells."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from extensions_built_in.inference_engine.grid_image import read_grid
+from testing.engine_harness import EngineHarness
+from testing.stream_contract import body_for
+from toolkit.media_info import PARAMETERS, read_info
+
+JOB = "grid_job"
+STEPS = (250, 500, 750)
+
+
+def write_job(root, job: str, steps=STEPS, sample_prompts=("a cat", "a dog")) -> list[str]:
+    """A training run's folder as AI Toolkit leaves it: its config and a LoRA per save."""
+    import yaml
+    from safetensors.torch import save_file
+
+    from testing.test_lora_formats import kohya, peft_lora
+
+    folder = root / job
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {
+        "job": "extension",
+        "config": {
+            "name": job,
+            "process": [
+                {
+                    "type": "sd_trainer",
+                    "model": {"arch": "sd1", "name_or_path": "tiny:sd1"},
+                    "trigger_word": "sks",
+                    "sample": {"prompts": list(sample_prompts), "seed": 42, "sample_steps": 3},
+                }
+            ],
+        },
+    }
+    (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    paths = []
+    for i, step in enumerate(steps):
+        path = folder / f"{job}_{step:09d}.safetensors"
+        meta = {"training_info": json.dumps({"step": step, "epoch": 1}), "ss_base_model_version": "sd_1.5"}
+        save_file(kohya(peft_lora(10 + i)), str(path), metadata=meta)
+        paths.append(str(path))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def training(tmp_path_factory, tiny_cache):
+    root = tmp_path_factory.mktemp("training")
+    return root, write_job(root, JOB)
+
+
+@pytest.fixture()
+def engine(tmp_path, training):
+    h = EngineHarness(tmp_path, lora_roots=[str(training[0])])
+    yield h
+    h.close()
+
+
+def base(steps=2, seed=11, prompt="a cat on a mat") -> dict:
+    body = body_for("sd1", steps=steps, seed=seed, prompt=prompt)
+    body["stream"] = {"latents": "raw", "every_n_steps": 1}
+    return body
+
+
+def run_grid(h, body) -> list:
+    frames = list(h.client.grid(body))
+    assert frames[0].type == "start" and "grid" in frames[0].header, frames[0].header
+    assert frames[-1].type == "end" and "cell" not in frames[-1].header
+    return frames
+
+
+def grid_result(frames) -> dict:
+    [result] = [f.header for f in frames if f.type == "result" and "cell" not in f.header]
+    return result
+
+
+def cell_results(frames) -> dict:
+    return {f.header["cell"]: f.header for f in frames if f.type == "result" and "cell" in f.header}
+
+
+def pixels(path) -> np.ndarray:
+    return np.asarray(Image.open(path).convert("RGB"), dtype=np.int16)
+
+
+def lora_loads(frames) -> list[str]:
+    return [
+        f.header["message"]
+        for f in frames
+        if f.type == "status"
+        and "cell" in f.header
+        and "LoRA" in f.header["message"]
+        and "Loading" in f.header["message"]
+    ]
+
+
+def test_job_by_multiplier_by_prompt_grid_equals_the_same_requests_one_by_one(engine, training):
+    h, (_, paths) = engine, training
+    body = base() | {
+        "axes": [
+            {"name": "lora", "values": [{"job": JOB}]},
+            {"name": "lora_multiplier", "values": [0.5, 1.0]},
+            {"name": "prompt", "values": ["a cat on a mat", "a red house"]},
+        ]
+    }
+    frames = run_grid(h, body)
+    plan = frames[0].header["grid"]
+    assert plan["shape"] == [3, 2, 2] and len(plan["cells"]) == 12
+    assert plan["axes"][0]["steps"] == list(STEPS)
+    assert [a["labels"] for a in plan["axes"]][0] == [f"{JOB} @ {s}" for s in STEPS]
+    # Run grouped by LoRA although the LoRA is the fastest-varying axis of the layout: one load per checkpoint.
+    order = plan["order"]
+    assert [plan["cells"][i]["coords"][0] for i in order] == [0] * 4 + [1] * 4 + [2] * 4
+    assert len(lora_loads(frames)) == 3, lora_loads(frames)
+    counters = h.client.health()["counters"]
+    pool = h.client.health()["pool"]
+    assert counters["misses"] == len(pool) and counters["evictions"] == 0  # every component loaded once
+    assert counters["holder_builds"] >= 1
+    unet = h.engine.holder.pipeline.unet
+    from peft.tuners.lora import LoraLayer
+
+    layers = [m for m in unet.modules() if isinstance(m, LoraLayer)]
+    assert layers and not any(m.merged_adapters for m in layers)  # adapters, never merged into the weights
+    assert len({a for m in layers for a in m.lora_A}) == 1  # stale adapters deleted as each LoRA swapped in
+
+    results = cell_results(frames)
+    assert sorted(results) == list(range(12))
+    result = grid_result(frames)
+    assert frames[-1].header["ok"] is True and len(result["pages"]) == 2
+    misses = counters["misses"]
+    for index, header in results.items():
+        x, y, z = index % 3, (index // 3) % 2, index // 6
+        alone = base(prompt=["a cat on a mat", "a red house"][z])
+        alone["model"].update(lora_path=paths[x], lora_multiplier=[0.5, 1.0][y])
+        out = h.client.generate_wait(alone)
+        assert out["http_status"] == 200, out
+        assert np.array_equal(pixels(out["result"]["path"]), pixels(header["path"])), index
+        assert header["axes"] == {
+            "lora": f"{JOB} @ {STEPS[x]}",
+            "lora_multiplier": ["0.5", "1"][y],
+            "prompt": ["a cat on a mat", "a red house"][z],
+        }
+    assert h.client.health()["counters"]["misses"] == misses  # the requests made alone loaded nothing either
+
+    # The replay body names the files; posted back it makes the same cells.
+    with open(result["replay_path"]) as f:
+        replay = json.load(f)
+    assert replay == result["replay"] and replay["axes"][0]["values"] == paths
+    again = run_grid(h, replay)
+    for index, header in cell_results(again).items():
+        assert np.array_equal(pixels(header["path"]), pixels(results[index]["path"])), index
+
+
+def test_grid_pages_are_labelled_and_carry_every_cell(engine, training):
+    h, (_, paths) = engine, training
+    body = base() | {
+        "axes": [
+            {"name": "lora", "values": [None, paths[0], paths[2]]},
+            {"name": "prompt", "values": [{"search_replace": ["cat", "dog", "fox"]}]},
+        ]
+    }
+    frames = run_grid(h, body)
+    result, results = grid_result(frames), cell_results(frames)
+    assert len(result["pages"]) == 1 and result["path"].endswith(".png")
+    grid = read_grid(result["path"])
+    assert [a["name"] for a in grid["axes"]] == ["lora", "prompt"]
+    assert grid["axes"][0]["labels"] == ["no LoRA", f"{JOB} @ 250", f"{JOB} @ 750"]
+    assert grid["axes"][1]["labels"] == ["a cat on a mat", "a dog on a mat", "a fox on a mat"]
+    assert len(grid["cells"]) == 9 and all(c["config"]["sample"]["seed"] == 11 for c in grid["cells"])
+    assert grid["cells"][4]["labels"] == {"lora": f"{JOB} @ 250", "prompt": "a dog on a mat"}
+    assert grid["cells"][4]["config"]["sample"]["prompt"] == "a dog on a mat"
+    assert grid["replay"] == result["replay"]
+    text = read_info(result["path"])[PARAMETERS]
+    assert "Grid: X: lora (no LoRA, grid_job @ 250, grid_job @ 750); Y: prompt (a cat on a mat" in text
+    # Each cell's own pixels, in its slot: find every cell's image in the page where the layout puts it.
+    page = pixels(result["path"])
+    cells = {i: pixels(r["path"]) for i, r in results.items()}
+    size = cells[0].shape[0]
+    spots = {}
+    for i, cell in cells.items():
+        hits = np.argwhere((page[: page.shape[0] - size + 1, : page.shape[1] - size + 1] == cell[0, 0]).all(-1))
+        spots[i] = next(
+            ((int(y), int(x)) for y, x in hits if np.array_equal(page[y : y + size, x : x + size], cell)), None
+        )
+    assert all(spots.values()), spots
+    xs = sorted({x for _, x in spots.values()})
+    ys = sorted({y for y, _ in spots.values()})
+    assert len(xs) == 3 and len(ys) == 3
+    for i, (y, x) in spots.items():
+        assert (xs.index(x), ys.index(y)) == (i % 3, i // 3), (i, spots)
+    # The gallery lists the page with its grid as its sidecar, one item.
+    listed = [o for o in h.client.outputs() if o["name"] == os.path.basename(result["path"])]
+    assert listed and listed[0]["meta"]["grid"]["shape"] == [3, 3]
+
+
+def test_cancelling_one_cell_ends_only_that_cell(engine, training):
+    h = engine
+    body = base(steps=2) | {"axes": [{"name": "seed", "values": [1, 2, 3, 4]}]}
+    gen = h.client.grid(body)
+    start = next(gen)
+    plan = start.header["grid"]
+    victim = plan["cells"][2]["request_id"]
+    assert h.client.cancel(victim)["status"] in ("cancelled", "cancelling")
+    frames = [start] + list(gen)
+    results = cell_results(frames)
+    assert sorted(results) == [0, 1, 3]
+    errors = [f.header for f in frames if f.type == "error"]
+    assert [(e["cell"], e["code"]) for e in errors] == [(2, "cancelled")]
+    assert frames[-1].header["ok"] is True
+    grid = read_grid(grid_result(frames)["path"])
+    assert grid["cells"][2]["error"]["code"] == "cancelled" and grid["cells"][2]["path"] is None
+
+
+def test_cancelling_the_grid_ends_its_cells_and_nothing_else(engine, training):
+    h = engine
+    other = h.client.submit(base(seed=99))  # another client's request, queued before the grid
+    body = base(steps=3) | {"axes": [{"name": "seed", "values": [1, 2, 3, 4, 5, 6]}]}
+    gen = h.client.grid(body)
+    frames = [next(gen)]
+    grid_id = frames[0].request_id
+    for frame in gen:
+        frames.append(frame)
+        if frame.type == "result" and frame.header.get("cell") is not None:
+            cancelled = h.client.cancel_grid(grid_id)
+            assert cancelled["grid_id"] == grid_id and cancelled["cancelled"]
+            break
+    frames += list(gen)
+    done = cell_results(frames)
+    assert 1 <= len(done) < 6
+    tail = [f for f in frames if "cell" not in f.header]
+    assert [f.type for f in tail[-3:]] == ["result", "error", "end"]
+    assert tail[-2].header["code"] == "cancelled" and tail[-1].header["ok"] is False
+    assert [f.type for f in h.client.frames(other["request_id"])][-2:] == ["result", "end"]
+    assert h.client.queue() == {"running": None, "pending": []}
+
+
+BAD = [
+    ({"axes": []}, ["body", "axes"]),
+    ({"axes": [{"name": "steps", "values": [1]}]}, ["body", "axes", 0, "name"]),
+    ({"axes": [{"name": "seed", "values": [1]}] * 4}, ["body", "axes"]),
+    ({"axes": [{"name": "seed", "values": [1]}, {"name": "seed", "values": [2]}]}, ["body", "axes", 1, "name"]),
+    (
+        {"axes": [{"name": "seed", "values": list(range(9))}, {"name": "guidance_scale", "values": list(range(9))}]},
+        ["body", "axes"],
+    ),
+    ({"axes": [{"name": "seed", "values": [1, "x"]}]}, ["body", "axes", 0, "values", 1]),
+    ({"axes": [{"name": "num_inference_steps", "values": [2, 0]}]}, ["body", "axes", 0, "values", 1]),
+    ({"axes": [{"name": "sampler", "values": ["Euler", "no such sampler"]}]}, ["body", "axes", 0, "values", 1]),
+    ({"axes": [{"name": "lora", "values": ["/etc/passwd"]}]}, ["body", "axes", 0, "values", 0]),
+    ({"axes": [{"name": "lora", "values": [{"job": "nobody_trained_this"}]}]}, ["body", "axes", 0, "values", 0]),
+    ({"axes": [{"name": "lora_multiplier", "values": [0.5, 1]}]}, ["body", "axes", 0, "name"]),
+    (
+        {"axes": [{"name": "prompt", "values": [{"search_replace": ["zebra", "lion"]}]}]},
+        ["body", "axes", 0, "values", 0],
+    ),
+    (
+        {"axes": [{"name": "model", "values": [{"arch": "nope", "name_or_path": "tiny:sd1"}]}]},
+        ["body", "axes", 0, "values", 0],
+    ),
+    (
+        {"sample": {"prompt": "x", "batch_count": 2}, "axes": [{"name": "seed", "values": [1]}]},
+        ["body", "sample", "batch_count"],
+    ),
+]
+
+
+@pytest.mark.parametrize("change,loc", BAD)
+def test_bad_grids_are_422s_naming_the_field_and_queue_nothing(engine_server, change, loc):
+    body = base() | change
+    r = engine_server.client.http.post("/grid", json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"][: len(loc)] == loc, r.json()
+    assert engine_server.client.queue()["pending"] == []
+
+
+def test_grid_routes_need_the_token(engine_server):
+    import httpx
+
+    r = httpx.post(f"{engine_server.url}/grid", json=base() | {"axes": [{"name": "seed", "values": [1]}]})
+    assert r.status_code == 401
+    assert engine_server.client.http.post("/grid/nope/cancel").status_code == 404
