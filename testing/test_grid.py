@@ -19,7 +19,7 @@ JOB = "grid_job"
 STEPS = (250, 500, 750)
 
 
-def write_job(root, job: str, steps=STEPS, sample_prompts=("a cat", "a dog")) -> list[str]:
+def write_job(root, job: str, steps=STEPS, sample_prompts=("[trigger] a cat", "a dog --w 512 --seed 3")) -> list[str]:
     """A training run's folder as AI Toolkit leaves it: its config and a LoRA per save."""
     import yaml
     from safetensors.torch import save_file
@@ -239,7 +239,16 @@ def test_cancelling_the_grid_ends_its_cells_and_nothing_else(engine, training):
     assert [f.type for f in tail[-3:]] == ["result", "error", "end"]
     assert tail[-2].header["code"] == "cancelled" and tail[-1].header["ok"] is False
     assert [f.type for f in h.client.frames(other["request_id"])][-2:] == ["result", "end"]
-    assert h.client.queue() == {"running": None, "pending": []}
+    queue = h.client.queue()
+    assert queue["running"] is None and queue["pending"] == []
+
+
+def test_jobs_list_checkpoints_by_step_and_the_jobs_own_sample_prompts(engine, training):
+    [job] = engine.client._json("GET", "/grid/jobs")["jobs"]
+    assert job["job"] == JOB and job["arch"] == "sd1"
+    assert [c["step"] for c in job["checkpoints"]] == list(STEPS)
+    assert [c["path"] for c in job["checkpoints"]] == training[1]
+    assert job["sample"] == {"prompts": ["sks a cat", "a dog"], "seed": 42, "num_inference_steps": 3}
 
 
 BAD = [

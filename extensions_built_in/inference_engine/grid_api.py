@@ -1,5 +1,5 @@
-"""``POST /grid`` and ``POST /grid/{id}/cancel``: a compare grid run as ordinary engine requests, one per cell,
-and their frames read back into one stream. No torch.
+"""``POST /grid``, ``POST /grid/{id}/cancel`` and ``GET /grid/jobs``: a compare grid run as ordinary engine
+requests, one per cell, and their frames read back into one stream. No torch.
 
 Every cell goes through ``Engine.submit`` as ``POST /generate`` sends a request (its own id, queue place, cancel
 by ``POST /cancel/{id}``), queued at once in the plan's run order (grid_plan.py), after every cell has passed the
@@ -23,6 +23,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from extensions_built_in.inference_engine.grid_image import save_grid
+from extensions_built_in.inference_engine.grid_jobs import training_jobs
 from extensions_built_in.inference_engine.grid_plan import Cell, GridBody, GridError, GridPlan, axis_loc, plan_grid
 from extensions_built_in.inference_engine.http_common import EngineDep, bad_request
 from extensions_built_in.inference_engine.protocol import MEDIA_TYPE, FrameDecoder, FrameEncoder, encode_frame
@@ -88,6 +89,12 @@ async def grid(body: GridBody, request: Request, engine: EngineDep):
         media_type=MEDIA_TYPE,
         headers={"X-Request-Id": run.id, "Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"},
     )
+
+
+@router.get("/grid/jobs")
+async def jobs(engine: EngineDep):
+    """Training jobs with their saved LoRAs by step and their own sample prompts (grid_jobs.py)."""
+    return {"jobs": training_jobs(await asyncio.to_thread(engine.checks.loras.entries))}
 
 
 @router.post("/grid/{grid_id}/cancel")
