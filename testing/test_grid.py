@@ -296,3 +296,17 @@ def test_grid_routes_need_the_token(engine_server):
     r = httpx.post(f"{engine_server.url}/grid", json=base() | {"axes": [{"name": "seed", "values": [1]}]})
     assert r.status_code == 401
     assert engine_server.client.http.post("/grid/nope/cancel").status_code == 404
+
+
+def test_the_cli_runs_a_grid_from_a_replay_file(engine, training, tmp_path, capsys):
+    from extensions_built_in.inference_engine.client import main
+
+    body = base() | {"axes": [{"name": "lora", "values": training[1][:2]}, {"name": "seed", "values": [1, 2]}]}
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(body))
+    out = tmp_path / "pages"
+    assert main(["--url", engine.url, "--token", engine.TOKEN, "grid", str(path), "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    [page] = [line for line in printed.out.split() if line.endswith(".png")]  # the engine logs here too
+    assert os.path.dirname(page) == str(out) and read_grid(page)["shape"] == [2, 2]
+    assert sum(line.startswith("cell ") for line in printed.err.splitlines()) == 4

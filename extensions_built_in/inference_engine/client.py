@@ -257,6 +257,30 @@ def run_generate(client: EngineClient, args) -> int:
     return 0
 
 
+def run_grid(client: EngineClient, args) -> int:
+    """``grid BODY.json``: a line per cell as it ends, then the pages downloaded and their paths printed."""
+    with open(args.body, encoding="utf-8") as f:
+        body = json.load(f)
+    os.makedirs(args.out, exist_ok=True)
+    result, error = None, None
+    for frame in client.grid(body):
+        h = frame.header
+        if frame.type == "start" and "grid" in h:
+            print(f"grid {frame.request_id}: {len(h['grid']['cells'])} cells", file=sys.stderr)
+        elif frame.type in ("result", "error") and "cell" in h:
+            outcome = os.path.basename(h["path"]) if frame.type == "result" else f"{h['code']}: {h['message']}"
+            print(f"cell {h['cell']} {h['axes']}: {outcome}", file=sys.stderr)
+        elif frame.type == "result":
+            result = h
+        elif frame.type == "error":
+            error = h
+    if error:
+        print(f"error ({error['code']}): {error['message']}", file=sys.stderr)
+    for page in (result or {}).get("pages", []):
+        print(client.download(page, args.out))
+    return 1 if error or result is None else 0
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m extensions_built_in.inference_engine.client")
     parser.add_argument("--engine", help="path to engine.json (default: the newest under output/)")
@@ -289,6 +313,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--downsample", type=int, default=1, help="average-pool streamed latents by this factor")
     g.add_argument("--save-latents", action="store_true", help="write a PNG preview per latent frame")
     g.add_argument("--out", default=".", help="folder for the result (and latent previews)")
+    grid = sub.add_parser("grid", help="a compare grid: POST /grid with a JSON body (a grid's replay file works)")
+    grid.add_argument("body", help="the grid body as a JSON file")
+    grid.add_argument("--out", default=".", help="folder for the grid's pages")
     return parser
 
 
@@ -299,6 +326,8 @@ def main(argv=None) -> int:
         try:
             if args.command == "generate":
                 return run_generate(client, args)
+            if args.command == "grid":
+                return run_grid(client, args)
             if args.command == "cancel":
                 result = client.cancel(args.request_id)
             else:
