@@ -31,8 +31,9 @@ def test_the_families_that_start_from_an_image_are_these():
     own = [a for a in TASK_FAMILIES if get_model_class(a).starts_from_latents]
     assert img2img == ["chroma", "flux", "qwen_image", "sd1", "sd2", "sd3", "sdxl", "ssd", "vega", "zimage"]
     assert own == [
-        *("auraflow", "chroma", "cogview4", "flex2", "flux2", "flux2_klein_4b", "flux2_klein_9b", "hidream"),
-        *("ideogram4", "krea2", "lumina2", "nucleus_image", "pixart", "pixart_sigma"),
+        *("anima", "auraflow", "chroma", "chroma_radiance", "cogview4", "ernie_image", "flex2", "flux2"),
+        *("flux2_klein_4b", "flux2_klein_9b", "hidream", "ideogram4", "krea2", "lumina2", "nucleus_image"),
+        *("pixart", "pixart_sigma", "prx_pixel", "zimage_l2p"),
     ]
     assert inpaint == [
         *("flux", "flux2_klein_4b", "flux2_klein_9b", "qwen_image", "sd1", "sd2", "sd3", "sdxl", "ssd", "vega"),
@@ -78,9 +79,9 @@ def test_each_task_runs_the_steps_its_strength_leaves_and_keeps_what_it_must(mod
                 assert steps[-1] == (ran - 1, ran) and out.shape == text_to_image.shape  # progress counts what runs
             # nothing of the input is left at strength 1: text-to-image, the same picture for the same seed
             assert np.array_equal(run(init_image=init, strength=1.0), text_to_image)
-            # nothing to denoise at 0: the input through the VAE and back, with no step taken
-            vae = model.parts["vae"]
-            expected = from_image.round_trip(vae, Image.open(init).convert("RGB"))
+            # nothing to denoise at 0: the input through the VAE and back (a pixel-space family's: itself)
+            vae, image = model.parts.get("vae"), Image.open(init).convert("RGB")
+            expected = np.asarray(image) if vae is None else from_image.round_trip(vae, image)
             assert np.array_equal(run(init_image=init, strength=0.0), expected) and steps == []
         if model.inpaint_pipeline:
             out = run(init_image=init, mask=mask, mask_blur=0)
@@ -259,17 +260,26 @@ def test_bad_start_images_are_422s_naming_the_field(engine_server, sample, field
     assert says is None or says in str(detail)
 
 
-def test_a_family_without_a_task_pipeline_refuses_a_start_image_by_name(engine_server, inputs):
+@pytest.mark.parametrize(
+    "arch,field,says",
+    [
+        ("flux_kontext", "init_image", "flux_kontext cannot start from an image (image-to-image): an edit model"),
+        ("anima", "mask", "anima cannot inpaint (or outpaint): its modular blocks have no inpainting step"),
+        ("hunyuan_video", "init_image", "hunyuan_video cannot start from an image (image-to-image): a video family"),
+    ],
+)
+def test_a_family_that_cannot_start_from_an_image_says_why_by_name(engine_server, inputs, arch, field, says):
     import httpx
 
     asset = engine_server.client.upload_asset(str(inputs / "init.png"))
+    sample = {"init_image": asset["id"]} | ({"mask": asset["id"]} if field == "mask" else {})
     r = httpx.post(
         f"{engine_server.url}/generate",
-        json=body_for("ernie_image", init_image=asset["id"]),
+        json=body_for(arch, **sample),
         headers={"Authorization": f"Bearer {engine_server.TOKEN}"},
         timeout=60,
     )
-    assert r.status_code == 422 and "ernie_image cannot start from an image" in r.text
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == field and says in r.text, r.text
 
 
 def test_outpaint_grows_the_canvas_and_keeps_the_input_where_it_was(shapes):
@@ -434,3 +444,29 @@ def test_the_engine_writes_only_masked_into_the_file_and_refuses_it_without_a_ma
     ):
         r = httpx.post(f"{engine_server.url}/generate", json=body_for("sd1", **sample), headers=headers, timeout=60)
         assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "inpaint_area", r.text
+
+
+@pytest.mark.parametrize("arch", ["chroma_radiance", "prx_pixel", "zimage_l2p"])
+def test_a_pixel_space_family_starts_from_the_image_itself(arch, inputs, tmp_path, tiny_cache):
+    """No VAE: the sampled "latents" are the picture, so the start is the input at -1..1 and even a random tiny
+    velocity denoiser's result at strength 0.3 stays measurably closer to the input than its text-to-image one.
+    PRXPixel's denoiser predicts the clean image, which its last Euler step returns whatever the start, so a random
+    one shows nothing there (its start is checked on the noise line above). An inpaint keeps the input's own
+    pixels outside the mask and repaints inside."""
+    m = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
+    m.load_model()
+    init, mask = str(inputs / "init.png"), str(inputs / "mask.png")
+    original = np.asarray(Image.open(init).convert("RGB")).astype(int)
+
+    def distance(**kw):
+        out = m.generate_media(gen_config(m, tmp_path, num_inference_steps=STEPS, **kw)).image
+        return float(np.abs(out.astype(int) - original).mean()), out
+
+    text_to_image, _ = distance()
+    low, _ = distance(init_image=init, strength=0.3)
+    if arch != "prx_pixel":
+        assert low < 0.75 * text_to_image, (low, text_to_image)
+    _, painted = distance(init_image=init, mask=mask, mask_blur=0)
+    inside = np.asarray(Image.open(mask)) == 255
+    assert np.array_equal(painted[~inside], original[~inside])
+    assert np.abs(painted[inside].astype(int) - original[inside]).mean() > 5

@@ -139,11 +139,9 @@ class RequestChecks:
                 )
         repaint = next((k for k in ("mask", "outpaint") if sample.get(k)), None)
         if repaint and from_image.INPAINT not in tasks:
-            raise BadRequest(("body", "sample", repaint), f"{model_class.arch} cannot inpaint (or outpaint) yet")
+            raise BadRequest(("body", "sample", repaint), from_image.why_not(model_class, from_image.INPAINT))
         if sample.get("init_image") and not repaint and from_image.IMG2IMG not in tasks:
-            raise BadRequest(
-                ("body", "sample", "init_image"), f"{model_class.arch} cannot start from an image (image-to-image) yet"
-            )
+            raise BadRequest(("body", "sample", "init_image"), from_image.why_not(model_class, from_image.IMG2IMG))
 
     @staticmethod
     def set_canvas(sample: dict) -> None:

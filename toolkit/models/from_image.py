@@ -42,18 +42,30 @@ def task_of(gen) -> str:
 def tasks_of(model_class) -> tuple:
     """The tasks a family can run: what ``GET /models`` lists and requests are checked against."""
     tasks = [TXT2IMG]
-    if model_class.img2img_pipeline or model_class.starts_from_latents:
+    own = model_class.own_tasks if model_class.starts_from_latents else ()
+    if model_class.img2img_pipeline or IMG2IMG in own:
         tasks.append(IMG2IMG)
-    if model_class.inpaint_pipeline or model_class.starts_from_latents:
+    if model_class.inpaint_pipeline or INPAINT in own:
         tasks.append(INPAINT)
     return tuple(tasks)
+
+
+def why_not(model_class, task: str) -> str:
+    """Why a family cannot run ``task`` (img2img, or inpaint for a mask or outpaint), for the 422 that refuses it."""
+    reason = model_class.cannot_inpaint if task == INPAINT and IMG2IMG in tasks_of(model_class) else ""
+    reason = reason or model_class.cannot_start
+    if not reason and model_class.modality != "image":
+        reason = f"a {model_class.modality} family starts from no still image"
+        reason += " (video-to-video is sample.init_video)" if model_class.modality == "video" else ""
+    verb = "inpaint (or outpaint)" if task == INPAINT else "start from an image (image-to-image)"
+    return f"{model_class.arch} cannot {verb}" + (f": {reason}" if reason else "")
 
 
 def own_loop(model_class, task: str) -> bool:
     """Whether the family runs ``task`` on its own text-to-image pipeline (toolkit/models/latent_start.py) rather
     than diffusers' class for it."""
     named = {IMG2IMG: model_class.img2img_pipeline, INPAINT: model_class.inpaint_pipeline}.get(task)
-    return task in (IMG2IMG, INPAINT) and not named and model_class.starts_from_latents
+    return not named and model_class.starts_from_latents and task in model_class.own_tasks
 
 
 def rgb_image(path: str, size: tuple):

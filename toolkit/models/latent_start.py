@@ -49,6 +49,13 @@ def encoded(vae, image, raw: bool):
     return (z - (config.get("shift_factor") or 0.0)) * (config.get("scaling_factor") or 1.0)
 
 
+def pixels(image):
+    """A pixel-space family's start: the image itself as its pipeline samples it, -1..1, B x 3 x H x W."""
+    import torch
+
+    return torch.from_numpy(np.asarray(image, dtype=np.float32) / 127.5 - 1.0).permute(2, 0, 1)[None]
+
+
 def packing(unpack: Callable, packed_like) -> tuple:
     """(pack, raw, place): ``pack`` maps a latent in ``unpack``'s layout to the pipeline's; ``raw`` whether
     ``unpack`` scales and offsets too (then its layout is the VAE's own, not normalised); ``place`` moves values

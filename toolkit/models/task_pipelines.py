@@ -1,11 +1,13 @@
 """How a family runs a request that starts from an image (toolkit/models/from_image.py decides which task): the
 pipeline for the task, its arguments, and the engine-started tasks' hooks (toolkit/models/latent_start.py). A base
 class of ``BaseModel`` (toolkit/models/base_model.py), which declares the class attributes read here
-(``img2img_pipeline``, ``inpaint_pipeline``, ``fill_channels``, ``fill_pipeline``, ``starts_from_latents``)."""
+(``img2img_pipeline``, ``inpaint_pipeline``, ``fill_channels``, ``fill_pipeline``, ``starts_from_latents``); this
+class declares ``own_tasks``, ``cannot_start`` and ``cannot_inpaint``."""
 
 from __future__ import annotations
 
 import contextlib
+from typing import ClassVar
 
 from toolkit.config_modules import GenerateImageConfig
 from toolkit.media import GeneratedMedia
@@ -14,6 +16,12 @@ from toolkit.models.components.loading import import_class
 
 
 class TaskPipelines:
+    # The tasks a family that ``starts_from_latents`` runs on its own pipeline (Anima's blocks have image-to-image
+    # only), and why a family starts from no image at all: the 422's words (request_checks.py).
+    own_tasks: ClassVar[tuple] = (from_image.IMG2IMG, from_image.INPAINT)
+    cannot_start: ClassVar[str] = ""
+    cannot_inpaint: ClassVar[str] = ""  # why a family that starts from an image cannot inpaint
+
     def fills(self) -> bool:
         """Whether the resident checkpoint is an inpainting one (its denoiser takes the mask and the masked image)."""
         denoiser = next((self.parts[r] for r, c in self.components.items() if c.source == "main"), None)
@@ -51,10 +59,25 @@ class TaskPipelines:
         return built
 
     def _round_trip(self, gen: GenerateImageConfig) -> GeneratedMedia:
-        """Strength 0: nothing to denoise, the input through the VAE and back."""
-        vae = self.parts["vae"]
+        """Strength 0: nothing to denoise, the input through the VAE and back (a pixel-space family, which has no
+        VAE, returns the input itself)."""
+        import numpy as np
+
+        vae = self.parts.get("vae")
         image = from_image.rgb_image(gen.init_image, (gen.width, gen.height))
-        return GeneratedMedia("image", image=from_image.round_trip(vae, image))
+        return GeneratedMedia("image", image=np.asarray(image) if vae is None else from_image.round_trip(vae, image))
+
+    def start_latents(self, image, raw: bool):
+        """The input as the sampler starts from it, in ``start_layout``'s layout: its VAE encoding, or for a
+        pixel-space family (no VAE: the sampled "latents" are the picture) the image itself at -1..1."""
+        vae = self.parts.get("vae")
+        return latent_start.encoded(vae, image, raw) if vae is not None else latent_start.pixels(image)
+
+    def start_layout(self, latents, gen: GenerateImageConfig):
+        """The pipeline's latents in the layout ``start_latents`` gives: the family's ``unpack_latents``, which
+        latent_start.py runs backwards. Pixel-space families, whose preview unpacking averages 8x8 blocks (not a
+        permutation), give the full-resolution image instead."""
+        return self.unpack_latents(latents, gen)
 
     def call_kwargs(self, pipeline, gen: GenerateImageConfig) -> dict:
         """What ``sample_media`` passes the pipeline: the family's ``pipeline_kwargs``, and for a request that
@@ -70,12 +93,11 @@ class TaskPipelines:
         the task (toolkit/models/latent_start.py)."""
         if pipeline is not self.pipeline or self.task_for(gen) not in (from_image.IMG2IMG, from_image.INPAINT):
             return contextlib.nullcontext()
-        vae = self.parts["vae"]
         init, mask = from_image.sampled_images(gen)
         return latent_start.started_from(
             pipeline,
-            unpack=lambda latents: self.unpack_latents(latents, gen),
-            start=lambda raw: latent_start.encoded(vae, init, raw),
+            unpack=lambda latents: self.start_layout(latents, gen),
+            start=lambda raw: self.start_latents(init, raw),
             strength=from_image.strength_of(gen),
             flow=self.sampler_kind == "flow",
             mask=None if mask is None else lambda shape: latent_start.latent_mask(mask, shape),

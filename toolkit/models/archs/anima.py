@@ -12,6 +12,7 @@ The loop's latents are B, 16, 1, H/8, W/8 in the VAE's normalised space ((x - me
 frame axis, previewed with ComfyUI's Wan21 format (comfy/supported_models.py, Anima).
 """
 
+from toolkit.models import from_image
 from toolkit.models.archs.wan21 import WAN21_RGB_BIAS, WAN21_RGB_FACTORS
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
 
@@ -92,6 +93,20 @@ class AnimaModel(BaseModel):
         output_ext="png",
     )
 
+    # Image-to-image through its own blocks: given an ``image``, AnimaAutoBlocks runs its img2img branch (encode,
+    # timesteps cut at ``strength``, the noise scaled in).
+    starts_from_latents = True
+    own_tasks = ("img2img",)
+    cannot_inpaint = (
+        "its modular blocks have no inpainting step, and the noise they draw stays inside their image-to-image step, "
+        "where the kept region cannot be re-noised to each step's level"
+    )
+
+    def _started_from_latents(self, pipeline, gen):
+        import contextlib
+
+        return contextlib.nullcontext()  # the blocks start from the image themselves (sample_media)
+
     def load_component(self, role: str, comp: Component):
         if role == "transformer":
             cosmos_padding_mask_without_torchvision()
@@ -127,9 +142,10 @@ class AnimaModel(BaseModel):
         # The guider is the pipeline's component (CFG, off at 1): set for each request, as AI Toolkit's AnimaModel
         # does, so a holder never keeps another request's scale.
         pipeline.guider.guidance_scale = gen.guidance_scale
-        images = pipeline(
-            **self.pipeline_kwargs(gen), generator=generator, output_type=self.pixel_output, output="images"
-        )
+        kwargs = self.pipeline_kwargs(gen)
+        if self.task_for(gen) == from_image.IMG2IMG:
+            kwargs.update(image=from_image.sampled_images(gen)[0], strength=from_image.strength_of(gen))
+        images = pipeline(**kwargs, generator=generator, output_type=self.pixel_output, output="images")
         return self.to_media(ImagePipelineOutput(images=images), gen)
 
     def unpack_latents(self, latents, gen):

@@ -18,8 +18,10 @@ from toolkit.models.pixel_space import PIXEL_LATENT
 
 class ChromaRadianceModel(ChromaModel):
     arch = "chroma_radiance"
-    img2img_pipeline = inpaint_pipeline = None  # pixel space: no VAE to encode a start into
-    starts_from_latents = False
+    # Chroma's task classes encode with a VAE, which pixel space has none of: the tasks run on the text-to-image
+    # pipeline instead (toolkit/models/latent_start.py), starting from the image itself at -1..1.
+    img2img_pipeline = inpaint_pipeline = None
+    starts_from_latents = True
     description = "Chroma Radiance (pixel space)"
     components = {
         "transformer": Component(
@@ -50,3 +52,11 @@ class ChromaRadianceModel(ChromaModel):
 
         folded = ChromaPipeline._unpack_latents(latents, gen.height, gen.width, 8)
         return folded.unflatten(1, (3, folded.shape[1] // 3)).mean(dim=2)
+
+    def start_layout(self, latents, gen):
+        """Packed tokens -> the full-resolution image (the PixelDecoder's own unfolding of ChromaPipeline's
+        unpacking): a permutation, which latent_start.py runs backwards to pack the start image."""
+        import torch
+        from diffusers import ChromaPipeline
+
+        return torch.nn.functional.pixel_shuffle(ChromaPipeline._unpack_latents(latents, gen.height, gen.width, 8), 8)

@@ -38,6 +38,24 @@ class ErnieImageModel(BaseModel):
     # Not measured yet: FLUX.2 [dev]'s measured 68 KiB per position (flux2.py) scaled by ERNIE's widths (4096 /
     # 12288 against 6144 / 18432: 2/3) and by the CFG batch of two the pipeline runs in one forward.
     working_set = WorkingSet(per_position=90 * 1024)
+    # Image-to-image and inpainting on its own pipeline (toolkit/models/latent_start.py). ErnieImagePipeline draws
+    # its noise inline (it has no prepare_latents to start from), so the family draws the same noise itself, through
+    # a prepare_latents of the pipeline's (``ernie_prepare_latents``), and hands it in as ``latents``.
+    starts_from_latents = True
+
+    def build_pipeline(self):
+        import types
+
+        pipe = super().build_pipeline()
+        pipe.prepare_latents = types.MethodType(ernie_prepare_latents, pipe)
+        return pipe
+
+    def sample_media(self, pipeline, gen, generator):
+        """As every family, with the starting noise drawn before the call (the pipeline's own draw, made here)."""
+        kwargs = self.call_kwargs(pipeline, gen)
+        kwargs["latents"] = pipeline.prepare_latents(gen.height, gen.width, generator)
+        output = pipeline(**kwargs, generator=generator, output_type=self.pixel_output)
+        return self.to_media(output, gen)
 
     def pipeline_kwargs(self, gen):
         return dict(
@@ -61,3 +79,12 @@ class ErnieImageModel(BaseModel):
         mean = bn.running_mean.view(1, -1, 1, 1).to(latents.device, latents.dtype)
         std = torch.sqrt(bn.running_var.view(1, -1, 1, 1) + BN_EPS).to(latents.device, latents.dtype)
         return ErnieImagePipeline._unpatchify_latents(latents * std + mean)
+
+
+def ernie_prepare_latents(pipe, height: int, width: int, generator):
+    """The noise ErnieImagePipeline.__call__ draws when given no latents: the same shape, generator, device and
+    dtype, so a text-to-image request is the same picture either way."""
+    from diffusers.utils.torch_utils import randn_tensor
+
+    shape = (1, pipe.transformer.config.in_channels, height // pipe.vae_scale_factor, width // pipe.vae_scale_factor)
+    return randn_tensor(shape, generator=generator, device=pipe._execution_device, dtype=pipe.transformer.dtype)

@@ -6,8 +6,8 @@ from toolkit.models.archs.flux import FluxModel
 
 class FluxKontextModel(FluxModel):
     arch = "flux_kontext"
-    # An edit model: its input image is the instruction's subject (ctrl_img), not a start to re-noise.
     img2img_pipeline = inpaint_pipeline = None
+    cannot_start = "an edit model: its input image is the instruction's subject (ctrl_img), not a start to re-noise"
     fill_channels = fill_pipeline = None
     description = "FLUX.1 Kontext [dev] (instruction editing, one control image)"
     # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).

@@ -42,6 +42,9 @@ class PRXPixelModel(BaseModel):
     native_resolution = 1024
     # The pipeline's documented call (and AI Toolkit's sample settings for it): 28 steps at guidance 5, 1024 px.
     defaults = dict(width=1024, height=1024, num_inference_steps=28, guidance_scale=5.0, output_ext="png")
+    # Image-to-image and inpainting on its own pipeline (toolkit/models/latent_start.py): the start is the image
+    # itself at -1..1, mixed with the pipeline's noise (std noise_scale) at the strength's sigma.
+    starts_from_latents = True
 
     def build_pipeline(self):
         ensure_prx_text_cleaning()
@@ -74,3 +77,6 @@ class PRXPixelModel(BaseModel):
 
     def unpack_latents(self, latents, gen):
         return preview_pixels(latents)
+
+    def start_layout(self, latents, gen):
+        return latents  # the picture itself, B x 3 x H x W

@@ -7,8 +7,8 @@ from toolkit.models.base_model import Component
 
 class QwenImageEditModel(QwenImageModel):
     arch = "qwen_image_edit"
-    # An edit model: its input image is the instruction's subject (ctrl_img), not a start to re-noise.
     img2img_pipeline = inpaint_pipeline = None
+    cannot_start = "an edit model: its input image is the instruction's subject (ctrl_img), not a start to re-noise"
     description = "Qwen-Image-Edit (instruction editing, one control image)"
     hub_id = "Qwen/Qwen-Image-Edit"  # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx)
     group = "instruction"  # AI Toolkit's group for editing models

@@ -17,7 +17,10 @@ from toolkit.models.pixel_space import PIXEL_LATENT, preview_pixels
 
 class ZImageL2PModel(ZImageModel):
     arch = "zimage_l2p"
-    img2img_pipeline = inpaint_pipeline = None  # pixel space: no VAE to encode a start into
+    # Z-Image's task classes encode with a VAE, which pixel space has none of: the tasks run on the text-to-image
+    # pipeline instead (toolkit/models/latent_start.py), starting from the image itself at -1..1.
+    img2img_pipeline = inpaint_pipeline = None
+    starts_from_latents = True
     description = "Z-Image L2P (pixel space)"
     group = "image"
     # Z-Image's 8-bit measurements were taken on its latent-space transformer; this one is not measured.
@@ -47,3 +50,6 @@ class ZImageL2PModel(ZImageModel):
 
     def unpack_latents(self, latents, gen):
         return preview_pixels(latents)
+
+    def start_layout(self, latents, gen):
+        return latents  # the picture itself, B x 3 x H x W
