@@ -1,5 +1,6 @@
 'use client';
 import { useCallback, useMemo, useState } from 'react';
+import ComparePanel from '@/components/generate/ComparePanel';
 import EngineStrip from '@/components/generate/EngineStrip';
 import Gallery from '@/components/generate/Gallery';
 import GenerateForm from '@/components/generate/GenerateForm';
@@ -68,6 +69,14 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
     if (body) generate(body);
   };
 
+  // Compare mode (ComparePanel): a training job's checkpoints as a grid, in place of the single-run stage
+  const [compare, setCompare] = useState(false);
+  const compareToggle = (
+    <button type="button" className={`btn-ghost mt-2 w-full text-sm ${compare ? 'bg-gray-800' : ''}`} aria-pressed={compare} onClick={() => setCompare((c) => !c)} data-testid="compare-mode">
+      {compare ? 'Back to single runs' : 'Compare checkpoints'}
+    </button>
+  );
+
   const requested = form.sample.width / form.sample.height;
   return (
     <GenerateForm
@@ -78,8 +87,14 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
       running={gen.busy}
       onGenerate={generate}
       error={submitError ?? (online ? models.error?.message : undefined)}
-      engine={<EngineStrip engines={engines} />}
-      stage={<PreviewPanel view={gen.view} latent={gen.latent} busy={gen.busy} onCancel={gen.cancel} requested={requested} />}
+      engine={<><EngineStrip engines={engines} />{compareToggle}</>}
+      stage={
+        compare ? (
+          <ComparePanel jobId={jobId} online={online} base={form.body} formPrompt={form.sample.prompt} onReuse={reuse} onResult={onResult} />
+        ) : (
+          <PreviewPanel view={gen.view} latent={gen.latent} busy={gen.busy} onCancel={gen.cancel} requested={requested} />
+        )
+      }
       queue={<QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} onMove={gen.moveRun} onCancelAll={gen.cancelAll} view={gen.view} latent={gen.latent} />}
       results={<Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} onUseAsInput={useAsInput} canUpscale={canUpscale} onUpscale={upscale} />}
     />
