@@ -52,6 +52,8 @@ export interface GridCell {
   total: number;
   spec: LatentSpec | null;
   picture: Picture | null;
+  /** latent frames painted so far */
+  latents: number;
   result: { path: string; url: string; width?: number; height?: number; seed?: number } | null;
   config: Record<string, unknown> | null;
   error: { code: string; message: string } | null;
@@ -110,7 +112,7 @@ export function gridBody(base: { model: Record<string, unknown>; sample: Record<
 function emptyCell(c: { cell: number; coords: number[]; labels: Record<string, string>; request_id: string | null }): GridCell {
   return {
     index: c.cell, coords: c.coords, labels: c.labels, requestId: c.request_id, status: 'queued', stage: 'queued', step: 0,
-    total: 0, spec: null, picture: null, result: null, config: null, error: null,
+    total: 0, spec: null, picture: null, latents: 0, result: null, config: null, error: null,
   };
 }
 
@@ -135,7 +137,7 @@ export function gridReduce(state: GridState, frame: Frame): GridState {
       break;
     case 'latent':
       try {
-        next = { ...cell, picture: projectLatent(latentOf(frame), cell.spec) };
+        next = { ...cell, picture: projectLatent(latentOf(frame), cell.spec), latents: cell.latents + 1 };
       } catch {
         return state; // a latent this page cannot draw: the result still comes
       }

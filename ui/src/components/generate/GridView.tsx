@@ -37,6 +37,7 @@ function Cell({ cell, onOpen }: { cell: GridCell; onOpen: () => void }) {
       data-testid="grid-cell"
       data-cell={cell.index}
       data-status={cell.status}
+      data-latents={cell.latents}
       data-request-id={cell.requestId ?? ''}
     >
       {cell.result ? (
