@@ -197,8 +197,11 @@ def test_grid_pages_are_labelled_and_carry_every_cell(engine, training):
     for i, (y, x) in spots.items():
         assert (xs.index(x), ys.index(y)) == (i % 3, i // 3), (i, spots)
     # The gallery lists the page with its grid as its sidecar, one item.
-    listed = [o for o in h.client.outputs() if o["name"] == os.path.basename(result["path"])]
-    assert listed and listed[0]["meta"]["grid"]["shape"] == [3, 3]
+    listed = {o["name"]: o for o in h.client.outputs()}
+    assert listed[os.path.basename(result["path"])]["meta"]["grid"]["shape"] == [3, 3]
+    for i, r in results.items():  # its cells name it, so the UI's gallery shows the grid in their place
+        marked = listed[os.path.basename(r["path"])]["meta"]["grid_cell"]
+        assert marked == {"grid": frames[0].request_id, "cell": i, "page": os.path.basename(result["path"])}
 
 
 def test_cancelling_one_cell_ends_only_that_cell(engine, training):

@@ -20,7 +20,7 @@ import os
 from typing import Optional
 
 from extensions_built_in.inference_engine.grid_plan import GridPlan
-from extensions_built_in.inference_engine.outputs import Outputs
+from extensions_built_in.inference_engine.outputs import Outputs, read_json, sidecar_of
 from toolkit.media import save_media
 from toolkit.media_info import FULL, PARAMETERS, parameters_text
 
@@ -191,12 +191,26 @@ def save_grid(plan: GridPlan, folder: str, grid_id: str) -> dict:
         meta = json.loads(texts[FULL])
         Outputs.write_sidecar(path, {"request_id": grid_id, "grid": meta.pop("grid"), "config": meta})
         paths.append(path)
+    mark_cells(plan, grid_id, paths)
     replay_path = os.path.join(folder, f"grid_{grid_id}.replay.json")
     tmp = replay_path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(plan.replay(), f, indent=2)
     os.replace(tmp, replay_path)
     return {"pages": paths, "replay_path": replay_path}
+
+
+def mark_cells(plan: GridPlan, grid_id: str, pages: list[str]) -> None:
+    """Each cell's sidecar names its grid and page (``grid_cell``): the gallery shows the grid as one item, its
+    page, and keeps the cells' own files for the viewer and for reuse."""
+    per_page = plan.shape[0] * (plan.shape[1] if len(plan.shape) > 1 else 1)
+    for cell in plan.cells:
+        path = (cell.result or {}).get("path")
+        data = read_json(sidecar_of(path)) if path else None
+        if data is not None:
+            page = pages[cell.index // per_page]
+            data["grid_cell"] = {"grid": grid_id, "cell": cell.index, "page": os.path.basename(page)}
+            Outputs.write_sidecar(path, data)
 
 
 def read_grid(path: str) -> Optional[dict]:
