@@ -78,3 +78,16 @@ describe('the grid stream', () => {
     expect(state).toMatchObject({ pages, replay: { axes: [] }, ended: true, ok: true });
   });
 });
+
+describe('the gallery', () => {
+  it('lists a grid as one item, its page, while the page is there', async () => {
+    const { pageOutputs } = await import('@/server/outputs');
+    const entry = (name: string, meta: Record<string, unknown> | null) => ({ name, path: `/o/${name}`, url: '', bytes: 1, mtime: 1, meta });
+    const cells = [0, 1].map((i) => entry(`c${i}.png`, { grid_cell: { grid: 'g', cell: i, page: 'grid_g.png' } }));
+    const page = entry('grid_g.png', { grid: { shape: [2] } });
+    const other = entry('x.png', null);
+    const names = (items: { name: string }[]) => items.map((e) => e.name).sort();
+    expect(names(pageOutputs([...cells, page, other], {}, 0, 10).items)).toEqual(['grid_g.png', 'x.png']);
+    expect(names(pageOutputs([...cells, other], {}, 0, 10).items)).toEqual(['c0.png', 'c1.png', 'x.png']); // page deleted
+  });
+});

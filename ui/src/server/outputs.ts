@@ -164,10 +164,17 @@ export function pageParams(offset: string | null, limit: string | null, defaultL
   };
 }
 
+/** A compare grid's cell whose grid page is there: the gallery shows the grid as one item, its page. */
+export function inGrid(entry: OutputEntry, names: Set<string>): boolean {
+  const page = entry.meta?.grid_cell?.page;
+  return Boolean(page && names.has(page));
+}
+
 /** Filter, sort, then page; the facets count the whole folder so the filter can switch to any model. */
 export function pageOutputs(entries: OutputEntry[], filter: OutputFilter, offset: number, limit: number, sort: OutputSort = 'newest'): OutputPage {
   const terms = searchTerms(filter.q);
-  const matching = sortOutputs(entries.filter((e) => matches(e, filter, terms)), sort);
+  const names = new Set(entries.map((e) => e.name));
+  const matching = sortOutputs(entries.filter((e) => !inGrid(e, names) && matches(e, filter, terms)), sort);
   return {
     items: matching.slice(offset, offset + limit), total: matching.length, offset, limit, facets: facetsOf(entries),
     favourites: entries.filter((e) => e.favourite).length,

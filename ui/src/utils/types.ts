@@ -125,6 +125,10 @@ export interface OutputEntry {
     };
     result?: { kind?: string; width?: number; height?: number; frames?: number; fps?: number; duration_s?: number };
     timings?: Record<string, number>;
+    /** a compare grid's cell: the grid and the page that shows it (the gallery lists the page in its place) */
+    grid_cell?: { grid: string; cell: number; page: string };
+    /** a compare grid's page: its axes, cells and replay body (grid_image.py) */
+    grid?: Record<string, unknown>;
   } | null;
 }
 
