@@ -2,7 +2,7 @@
  * Compare mode on the real stack (see playwright.config.ts): a training run that saved three checkpoints of one
  * LoRA (steps 250, 500, 750) into the training folder shows as a job with three checkpoints by step; its own
  * sample prompts are the grid's rows; the grid's three columns fill in live, each cell painting its latents
- * before its result; a cell opens in the result viewer, and the grid's page lands in the gallery.
+ * before its result; a cell opens in the result viewer, and the grid lands in the gallery as one item.
  */
 import { type Page, expect, test } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
@@ -84,6 +84,11 @@ test('a training job’s three checkpoints compare as three columns that fill in
   await expect(viewer).toContainText('a red house');
   await page.keyboard.press('Escape');
   await expect(viewer).toBeHidden();
-  // the six cells and the grid's page are in the gallery
-  await expect(page.getByTestId('gallery-total')).toHaveText(String(before + 7), { timeout: 30_000 });
+  // the grid is one item of the gallery, its page, which opens in the viewer too
+  await expect(page.getByTestId('gallery-total')).toHaveText(String(before + 1), { timeout: 30_000 });
+  const item = page.getByTestId('gallery-item').first();
+  await expect(item).toHaveAttribute('data-name', /^grid_.*\.png$/);
+  await item.getByTestId('gallery-open').click();
+  await expect(viewer).toBeVisible();
+  await expect(viewer.locator('img').first()).toHaveAttribute('src', /grid_/);
 });
