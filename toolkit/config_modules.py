@@ -188,6 +188,7 @@ class GenerateImageConfig:
     # Starting from an image (toolkit/models/from_image.py): its path, how much of it is re-noised (None: 0.75, or
     # 1.0 with a mask), the mask (white repaints) and the mask's blur in pixels. Not AI Toolkit keys.
     init_image: Optional[str] = None
+    init_video: Optional[str] = None  # video-to-video (toolkit/models/from_video.py), at ``strength``
     strength: Optional[float] = None
     mask: Optional[str] = None
     mask_blur: int = 4
@@ -218,8 +219,8 @@ class GenerateImageConfig:
 
     @property
     def input_images(self) -> list[str]:
-        """Every image file the request reads: control images, the start image and its mask."""
-        return self.control_images + [p for p in (self.init_image, self.mask) if p]
+        """Every input file the request reads: control images, the start image and its mask, the start video."""
+        return self.control_images + [p for p in (self.init_image, self.mask, self.init_video) if p]
 
     def snap_size(self, divisibility: int, minimum: Optional[int] = None) -> None:
         """Floor width/height to what the arch can sample; AI Toolkit floors to 8 with a 64 minimum."""

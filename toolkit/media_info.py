@@ -35,10 +35,14 @@ def parameters_text(config: dict) -> str:
         ("Seed", sample.get("seed")),
         ("Size", f"{sample.get('width')}x{sample.get('height')}" if sample.get("width") else None),
         ("Frames", sample.get("num_frames") if sample.get("num_frames", 1) > 1 else None),
-        ("Denoising strength", sample.get("strength") if sample.get("init_image") else None),
+        (
+            "Denoising strength",
+            sample.get("strength") if sample.get("init_image") or sample.get("init_video") else None,
+        ),
         ("Mask blur", sample.get("mask_blur") if sample.get("mask") else None),
         *_inpaint_area(sample),
         ("Init image", _quoted(image_note(sample.get("init_image")))),
+        ("Init video", _quoted(image_note(sample.get("init_video")))),
         ("Mask image", _quoted(image_note(sample.get("mask")))),
         ("Model", model.get("name_or_path")),
         ("Arch", model.get("arch")),
@@ -52,6 +56,11 @@ def parameters_text(config: dict) -> str:
         lines.append(f"Negative prompt: {sample['negative_prompt']}")
     lines.append(", ".join(f"{key}: {value}" for key, value in pairs if value not in (None, "")))
     return "\n".join(lines)
+
+
+def _starts_from(sample: dict) -> bool:
+    """Whether the request started from an image or a video (its strength means something)."""
+    return bool(sample.get("init_image") or sample.get("init_video"))
 
 
 def _inpaint_area(sample: dict) -> list:

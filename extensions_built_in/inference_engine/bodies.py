@@ -104,6 +104,9 @@ class SampleBody(BaseModel):
     init_image: Optional[str] = Field(
         None, max_length=4096, description="start from this image (asset id or server path): image-to-image"
     )
+    init_video: Optional[str] = Field(
+        None, max_length=4096, description="start from this video (asset id or server path): video-to-video"
+    )
     strength: Optional[float] = Field(
         None, ge=0, le=1, description="how much of init_image is re-noised: 0 keeps it, 1 keeps nothing (0.75)"
     )

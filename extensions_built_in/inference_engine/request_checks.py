@@ -20,7 +20,7 @@ from extensions_built_in.inference_engine.lora_library import HASHES, BadLoraTag
 from extensions_built_in.inference_engine.model_sources import ModelSources, SourceRefused
 from toolkit import samplers
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.models import from_image
+from toolkit.models import from_image, from_video
 from toolkit.models.arch_tags import UnknownArchTag
 from toolkit.models.components.loading import check_qtype
 from toolkit.models.registry import UnknownArchError, get_model_class
@@ -92,9 +92,11 @@ class RequestChecks:
                 f"{model_class.arch} writes {', '.join(model_class.output_exts)}, not {merged.get('output_ext')!r}",
             )
         self.check_start_image(model_class, merged)
-        for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3", "init_image", "mask"):
+        for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3", "init_image", "mask", "init_video"):
             if merged.get(key):
                 merged[key] = self.resolve_image_ref(merged[key], ("body", "sample", key))
+        if merged.get("init_video") and (problem := from_video.check(merged["init_video"])):
+            raise BadRequest(("body", "sample", "init_video"), problem)
         self.set_canvas(merged)
         try:
             gen = GenerateImageConfig(**merged)
@@ -127,6 +129,14 @@ class RequestChecks:
     def check_start_image(model_class, sample: dict) -> None:
         """A start image or mask only where the family can use it (toolkit/models/from_image.py)."""
         tasks = from_image.tasks_of(model_class)
+        if sample.get("init_video"):
+            if from_image.VID2VID not in tasks:
+                raise BadRequest(("body", "sample", "init_video"), from_image.why_not(model_class, from_image.VID2VID))
+            other = next((k for k in ("init_image", "mask", "outpaint", "upscale") if sample.get(k)), None)
+            if other:
+                raise BadRequest(("body", "sample", other), f"a video-to-video request takes no {other}")
+            if sample.get("strength") == 0:
+                raise BadRequest(("body", "sample", "strength"), "strength 0 keeps the video as it is: use 0 < s <= 1")
         if sample.get("mask") and not sample.get("init_image"):
             raise BadRequest(("body", "sample", "mask"), "a mask needs the image it masks: set sample.init_image")
         if sample.get("inpaint_area") == "only_masked":

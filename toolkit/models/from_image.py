@@ -25,10 +25,13 @@ import numpy as np
 from toolkit.models import masked_area
 
 TXT2IMG, IMG2IMG, INPAINT, ROUND_TRIP = "txt2img", "img2img", "inpaint", "round_trip"
+VID2VID = "vid2vid"  # toolkit/models/from_video.py
 
 
 def task_of(gen) -> str:
     """What a request asks for, from its settings (``GenerateImageConfig``)."""
+    if getattr(gen, "init_video", None):
+        return TXT2IMG if strength_of(gen) >= 1 else VID2VID  # strength 1: nothing of the video is left
     if not gen.init_image:
         return TXT2IMG
     if gen.mask or gen.outpaint:
@@ -47,17 +50,28 @@ def tasks_of(model_class) -> tuple:
         tasks.append(IMG2IMG)
     if model_class.inpaint_pipeline or INPAINT in own:
         tasks.append(INPAINT)
+    if model_class.vid2vid_pipeline or model_class.vid2vid_own:
+        tasks.append(VID2VID)
     return tuple(tasks)
 
 
 def why_not(model_class, task: str) -> str:
-    """Why a family cannot run ``task`` (img2img, or inpaint for a mask or outpaint), for the 422 that refuses it."""
+    """Why a family cannot run ``task`` (img2img; inpaint for a mask or outpaint; vid2vid), for the 422 that
+    refuses it."""
     reason = model_class.cannot_inpaint if task == INPAINT and IMG2IMG in tasks_of(model_class) else ""
     reason = reason or model_class.cannot_start
     if not reason and model_class.modality != "image":
         reason = f"a {model_class.modality} family starts from no still image"
-        reason += " (video-to-video is sample.init_video)" if model_class.modality == "video" else ""
-    verb = "inpaint (or outpaint)" if task == INPAINT else "start from an image (image-to-image)"
+        reason += " (video-to-video is sample.init_video)" if VID2VID in tasks_of(model_class) else ""
+    if task == VID2VID:
+        reason = model_class.cannot_start_video or (
+            "diffusers has no video-to-video pipeline for it"
+            if model_class.modality == "video"
+            else f"an {model_class.modality} family makes no video"
+        )
+    verb = {INPAINT: "inpaint (or outpaint)", VID2VID: "start from a video (video-to-video)"}.get(
+        task, "start from an image (image-to-image)"
+    )
     return f"{model_class.arch} cannot {verb}" + (f": {reason}" if reason else "")
 
 
@@ -237,7 +251,9 @@ def round_trip(vae, image) -> np.ndarray:
 
 def strength_of(gen) -> Optional[float]:
     """The strength a file records: the request's, or the default its task runs with (an upscale refines at
-    A1111's hires-fix-like 0.35, an inpaint repaints fully)."""
+    A1111's hires-fix-like 0.35, an inpaint repaints fully, a video varies at 0.75 as an image does)."""
+    if getattr(gen, "init_video", None):
+        return 0.75 if gen.strength is None else gen.strength
     if not gen.init_image:
         return None
     if gen.strength is not None:

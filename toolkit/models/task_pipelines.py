@@ -7,7 +7,7 @@ class declares ``own_tasks``, ``cannot_start`` and ``cannot_inpaint``."""
 from __future__ import annotations
 
 import contextlib
-from typing import ClassVar
+from typing import ClassVar, Optional
 
 from toolkit.config_modules import GenerateImageConfig
 from toolkit.media import GeneratedMedia
@@ -21,6 +21,12 @@ class TaskPipelines:
     own_tasks: ClassVar[tuple] = (from_image.IMG2IMG, from_image.INPAINT)
     cannot_start: ClassVar[str] = ""
     cannot_inpaint: ClassVar[str] = ""  # why a family that starts from an image cannot inpaint
+    # Video-to-video (toolkit/models/from_video.py): diffusers' class for it, built with from_pipe, and the name
+    # its __call__ gives the strength; else why the video family cannot.
+    vid2vid_pipeline: ClassVar[Optional[str]] = None
+    vid2vid_own: ClassVar[bool] = False  # or on its own pipeline, as latent_start.py does (video_start_latents)
+    vid2vid_strength: ClassVar[str] = "strength"
+    cannot_start_video: ClassVar[str] = ""
 
     def fills(self) -> bool:
         """Whether the resident checkpoint is an inpainting one (its denoiser takes the mask and the masked image)."""
@@ -43,11 +49,9 @@ class TaskPipelines:
         if task == from_image.INPAINT and self.fills():
             key, name = "fill", self.fill_pipeline
         else:
-            key, name = (
-                task,
-                {from_image.IMG2IMG: self.img2img_pipeline, from_image.INPAINT: self.inpaint_pipeline}[task],
-            )
-        if name is None and self.starts_from_latents:
+            named = {from_image.IMG2IMG: self.img2img_pipeline, from_image.INPAINT: self.inpaint_pipeline}
+            key, name = task, named.get(task, self.vid2vid_pipeline if task == from_image.VID2VID else None)
+        if name is None and (self.starts_from_latents or (task == from_image.VID2VID and self.vid2vid_own)):
             return self.get_generation_pipeline()
         if name is None:
             raise ValueError(f"{self.arch} cannot {task} (no diffusers pipeline for it)")
@@ -84,14 +88,44 @@ class TaskPipelines:
         starts from an image, its image, mask and strength, kept to what the task pipeline takes."""
         kwargs = self.pipeline_kwargs(gen)
         task = self.task_for(gen)
+        if task == from_image.VID2VID:
+            return kwargs if pipeline is self.pipeline else self.vid2vid_kwargs(pipeline, gen, kwargs)
         if task not in (from_image.IMG2IMG, from_image.INPAINT) or pipeline is self.pipeline:
             return kwargs
         return from_image.task_kwargs(pipeline, gen, kwargs, *from_image.sampled_images(gen, whole=task == "inpaint"))
 
+    def vid2vid_kwargs(self, pipeline, gen: GenerateImageConfig, kwargs: dict) -> dict:
+        """The text-to-video arguments with the start video's frames (fitted to the request) and the strength,
+        kept to what the task pipeline takes."""
+        import inspect
+
+        from toolkit.models import from_video
+
+        frames = from_video.fitted_frames(gen.init_video, gen.num_frames, (gen.width, gen.height))
+        merged = {**kwargs, "video": frames, self.vid2vid_strength: from_image.strength_of(gen)}
+        takes = set(inspect.signature(type(pipeline).__call__).parameters)
+        return {k: v for k, v in merged.items() if k in takes}
+
+    def video_start_latents(self, frames, raw: bool):
+        """A ``vid2vid_own`` family's start video in ``start_layout``'s layout (its own encoding and scaling)."""
+        raise NotImplementedError(f"{self.arch} declares vid2vid_own without video_start_latents")
+
     def _started_from_latents(self, pipeline, gen: GenerateImageConfig):
         """Image-to-image and inpainting on the text-to-image pipeline, for a family without diffusers' class for
         the task (toolkit/models/latent_start.py)."""
-        if pipeline is not self.pipeline or self.task_for(gen) not in (from_image.IMG2IMG, from_image.INPAINT):
+        task = self.task_for(gen)
+        if pipeline is self.pipeline and task == from_image.VID2VID and self.vid2vid_own:
+            from toolkit.models import from_video
+
+            frames = from_video.fitted_frames(gen.init_video, gen.num_frames, (gen.width, gen.height))
+            return latent_start.started_from(
+                pipeline,
+                unpack=lambda latents: self.start_layout(latents, gen),
+                start=lambda raw: self.video_start_latents(frames, raw),
+                strength=from_image.strength_of(gen),
+                flow=self.sampler_kind == "flow",
+            )
+        if pipeline is not self.pipeline or task not in (from_image.IMG2IMG, from_image.INPAINT):
             return contextlib.nullcontext()
         init, mask = from_image.sampled_images(gen)
         return latent_start.started_from(

@@ -149,6 +149,10 @@ class LTXModel(BaseModel):
     description = "LTX-Video 0.9.x (real-time text-to-video)"
     hub_id = "Lightricks/LTX-Video"  # not in AI Toolkit's UI: diffusers' LTXPipeline example (the 0.9.0 2B)
     pipeline_class = "LTXPipeline"
+    # sample.init_video on its own pipeline (toolkit/models/latent_start.py: the schedule cut at the strength, the
+    # encoded video mixed into the noise). diffusers' LTXConditionPipeline is for 0.9.5+ checkpoints: it sets
+    # explicit timesteps, which a 0.9.0/0.9.1 scheduler with dynamic shifting refuses.
+    vid2vid_own = True
     components = {
         "transformer": Component("diffusers.LTXVideoTransformer3DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.T5EncoderModel", "text_encoder"),
@@ -202,3 +206,17 @@ class LTXModel(BaseModel):
         return LTXPipeline._unpack_latents(
             latents, frames, height, width, pipe.transformer_spatial_patch_size, pipe.transformer_temporal_patch_size
         )
+
+    def video_start_latents(self, frames, raw: bool):
+        """The start video in the pipeline's normalised latent space (``LTXPipeline._normalize_latents``, as its
+        decode undoes), B x C x F x H x W: what ``unpack_latents`` gives of the pipeline's packed latents."""
+        from diffusers import LTXPipeline
+
+        vae = self.pipeline.vae
+        pixels = self.pipeline.video_processor.preprocess_video(frames)
+        first = next(vae.parameters())
+        z = vae.encode(pixels.to(first.device, first.dtype)).latent_dist.mode().float()
+        if raw:
+            return z
+        mean, std = vae.latents_mean.to(z.device), vae.latents_std.to(z.device)
+        return LTXPipeline._normalize_latents(z, mean, std, vae.config.scaling_factor)

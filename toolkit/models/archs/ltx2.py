@@ -153,6 +153,7 @@ class LTX2Model(BaseModel):
     description = "LTX-2 (video with synchronised audio)"
     hub_id = "Lightricks/LTX-2"  # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx)
     pipeline_class = "LTX2Pipeline"
+    cannot_start_video = "LTX2ConditionPipeline (video conditions beside the sound track) is not wired here yet"
     components = {
         "transformer": Component("diffusers.LTX2VideoTransformer3DModel", "transformer", source="main"),
         "connectors": Component("diffusers.pipelines.ltx2.LTX2TextConnectors", "connectors"),

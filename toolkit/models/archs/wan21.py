@@ -26,6 +26,36 @@ WAN21_RGB_FACTORS = (
 WAN21_RGB_BIAS = (-0.1835, -0.0868, -0.3360)
 
 
+def ftfy_or_plain(module) -> None:
+    """diffusers' Wan video-to-video module calls ``ftfy.fix_text`` unconditionally (the text-to-video module
+    skips it when ftfy is missing). Without ftfy installed, give that module a no-op in its place."""
+    if getattr(module, "ftfy", None) is None:
+        try:
+            import ftfy
+        except ImportError:
+            import types
+
+            ftfy = types.SimpleNamespace(fix_text=lambda text: text)
+        module.ftfy = ftfy
+
+
+def begin_index_told(pipeline) -> None:
+    """WanVideoToVideoPipeline cuts its timesteps at the strength without telling the scheduler (SD's image-to-image
+    pipelines call ``set_begin_index``), so progress would count the skipped steps as to come: its
+    ``get_timesteps`` is wrapped, once per pipeline, to tell it."""
+    if "get_timesteps" in pipeline.__dict__:
+        return
+    own = pipeline.get_timesteps
+
+    def get_timesteps(num_inference_steps, timesteps, strength, device):
+        kept, count = own(num_inference_steps, timesteps, strength, device)
+        if hasattr(pipeline.scheduler, "set_begin_index"):
+            pipeline.scheduler.set_begin_index(len(timesteps) - len(kept))
+        return kept, count
+
+    pipeline.get_timesteps = get_timesteps
+
+
 class Wan21Model(BaseModel):
     arch = "wan21"
     modality = "video"
@@ -42,6 +72,7 @@ class Wan21Model(BaseModel):
         },
     }
     pipeline_class = "WanPipeline"
+    vid2vid_pipeline = "WanVideoToVideoPipeline"  # sample.init_video (toolkit/models/from_video.py)
     default_sampler = "UniPC"  # flow-matching UniPC, as Wan ships it
     components = {
         "transformer": Component("diffusers.WanTransformer3DModel", "transformer", source="main"),
@@ -85,3 +116,10 @@ class Wan21Model(BaseModel):
             guidance_scale=gen.guidance_scale,
             **gen.extra_kwargs,
         )
+
+    def vid2vid_kwargs(self, pipeline, gen, kwargs):
+        from diffusers.pipelines.wan import pipeline_wan_video2video
+
+        ftfy_or_plain(pipeline_wan_video2video)
+        begin_index_told(pipeline)
+        return super().vid2vid_kwargs(pipeline, gen, kwargs)

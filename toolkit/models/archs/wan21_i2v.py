@@ -51,6 +51,8 @@ class Wan21I2VModel(Wan21Model):
         },
     }
     pipeline_class = "WanImageToVideoPipeline"
+    vid2vid_pipeline = None
+    cannot_start_video = "its transformer needs an image's embedding, which WanVideoToVideoPipeline does not give it"
     components = {
         "transformer": Component("diffusers.WanTransformer3DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.UMT5EncoderModel", "text_encoder"),

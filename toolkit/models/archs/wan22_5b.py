@@ -70,6 +70,7 @@ class Wan225bModel(BaseModel):
     # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
     hub_id = "Wan-AI/Wan2.2-TI2V-5B-Diffusers"
     pipeline_class = "WanPipeline"
+    cannot_start_video = "WanVideoToVideoPipeline has no expand_timesteps, which TI2V-5B's transformer samples with"
     default_sampler = "UniPC"
     components = {
         "transformer": Component("diffusers.WanTransformer3DModel", "transformer", source="main"),

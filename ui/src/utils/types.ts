@@ -80,8 +80,11 @@ export interface ArchInfo {
   tasks?: Task[];
 }
 
-/** txt2img; img2img: `sample.init_image` with `strength`; inpaint: with `mask` or `outpaint` too */
-export type Task = 'txt2img' | 'img2img' | 'inpaint';
+/**
+ * txt2img; img2img: `sample.init_image` with `strength`; inpaint: with `mask` or `outpaint` too; vid2vid:
+ * `sample.init_video` with `strength` (Wan 2.1, LTX-Video; the form does not offer it yet)
+ */
+export type Task = 'txt2img' | 'img2img' | 'inpaint' | 'vid2vid';
 
 export interface SamplerInfo {
   name: string;
