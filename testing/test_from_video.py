@@ -6,6 +6,8 @@ Tiny checkpoints have random VAEs, so what is checked is the mechanics: the step
 progress counts them, strength 1 is text-to-video, and the first step starts on the line from the encoded video
 to the run's own noise (the same video whatever the strength)."""
 
+import pathlib
+
 import numpy as np
 import pytest
 import torch
@@ -109,6 +111,31 @@ def test_the_engine_takes_an_uploaded_clip_and_writes_it_into_the_file(engine_se
     assert result["kind"] == "video" and (result["width"], result["height"]) == (64, 64)
     text = read_info(result["path"])[PARAMETERS]
     assert "Denoising strength: 0.5" in text and f"Init video: {asset['id']}.webp " in text
+
+
+def test_an_mp4_upload_starts_a_video_request_and_is_refused_as_an_image(engine_server, clip, tmp_path):
+    import httpx
+
+    from toolkit.config_modules import GenerateImageConfig
+    from toolkit.media import GeneratedMedia, save_generated
+
+    _, frames = clip
+    gen = GenerateImageConfig(prompt="p", width=64, height=64, num_frames=9, output_ext="mp4")
+    gen.output_folder = str(tmp_path)
+    mp4 = save_generated(GeneratedMedia("video", frames=np.stack([np.asarray(f) for f in frames]), fps=8), gen, 0, 1)
+    client = engine_server.client
+    asset = client.upload_asset(mp4["path"])
+    assert (asset["format"], asset["frames"], asset["width"]) == ("mp4", 9, 64)
+    answer = client.generate_wait(body_for("wan21", init_video=asset["id"], strength=0.5))
+    assert answer.get("result", {}).get("kind") == "video", answer
+    headers = {"Authorization": f"Bearer {engine_server.TOKEN}"}
+    r = httpx.post(f"{engine_server.url}/generate", json=body_for("sd1", init_image=asset["id"]), headers=headers)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "init_image" and "init_video" in r.text
+    data = pathlib.Path(mp4["path"]).read_bytes()
+    (tmp_path / "cut.mp4").write_bytes(data[: len(data) // 2])
+    with open(tmp_path / "cut.mp4", "rb") as f:
+        r = httpx.post(f"{engine_server.url}/assets", files={"file": ("cut.mp4", f)}, headers=headers)
+    assert r.status_code == 422 and "not a readable video" in r.text, r.text
 
 
 @pytest.mark.parametrize(

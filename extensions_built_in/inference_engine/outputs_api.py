@@ -54,7 +54,7 @@ def output_path(engine: Engine, name: str, results_only: bool = False) -> str:
 
 
 async def receive_asset(store: AssetStore, request: Request) -> JSONResponse:
-    """Multipart image upload: size-capped before and while reading, then fully decoded by PIL to verify. The
+    """Multipart image (or mp4) upload: size-capped before and while reading, then fully decoded by PIL to verify. The
     cluster's ingress keeps its uploads in its own store the same way."""
     too_large = bad_request(("body", "file"), f"upload is larger than {MAX_UPLOAD_BYTES} bytes", 413)
     try:
@@ -70,7 +70,7 @@ async def receive_asset(store: AssetStore, request: Request) -> JSONResponse:
     if len(data) > MAX_UPLOAD_BYTES:
         return too_large
     try:
-        info = await asyncio.to_thread(store.store, data)
+        info = await asyncio.to_thread(store.store, data, True)  # an mp4 too: a start video (init_video)
     except AssetQuotaFull as e:
         return bad_request(("body", "file"), str(e), 507)
     except AssetError as e:

@@ -95,6 +95,9 @@ class RequestChecks:
         for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3", "init_image", "mask", "init_video"):
             if merged.get(key):
                 merged[key] = self.resolve_image_ref(merged[key], ("body", "sample", key))
+        for key in ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3", "init_image", "mask"):
+            if str(merged.get(key) or "").lower().endswith((".mp4", ".mov", ".webm")):
+                raise BadRequest(("body", "sample", key), "a video, not an image: a start video is sample.init_video")
         if merged.get("init_video") and (problem := from_video.check(merged["init_video"])):
             raise BadRequest(("body", "sample", "init_video"), problem)
         self.set_canvas(merged)

@@ -6,8 +6,8 @@ the task re-noises their encoding to the strength's point of the schedule and ru
 ``WanVideoToVideoPipeline`` built with ``from_pipe`` for Wan 2.1, ``LTXConditionPipeline`` (its ``latents`` with
 ``denoise_strength``) for LTX-Video. Strength 1 keeps nothing of the input: text-to-video, as for images.
 
-A video is read with PyAV (mp4, webm, mov: what the engine writes and what cameras and editors export) or Pillow
-(an animated WebP or GIF, which ``POST /assets`` takes as an image upload).
+A video is read with PyAV (mp4, which ``POST /assets`` takes and the engine writes) or Pillow (an animated WebP,
+which ``POST /assets`` takes as an image; a still image is a clip of one frame).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Optional
 
 VID2VID = "vid2vid"
-PIL_VIDEO = (".webp", ".gif", ".png")
+PIL_VIDEO = (".webp", ".gif", ".png", ".jpg", ".jpeg", ".bmp")  # a still is a clip of one frame, held
 MAX_FRAMES = 1025  # SampleBody's num_frames bound: no request reads more
 
 
