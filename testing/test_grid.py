@@ -246,6 +246,72 @@ def test_cancelling_the_grid_ends_its_cells_and_nothing_else(engine, training):
     assert queue["running"] is None and queue["pending"] == []
 
 
+def test_sampler_steps_and_guidance_axes_make_the_requests_they_name(engine):
+    h = engine
+    body = base() | {
+        "axes": [
+            {"name": "sampler", "values": ["Euler", "DPM++ 2M"]},
+            {"name": "num_inference_steps", "values": [2, 3]},
+            {"name": "guidance_scale", "values": [1.5, 7]},
+        ]
+    }
+    frames = run_grid(h, body)
+    results = cell_results(frames)
+    assert sorted(results) == list(range(8)) and frames[-1].header["ok"] is True
+    starts = {
+        f.header["cell"]: f.header["config"]["sample"] for f in frames if f.type == "start" and "cell" in f.header
+    }
+    for index, header in results.items():
+        x, y, z = index % 2, (index // 2) % 2, index // 4
+        sample = starts[index]
+        assert (sample["sampler"], sample["num_inference_steps"], sample["guidance_scale"]) == (
+            ["Euler", "DPM++ 2M"][x],
+            [2, 3][y],
+            [1.5, 7][z],
+        )
+        alone = base()
+        alone["sample"].update(sampler=sample["sampler"], num_inference_steps=[2, 3][y], guidance_scale=[1.5, 7][z])
+        out = h.client.generate_wait(alone)
+        assert np.array_equal(pixels(out["result"]["path"]), pixels(header["path"])), index
+    assert len(grid_result(frames)["pages"]) == 2
+
+
+def test_cancelling_the_running_cell_ends_only_that_cell(engine):
+    h = engine
+    body = base(steps=40) | {"axes": [{"name": "seed", "values": [1, 2, 3]}]}
+    frames, cancelled = [], None
+    for frame in h.client.grid(body):
+        frames.append(frame)
+        if frame.type == "progress" and frame.header["cell"] == 1 and cancelled is None:
+            cancelled = h.client.cancel(frame.request_id)["status"]
+    assert cancelled == "cancelling"
+    assert sorted(cell_results(frames)) == [0, 2]
+    assert [(f.header["cell"], f.header["code"]) for f in frames if f.type == "error"] == [(1, "cancelled")]
+    assert frames[-1].header["ok"] is True
+
+
+def test_a_client_that_leaves_cancels_the_cells_still_to_come(engine):
+    h = engine
+    body = base(steps=3) | {"axes": [{"name": "seed", "values": [1, 2, 3, 4, 5, 6]}]}
+    gen = h.client.grid(body)
+    plan = next(gen).header["grid"]
+    for frame in gen:
+        if frame.type == "result":
+            break
+    gen.close()  # drops the connection
+
+    def all_ended():
+        reqs = [h.engine.find_request(c["request_id"]) for c in plan["cells"]]
+        return all(r.stream.closed for r in reqs) and reqs
+
+    from testing.engine_harness import wait_for
+
+    reqs = wait_for(all_ended, 30, "every cell's stream to end")
+    assert any(r.cancelled.is_set() for r in reqs)
+    queue = h.client.queue()
+    assert queue["running"] is None and queue["pending"] == []
+
+
 def test_jobs_list_checkpoints_by_step_and_the_jobs_own_sample_prompts(engine, training):
     [job] = engine.client._json("GET", "/grid/jobs")["jobs"]
     assert job["job"] == JOB and job["arch"] == "sd1"
