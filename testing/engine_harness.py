@@ -43,6 +43,9 @@ class EngineHarness:
         # own choice too (testing/test_compile.py): its cost is not every test's.
         engine_options.setdefault("freeze_heap", False)
         engine_options.setdefault("compile", "off")
+        # Requests one at a time unless a test asks (testing/test_batching.py): many tests hold the line with one
+        # long request and watch the others wait, which requests on the same model would no longer do.
+        engine_options.setdefault("max_batch", 1)
         engine_options.setdefault("model_roots", suite_model_roots())
         folders = {"output_folder": str(folder / "outputs"), "assets_folder": str(folder / "assets")}
         self.engine = Engine(EngineSettings(**folders, **engine_options), device)

@@ -161,6 +161,9 @@ class FakeQueue:
     def __len__(self):
         return 0
 
+    def running_items(self):
+        return []
+
 
 def parse(metrics: EngineMetrics) -> dict:
     body, content_type = metrics.exposition()

@@ -109,26 +109,27 @@ def test_cancel_all_empties_the_line_and_stops_the_running_one_unless_asked_not_
     running = blocker(h)
     ids = [detached(h, body_for("sd1", steps=2, seed=i)) for i in range(3)]
     r = post(h, "/queue/cancel", json={"running": False})
-    assert r.status_code == 200 and r.json() == {"cancelled": ids, "cancelling": None}
+    assert r.status_code == 200 and r.json() == {"cancelled": ids, "cancelling": None, "cancelling_all": []}
     assert pending_ids(h) == [] and h.client.queue()["running"]["request_id"] == running
     for request_id in ids:
         frames = list(h.client.frames(request_id))
         assert [f.header["code"] for f in frames if f.type == "error"] == ["cancelled"]
     later = detached(h, body_for("sd1", steps=2))
     r = post(h, "/queue/cancel")  # no body: the running one too
-    assert r.status_code == 200 and r.json() == {"cancelled": [later], "cancelling": running}
+    assert r.status_code == 200
+    assert r.json() == {"cancelled": [later], "cancelling": running, "cancelling_all": [running]}
     wait_for(lambda: h.client.queue()["running"] is None, 60, "the running request to stop")
     assert [f.header["code"] for f in h.client.frames(running) if f.type == "error"] == ["cancelled"]
     r = post(h, "/queue/cancel", json={"running": "sometimes"})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "running"]
     r = post(h, "/queue/cancel", json={"all": True})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "all"]
-    assert post(h, "/queue/cancel", json={}).json() == {"cancelled": [], "cancelling": None}
+    assert post(h, "/queue/cancel", json={}).json() == {"cancelled": [], "cancelling": None, "cancelling_all": []}
 
 
 def test_queue_rows_carry_etas_from_measured_runs_and_the_running_progress(harness):
     h = harness
-    assert h.client.queue() == {"running": None, "pending": []}
+    assert h.client.queue() == {"running": None, "sharing": [], "pending": []}
     measured = body_for("sd1", steps=4, seed=3)
     assert h.client.generate_wait(measured)["result"]["seed"] == 3  # one run of this model, size and steps
     running = blocker(h)

@@ -2,8 +2,9 @@
 
 The server thread only calls the quick, torch-free methods (``submit``, ``cancel``, ``move``, ``cancel_all``,
 ``queue_snapshot``, ``health``, ``run_on_main``); everything that touches weights runs on the main thread in
-``serve``, one generation at a time, in line order (FIFO unless someone moved a waiting request). Frames go to each
-request's :class:`FrameStream`, so nothing here waits on a client.
+``serve``, in line order (FIFO unless someone moved a waiting request): one generation at a time, or, while
+requests share steps, the main thread's and those that joined it on threads of their own (batching.py). Frames
+go to each request's :class:`FrameStream`, so nothing here waits on a client.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import deque
 from typing import Any, Callable, Optional
 
 from extensions_built_in.inference_engine.assets import AssetStore, paths_named_by
+from extensions_built_in.inference_engine.batching import BatchGroup, EngineBatching
 from extensions_built_in.inference_engine.denoiser_compile import DenoiserCompile, cache_dir
 from extensions_built_in.inference_engine.engine_line import EngineLine
 from extensions_built_in.inference_engine.errors import EngineBusy, OutputInUse
@@ -53,7 +55,7 @@ INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step w
 FILES_URL_PREFIX = "/api/files"  # where the UI serves the output folder (a result's ``url``)
 
 
-class Engine(EngineLine):  # the line's server-side operations: engine_line.py
+class Engine(EngineLine, EngineBatching):  # the line's server-side operations: engine_line.py; batching.py
     def __init__(
         self,
         settings: EngineSettings,
@@ -84,7 +86,7 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
         )
         self._tasks: "queue.Queue[tuple[Callable, queue.Queue]]" = queue.Queue()
         self.pool = ComponentPool(settings.keep_resident_gb, settings.keep_in_ram_gb)
-        self.metrics = EngineMetrics(self.pool, self.queue)  # GET /metrics
+        self.metrics = EngineMetrics(self.pool, self.queue, lambda: self.batching_stats())  # GET /metrics
         self.memory = RequestMemory(
             device,
             settings.memory,
@@ -95,7 +97,9 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
         )
         if self.memory.active:
             self.memory.refresh()
-        self.latents = LatentSender()
+        self.latents = LatentSender()  # the main thread's; a batched request's thread has its own (_thread)
+        self._thread = threading.local()  # the request this thread runs (status hooks report to it)
+        self._init_batching()
         self.counters = {"requests": 0, "holder_reuses": 0, "holder_builds": 0}
         self.compiler = DenoiserCompile(settings.compile, device, settings.compile_cache_dir)  # engine.compile
         self.heap = HeapSettler(enabled=settings.freeze_heap)  # engine.freeze_heap (toolkit/gc_heap.py)
@@ -175,7 +179,7 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
         return uuid.uuid4().hex
 
     def health(self) -> dict:
-        busy, queued = self.running is not None, len(self.queue)
+        busy, queued = self.running is not None, len(self.queue)  # the oldest running; batching lists the rest
         holder, active = self.holder, None  # read once: the main thread may swap it meanwhile
         first = getattr(holder, "attention", None)  # the SDPA kernel it tries first (engine.attention)
         if holder is not None:
@@ -199,6 +203,7 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
             "compile": self.compiler.state() | {"attention": {"mode": self.settings.attention, "first": first}},
             "gc": collector_state() | {"last_freeze_s": self.heap.last_seconds},  # toolkit/gc_heap.py
             "prompt_cache": prompts.stats(),
+            "batching": self.batching_stats(),
             "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s},
         }
 
@@ -245,7 +250,9 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
                 if not self.saver.busy():  # a freeze's collection holds the GIL: never while a file is written
                     self._settle_heap()
                 continue
+            self._wait_for_company(req)
             self._execute(req)
+            self._drain_group()
             self._idle_since = time.monotonic()
             self._set_info(self._idle_text(), force=True)
 
@@ -272,9 +279,12 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
             except Exception as e:  # handed back to the caller's thread
                 reply.put((False, e))
 
-    def _execute(self, req: Request) -> None:
+    def _execute(self, req: Request, group: Optional[BatchGroup] = None) -> None:
+        """One request, all its images: on the main thread, or on its own thread in ``group`` (batching.py)."""
         started = time.monotonic()
-        reset_vram_peak()
+        self._thread.req, self._thread.joined = req, group is not None
+        if group is None:
+            reset_vram_peak()
         req.timings["queued_s"] = round(time.time() - req.created, 4)
         # Wall-clock stamps: where a queue of requests loses time between them (testing/bench/engine_process.py
         # queue_row: the next request's picked_at against this one's sampled_at).
@@ -288,14 +298,16 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
             for image in req.images():
                 if req.stream.closed:  # saving an earlier result failed: the request ended with that error
                     break
-                self._make(req, image, started if image.index == 0 else time.monotonic())
+                self._make(req, image, started if image.index == 0 else time.monotonic(), group)
                 if image.index == 0:
                     first_load = req.timings.get("load_s") or 0.0
                 submitted += 1
             self._record_run(req, started, first_load, submitted)
             # Freed only now, after sampling: parking in RAM or freeing never delays the request that caused
-            # it (its file is written meanwhile), and the pre-load eviction makes room earlier when tight.
-            self.pool.release_unused(stop=lambda: len(self.queue) > 0)
+            # it (its file is written meanwhile), and the pre-load eviction makes room earlier when tight. While
+            # requests share steps, once the last of them is done (``_drain_group``).
+            if self._group is None:
+                self.pool.release_unused(stop=lambda: len(self.queue) > 0)
         except BaseException as e:
             code, message = self._failure(req, e)
             print(req.log_line(f"{code}: {message.splitlines()[0] if message else ''}"[:300]), flush=True)
@@ -307,6 +319,9 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
                 raise
         finally:
             self.queue.finished(req)
+            self._thread.req = None
+            if self._group is not None:
+                self._group.leave(req.id)
 
     def _record_run(self, req: Request, started: float, load_s: float, images: int) -> None:
         """A run that made all its images: its seconds per image (load apart) for the ETAs of runs like it."""
@@ -319,7 +334,7 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
             )
         self._last_model = model
 
-    def _make(self, req: Request, image, started: float) -> None:
+    def _make(self, req: Request, image, started: float, group: Optional[BatchGroup] = None) -> None:
         """One result of the request (a batch makes several): sample it here, save it on the saver thread."""
         req.sample = image.sample
         self.run_times.progress = Progress(req.id, image.index, image.count)
@@ -331,7 +346,7 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
                 image=image.index + 1,
                 images=image.count,
             )
-        media = self._load_and_generate(req, started)
+        media = self._load_and_generate(req, started, group)
         self.memory.observe(req.plan, req.timings)  # a streamed step slower than planned: re-plan the next
         req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
         self._on_status(req, "Saving", "saving")
@@ -358,9 +373,13 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
         traceback.print_exception(error)  # a bug: the client gets one line, the engine log where it happened
         return "internal", f"{type(error).__name__}: {error}"[:2000]
 
-    def _load_and_generate(self, req: Request, started: float):
+    def _load_and_generate(self, req: Request, started: float, group: Optional[BatchGroup] = None):
         """Plan, load, sample. Out of memory under an automatic plan, loading or sampling: once more, with a plan
-        that reserves a wider working set (an estimate was short, or something else took memory meanwhile)."""
+        that reserves a wider working set (an estimate was short, or something else took memory meanwhile).
+        A request that joined a group samples on the group's holder and plan (its key says they are its own)."""
+        if group is not None:
+            req.plan, req.timings["load_s"] = group.plan, round(time.monotonic() - started, 4)
+            return self._generate(group.holder, req, group.batcher.member(req.id))
         self.sources.prepare_load(req.model_class, req.model)  # download rules, before a plan reads hub files
         for attempt in (1, 2):
             plan = self.memory.plan(req.model_class, req.model, req.sample, self.resident.plan_of(req.model))
@@ -370,9 +389,11 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
             try:
                 # No local keeps the holder: a failed plan's holder (its 8-bit copies on the GPU) must be gone
                 # before the next plan loads.
-                return self._generate(self._holder_for(req, plan, started), req)
+                holder = self._holder_for(req, plan, started)
+                return self._generate(holder, req, self._member_for(req, holder, plan))
             except Exception as e:
-                if attempt == 2 or plan is None or not is_oom(e):
+                sharing = self._group is not None and self._group.others(req.id)  # others sample on this holder
+                if attempt == 2 or plan is None or not is_oom(e) or sharing:
                     raise
                 where = self.memory.oom_snapshot(req.stage, e)
                 if not self.memory.widen_after_oom(req.model_class.arch, plan, where):
@@ -398,26 +419,35 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
         req.timings["load_s"] = round(time.monotonic() - started, 4)
         return holder
 
-    def _generate(self, holder, req: Request):
+    def _generate(self, holder, req: Request, member=None):
         state = {"t0": time.monotonic()}
         req.clock = StepClock(self.device)
-        holder.sample_step_hook = lambda step: self._on_step(req, step, state)
+        holder.sample_step_hook = lambda step: self._on_step(req, step, state)  # this thread's (BaseModel)
         try:
-            media = holder.generate_media(req.sample)  # this image's (Request.images)
+            media = holder.generate_media(req.sample, batch=member)  # this image's (Request.images)
         except BaseException:
             # The CPU runs up to a step ahead of the GPU: waiting for a failed request's last previews would
             # wait for the steps queued ahead, and its error frame would come a step late.
-            self.latents.discard()
+            self._latents().discard()
             raise
         finally:
             holder.sample_step_hook = None
-        self.latents.flush()  # the last latent frames go out before the result
+        self._latents().flush()  # the last latent frames go out before the result
         req.timings.update(req.clock.timings())
         return media
 
+    def _latents(self) -> LatentSender:
+        """This thread's sender: it reads back on the thread that queued the copies (latent_preview.py)."""
+        if getattr(self._thread, "joined", False) is False:  # the serving thread's request
+            return self.latents
+        sender = getattr(self._thread, "latents", None)
+        if sender is None:
+            sender = self._thread.latents = LatentSender()
+        return sender
+
     def _status_of_running(self, message: str, stage: Optional[str]) -> None:
-        """The holder's one status hook: it reports to whichever request is running (none at warm load)."""
-        req = self.running
+        """The holder's one status hook: it reports to the request this thread runs (none at warm load)."""
+        req = getattr(self._thread, "req", None)
         if req is not None:
             self._on_status(req, message, stage)
         elif stage == "loading":
@@ -442,12 +472,14 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
                 self._stream_step(req, step, state)
         finally:
             req.clock.hooks.append(time.perf_counter() - started)
+        self._admit()  # the next in line joins at the next step, if it may (batching.py)
 
     def _stream_step(self, req: Request, step, state: dict) -> None:
         req.clock.mark()
         if req.cancelled.is_set():
             raise GenerationCancelled()
-        self.latents.pump()
+        latents = self._latents()
+        latents.pump()
         done = step.step + 1
         elapsed = time.monotonic() - state["t0"]
         it_s = done / elapsed if elapsed > 0 else 0.0
@@ -466,7 +498,7 @@ class Engine(EngineLine):  # the line's server-side operations: engine_line.py
             tensor = shrink_tensor(
                 step.latents(opts.latents), req.model_class.latent.layout, opts.max_frames, opts.downsample
             )
-            self.latents.send(req.stream, done, tensor, req.model_class.latent.layout)
+            latents.send(req.stream, done, tensor, req.model_class.latent.layout)
         self._set_info(f"Generating {done}/{step.num_steps}")
 
     def _maybe_idle_unload(self) -> None:

@@ -34,7 +34,7 @@ class EngineLine:
     def cancel(self, request_id: str) -> Optional[str]:
         """'cancelled' (was queued, now removed), 'cancelling' (running; stops at the next step) or None."""
         req = self.queue.remove(request_id)
-        running = self.running if self.running and self.running.id == request_id else None
+        running = self.running_request(request_id)
         if req is not None:
             req.cancelled.set()
             req.stream.finish(False, "cancelled", "Cancelled while queued")
@@ -62,10 +62,21 @@ class EngineLine:
         for req in waiting:
             req.cancelled.set()
             req.stream.finish(False, "cancelled", "Cancelled while queued")
-        running = self.running if include_running else None
-        if running is not None:
-            running.cancelled.set()
-        return {"cancelled": [r.id for r in waiting], "cancelling": running.id if running is not None else None}
+        running = self.queue.running_items() if include_running else []
+        for req in running:
+            req.cancelled.set()
+        cancelling = [r.id for r in running]
+        # ``cancelling``: the oldest running request (one runs unless requests share steps); ``cancelling_all``:
+        # every one stopping at its next step.
+        return {
+            "cancelled": [r.id for r in waiting],
+            "cancelling": cancelling[0] if cancelling else None,
+            "cancelling_all": cancelling,
+        }
+
+    def running_request(self, request_id: str) -> Optional[Request]:
+        """The running request with this id (several run while requests share steps), or None."""
+        return next((r for r in self.queue.running_items() if r.id == request_id), None)
 
     def find_request(self, request_id: str) -> Optional[Request]:
         """Queued, running, or among the last finished (``_recent``): what ``GET /requests/{id}/frames`` reaches."""
@@ -80,8 +91,11 @@ class EngineLine:
         holder = self.holder
         resident = (holder.arch, holder.model_config.name_or_path) if holder is not None else None
         running_eta, pending_eta = queue_etas(self.run_times, running, pending, self._run_key, resident)
+        # ``running``: the oldest running request; ``sharing``: the others sampling with it (batching.py).
+        sharing = [r.queue_row(0) for r in self.queue.running_items() if r is not running]
         return {
             "running": running.queue_row(0) | running_eta if running else None,
+            "sharing": sharing,
             "pending": [r.queue_row(i + 1) | eta for i, (r, eta) in enumerate(zip(pending, pending_eta))],
         }
 

@@ -107,8 +107,7 @@ async def cancel_all(engine: EngineDep, body: CancelAllBody | None = None):
 async def move_in_queue(request_id: str, body: MoveBody, engine: EngineDep):
     place = engine.move(request_id, body.position)
     if place is None:
-        running = engine.running
-        if running is not None and running.id == request_id:
+        if engine.running_request(request_id) is not None:
             return JSONResponse({"detail": f"request {request_id!r} is running: only waiting ones move"}, 409)
         raise HTTPException(404, f"no waiting request {request_id!r}")
     return {"request_id": request_id, "position": place}

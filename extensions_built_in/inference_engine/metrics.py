@@ -38,7 +38,7 @@ POOL_COUNTERS = {
 
 
 class EngineMetrics:
-    def __init__(self, pool, queue):
+    def __init__(self, pool, queue, batching=None):
         self.registry = CollectorRegistry()
         self.requests = Counter(
             PREFIX + "requests",
@@ -68,7 +68,7 @@ class EngineMetrics:
             buckets=REQUEST_BUCKETS,
             registry=self.registry,
         )
-        self.registry.register(EngineState(pool, queue))
+        self.registry.register(EngineState(pool, queue, batching))
 
     def track(self, req) -> None:
         """Count ``req`` when its stream ends, whichever way it ends."""
@@ -94,14 +94,32 @@ class EngineState(Collector):
     """Values the engine keeps anyway, read at each scrape. On a CPU there is no VRAM, and its two gauges are
     left out rather than reported as 0, which would read as an idle GPU."""
 
-    def __init__(self, pool, queue):
-        self.pool, self.queue = pool, queue
+    def __init__(self, pool, queue, batching=None):
+        self.pool, self.queue, self.batching = pool, queue, batching  # batching: Engine.batching_stats
 
     def collect(self):
         yield GaugeMetricFamily(
             PREFIX + "queue_depth", "Requests waiting in line (not the running one)", len(self.queue)
         )
         yield GaugeMetricFamily(PREFIX + "busy", "1 while a request runs, else 0", int(self.queue.running is not None))
+        yield GaugeMetricFamily(
+            PREFIX + "running_requests",
+            "Requests running now (more than one while they share steps)",
+            len(self.queue.running_items()),
+        )
+        if self.batching is not None:
+            stats = self.batching()
+            calls = CounterMetricFamily(
+                PREFIX + "denoiser_calls", "Denoiser calls by how many requests each carried", labels=["requests"]
+            )
+            for size, count in stats["calls_by_size"].items():
+                calls.add_metric([size], count)
+            yield calls
+            yield GaugeMetricFamily(
+                PREFIX + "batched_share",
+                "Share of requests' denoiser calls that ran with another's",
+                stats["shared_share"],
+            )
         counters = dict(self.pool.counters)
         for name, text in POOL_COUNTERS.items():
             yield CounterMetricFamily(f"{PREFIX}pool_{name}", text, counters[name])

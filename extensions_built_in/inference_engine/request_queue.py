@@ -1,4 +1,4 @@
-"""RequestQueue: the engine's line of pending requests, the one running, places in line, cancel, move, and a cap.
+"""RequestQueue: the engine's line of pending requests, the running ones, places in line, cancel, move, and a cap.
 
 The server thread pushes, cancels and asks for positions (every heartbeat of every waiting stream asks), the
 main thread pops. A position is computed from tickets, not by scanning the line: each push takes the next
@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import deque
-from typing import Generic, Optional, Protocol, TypeVar
+from typing import Callable, Generic, Optional, Protocol, TypeVar
 
 
 class HasId(Protocol):
@@ -37,7 +37,7 @@ class QueueFull(Exception):
 class RequestQueue(Generic[T]):
     def __init__(self, max_pending: int = 0):
         self.max_pending = max_pending  # 0: no cap
-        self.running: Optional[T] = None
+        self._running: list = []  # oldest first: more than one while requests share steps (batching.py)
         self._line: deque = deque()  # (ticket, item), oldest first
         self._tickets: dict[str, int] = {}  # id -> ticket, for the items in line
         self._cancelled: list[int] = []  # sorted tickets that left from the middle, all behind the head
@@ -120,6 +120,16 @@ class RequestQueue(Generic[T]):
         with self._lock:
             return [(item, i + 1) for i, (_, item) in enumerate(self._line)]
 
+    @property
+    def running(self) -> Optional[T]:
+        """The oldest running item (the one a page that shows one running follows)."""
+        running = self._running
+        return running[0] if running else None
+
+    def running_items(self) -> list[T]:
+        with self._lock:
+            return list(self._running)
+
     def snapshot(self) -> tuple[Optional[T], list[T]]:
         with self._lock:
             return self.running, [item for _, item in self._line]
@@ -133,28 +143,28 @@ class RequestQueue(Generic[T]):
             self._changed.notify_all()
 
     # ------------------------------------------------------------------ main-thread side
-    def pop(self, timeout: float) -> Optional[T]:
-        """The head of the line, now running; None when nothing came within ``timeout`` (or ``wake``)."""
+    def pop(self, timeout: float, accept: Optional[Callable[[T], bool]] = None) -> Optional[T]:
+        """The head of the line, now running; None when nothing came within ``timeout`` (or ``wake``), or when
+        ``accept`` refuses the head (a batch takes only the head that fits it: the line keeps its order)."""
         with self._lock:
             if not self._line:
                 self._changed.wait(timeout)
-            if not self._line:
+            if not self._line or (accept is not None and not accept(self._line[0][1])):
                 return None
             _, item = self._line.popleft()
             del self._tickets[item.id]
             self._prune()
-            self.running = item
+            self._running.append(item)
             return item
 
     def finished(self, item: T) -> None:
         with self._lock:
-            if self.running is item:
-                self.running = None
+            self._running = [r for r in self._running if r is not item]
 
     def drain(self) -> list[T]:
-        """Everything waiting, plus the running item, taken out at once (the engine is stopping)."""
+        """Everything waiting, plus the running items, taken out at once (the engine is stopping)."""
         with self._lock:
-            items = [item for _, item in self._line] + ([self.running] if self.running is not None else [])
+            items = [item for _, item in self._line] + list(self._running)
             self._line.clear()
             self._tickets.clear()
             self._cancelled.clear()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
@@ -142,6 +143,8 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
     # channels that mark one, and the pipeline that feeds them; every request on one runs through it.
     fill_channels: ClassVar[Optional[int]] = None
     fill_pipeline: ClassVar[Optional[str]] = None
+    # Whether requests on one resident holder may share denoiser calls (toolkit/models/step_batching.py).
+    batchable: ClassVar[bool] = True
     sampler_names: ClassVar[Optional[tuple]] = None  # those of its kind the family's pipeline can drive (None: all)
     # Pixels made 8-bit on the GPU ("pt", toolkit/pixels.py), the same bytes as "np" (testing/test_models.py)
     pixel_output: ClassVar[str] = "pt"
@@ -155,11 +158,19 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
         self._task_pipelines: dict = {}  # task -> the pipeline from_pipe made for it (task_pipeline)
         self.plan: Optional[Plan] = None  # set by the engine's memory planner; else from the config's options
         self.attention: Optional[str] = None  # the SDPA kernel tried first (engine.attention); None: PyTorch's order
-        self.sample_step_hook: Optional[Callable[[SampleStep], None]] = None
+        self._thread = threading.local()  # each batched request's thread has its own step hook (step_batching.py)
         self._status_hooks: list[Hook] = []
         self._after_sample_hooks: list[Hook] = []
         # Whether a denoiser (role, module) is or will be compiled; the resident engine sets engine.compile's answer.
         self.will_compile: Callable[[str, Any], bool] = lambda role, module: bool(getattr(module, "_aitk_compiled", 0))
+
+    @property
+    def sample_step_hook(self) -> Optional[Callable[["SampleStep"], None]]:
+        return getattr(self._thread, "step_hook", None)
+
+    @sample_step_hook.setter
+    def sample_step_hook(self, fn: Optional[Callable[["SampleStep"], None]]) -> None:
+        self._thread.step_hook = fn
 
     @staticmethod
     def _resolve_dtype(dtype: str, device: str) -> str:
@@ -355,8 +366,9 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
             self._after_sample_image(i, len(image_configs))
         return results
 
-    def generate_media(self, gen: GenerateImageConfig, pipeline=None) -> GeneratedMedia:
+    def generate_media(self, gen: GenerateImageConfig, pipeline=None, batch=None) -> GeneratedMedia:
         """One generation, decoded but not saved (the engine saves on another thread while it samples the next).
+        ``batch``: the request's place in a step batch (toolkit/models/step_batching.py), or None to run alone.
 
         RNG state and module placement are put back even when a hook raises (a cancel), so the next request on
         this holder with the same seed reproduces an uncancelled run byte for byte."""
@@ -368,7 +380,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
             if task == from_image.ROUND_TRIP:
                 return self._round_trip(gen)
             pipeline = pipeline or self.task_pipeline(task)
-            media = self._sample(pipeline, gen)
+            media = self._sample(batch.pipeline(pipeline) if batch else pipeline, gen, batch)
             if task == from_image.INPAINT:  # the kept region is the input's own pixels, not a VAE round trip
                 media.image = from_image.composite(media.image, *from_image.start_images(gen, whole=True))
             return media
@@ -391,14 +403,15 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
                 stream.end_call()
             end_group_offload_call(module)
 
-    def _sample(self, pipeline, gen: GenerateImageConfig) -> GeneratedMedia:
+    def _sample(self, pipeline, gen: GenerateImageConfig, batch=None) -> GeneratedMedia:
         import torch
 
         torch.manual_seed(gen.seed)
         generator = torch.Generator(device="cpu").manual_seed(gen.seed)
         self._status_update("Encoding prompt", "encoding")
-        hook = self._step_callback(gen) if self.sample_step_hook else None
+        hook = self._step_callback(gen, batch) if self.sample_step_hook or batch else None
         with (
+            batch.sampling() if batch else contextlib.nullcontext(),
             self._set_vae_tiling(bool(self.plan and self.plan.vae_tiling)),
             torch.inference_mode(),
             attention_kernels(self.attention),
@@ -428,9 +441,11 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
         peak memory counted) as encoding."""
         import torch
 
-        handles = []
+        handles, own_thread = [], threading.get_ident()
 
         def first_call(module, args):
+            if threading.get_ident() != own_thread:  # another batched request's call
+                return
             while handles:
                 handles.pop().remove()
             self._status_update("Sampling", "sampling")
@@ -450,9 +465,14 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
         set_vae_tiling(vae, on, tile)
         return smaller_tiles_on_oom(self, vae, tile if on else None, lambda m: self._status_update(m, "decoding"))
 
-    def _step_callback(self, gen: GenerateImageConfig):
+    def _step_callback(self, gen: GenerateImageConfig, batch=None):
+        hook = self.sample_step_hook
+
         def on_step(raw: SchedulerStep) -> None:
-            self.sample_step_hook(SampleStep(raw.index, raw.num_steps, raw, self, gen))
+            if raw.index + 1 == raw.num_steps and batch:
+                batch.done_sampling()  # the others go on while this one decodes (and while its hook runs)
+            if hook is not None:
+                hook(SampleStep(raw.index, raw.num_steps, raw, self, gen))
             if raw.index + 1 == raw.num_steps:
                 self._warn_if_not_finite(raw.sample)
                 self._status_update("Decoding", "decoding")

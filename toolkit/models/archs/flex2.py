@@ -37,6 +37,9 @@ class Flex2Model(FluxModel):
     # steps, guidance 4 (the guidance embedding; "neg" is not used).
     defaults = dict(width=1024, height=1024, num_inference_steps=25, guidance_scale=4.0, output_ext="png")
     step_cache = None  # diffusers' MagCache ratios are FLUX.1-dev's, not measured for Flex.2
+    # Each request's conditioning rides a forward pre-hook on the shared transformer: two requests' hooks would
+    # both append to every call (toolkit/models/step_batching.py).
+    batchable = False
     quality_8bit_db = {}  # Flux's figures are FLUX.1-dev's; Flex.2's are not measured
     # Not measured: Flux's sampling rate (the 132 extra input channels are 1.6 MB at 1024²) and FLUX.1 Kontext's
     # measured encoding figure, whose VAE also encodes a control image of the output's size beside the prompt.

@@ -15,6 +15,9 @@ class HiDreamModel(BaseModel):
     hub_id = "HiDream-ai/HiDream-I1-Full"
     pipeline_class = "HiDreamImagePipeline"
     starts_from_latents = True  # image-to-image on its own pipeline (toolkit/models/latent_start.py)
+    # Its Llama states arrive stacked by layer ahead of the batch (layers, batch, tokens, dim): nothing tells
+    # that dimension from a batch of one layer's worth, so requests run alone (toolkit/models/step_batching.py).
+    batchable = False
     components = {
         "transformer": Component("diffusers.HiDreamImageTransformer2DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.CLIPTextModelWithProjection", "text_encoder"),

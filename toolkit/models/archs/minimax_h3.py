@@ -111,6 +111,9 @@ class MiniMaxH3Model(BaseModel):
     group = "video"
     pipeline_class = "MiniMaxH3ModularPipeline"
     sampler_kind = "own"  # its own flow scheduler, held by the modular pipeline's blocks
+    # Its modular pipeline's blocks hold the components and call the transformer their own way, so a request's
+    # copy of the pipeline is not its own (toolkit/models/step_batching.py): requests run alone.
+    batchable = False
     components = {
         "transformer": Component("diffusers.MiniMaxH3Transformer3DModel", "transformer", source="main"),
         "text_encoder": Component("transformers.Qwen3VLForConditionalGeneration", "text_encoder"),
@@ -209,6 +212,6 @@ class MiniMaxH3Model(BaseModel):
         rows = latents.reshape(-1, frames // pt, height // ph, width // pw, channels, pt, ph, pw)
         return rows.permute(0, 4, 1, 5, 2, 6, 3, 7).reshape(-1, channels, frames, height, width)
 
-    def _step_callback(self, gen):
-        on_step = super()._step_callback(gen)
+    def _step_callback(self, gen, batch=None):
+        on_step = super()._step_callback(gen, batch)
         return lambda raw: on_step(DataWardStep(**vars(raw)))

@@ -1,0 +1,173 @@
+"""Throughput and latency under many clients, batching off against on, in one run (issue #57's table).
+
+    .venv/bin/python testing/bench/load_bench.py --clients 16 --duration 60 --out RESULT.json
+    python3 testing/bench/load_bench.py --device cuda --arch sdxl --model /models/sdxl --size 512 --steps 25 \\
+        --clients 16 --duration 120 --out $OUT/load_sdxl.json
+
+Starts the engine as users do (``run.py``, its own process) twice: ``engine.max_batch: 1`` (off), then the
+``--max-batch`` asked (default 0: what the memory plan fits). Each time ``--clients`` clients send streamed
+generations: a closed loop (each sends its next as its last ends) or, with ``--rate``, Poisson arrivals at that
+many requests a second spread over the clients. Every request has its own prompt and seed; ``--cancel-share`` of
+them are cancelled at a random step. Reported per setting: images/s over the measured window (after a warm-up
+request), latency p50/p95/p99 of finished requests, time to the first latent frame, cancels honoured, and the
+engine's own count of denoiser calls by size (``/health`` ``batching``). JSON after each setting, so a cut run
+keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from extensions_built_in.inference_engine.protocol import FrameDecoder  # noqa: E402
+
+PROMPTS = ["a red circle", "a lighthouse at dusk", "two cats on a sofa", "a bowl of ramen", "a snowy mountain"]
+
+
+def body(args, rng: random.Random) -> dict:
+    from testing.stream_contract import body_for
+
+    out = body_for(args.arch, steps=args.steps, seed=rng.randrange(1 << 30), prompt=rng.choice(PROMPTS))
+    if args.model:
+        out["model"] = {"arch": args.arch, "name_or_path": args.model, "dtype": args.dtype}
+    if args.size:
+        out["sample"].update(width=args.size, height=args.size)
+    out["stream"] = {"latents": "raw", "every_n_steps": 1}
+    return out
+
+
+async def one_request(http: httpx.AsyncClient, args, rng: random.Random, rows: list) -> None:
+    started, first_latent, cancel_at = time.monotonic(), None, None
+    if rng.random() < args.cancel_share:
+        cancel_at = rng.randint(1, max(1, args.steps - 1))
+    outcome = "lost"
+    async with http.stream("POST", "/generate", json=body(args, rng), timeout=httpx.Timeout(30, read=600)) as r:
+        if r.status_code != 200:
+            await r.aread()
+            rows.append({"outcome": f"http_{r.status_code}", "t": started})
+            return
+        decoder = FrameDecoder()
+        async for chunk in r.aiter_raw():
+            for frame in decoder.feed(chunk):
+                if frame.type == "latent" and first_latent is None:
+                    first_latent = time.monotonic() - started
+                if frame.type == "progress" and cancel_at and frame.header["step"] == cancel_at:
+                    await http.post(f"/cancel/{r.headers['x-request-id']}")
+                if frame.type == "result":
+                    outcome = "result"
+                if frame.type == "error":
+                    outcome = frame.header.get("code", "error")
+    rows.append(
+        {
+            "outcome": outcome,
+            "t": started,
+            "latency_s": time.monotonic() - started,
+            "first_latent_s": first_latent,
+            "cancel_asked": cancel_at is not None,
+        }
+    )
+
+
+async def load(client_info: dict, args) -> tuple[list, float]:
+    rows: list = []
+    headers = {"Authorization": f"Bearer {client_info['token']}"}
+    limits = httpx.Limits(max_connections=args.clients * 2 + 4)
+    async with httpx.AsyncClient(base_url=client_info["url"], headers=headers, limits=limits) as http:
+        await one_request(http, args, random.Random(0), [])  # resident before the window opens
+        start = time.monotonic()
+        deadline = start + args.duration
+
+        async def closed_loop(i: int) -> None:
+            rng = random.Random(i + 1)
+            while time.monotonic() < deadline:
+                await one_request(http, args, rng, rows)
+
+        async def poisson() -> None:
+            rng, tasks = random.Random(99), []
+            while time.monotonic() < deadline:
+                await asyncio.sleep(rng.expovariate(args.rate))
+                tasks.append(asyncio.create_task(one_request(http, args, random.Random(rng.random()), rows)))
+            await asyncio.gather(*tasks)
+
+        if args.rate:
+            await poisson()
+        else:
+            await asyncio.gather(*(closed_loop(i) for i in range(args.clients)))
+        window = time.monotonic() - start
+        health = (await http.get("/health")).json()
+    return rows, window, health.get("batching")
+
+
+def percentile(values: list, q: float):
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 4)
+
+
+def summary(rows: list, window: float, batching, max_batch: int) -> dict:
+    done = [r for r in rows if r["outcome"] == "result"]
+    latencies = [r["latency_s"] for r in done]
+    firsts = [r["first_latent_s"] for r in rows if r.get("first_latent_s") is not None]
+    return {
+        "max_batch": max_batch,
+        "requests": len(rows),
+        "images": len(done),
+        "images_per_s": round(len(done) / window, 4) if window else None,
+        "latency_p50_s": percentile(latencies, 0.5),
+        "latency_p95_s": percentile(latencies, 0.95),
+        "latency_p99_s": percentile(latencies, 0.99),
+        "first_latent_p50_s": round(statistics.median(firsts), 4) if firsts else None,
+        "cancels_asked": sum(r.get("cancel_asked", False) for r in rows),
+        "cancelled": sum(r["outcome"] == "cancelled" for r in rows),
+        "lost": sum(r["outcome"] == "lost" for r in rows),
+        "batching": batching,
+    }
+
+
+def main() -> int:
+    from testing.bench.engine_process import engine_process
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--arch", default="sd1")
+    parser.add_argument("--model", help="a checkpoint (default: the family's tiny one)")
+    parser.add_argument("--dtype", default="bfloat16")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--size", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--rate", type=float, default=0.0, help="Poisson arrivals per second (0: closed loop)")
+    parser.add_argument("--duration", type=float, default=60)
+    parser.add_argument("--cancel-share", type=float, default=0.1)
+    parser.add_argument("--max-batch", type=int, default=0)
+    parser.add_argument("--out", default="load_bench.json")
+    args = parser.parse_args()
+    results = {"args": vars(args), "settings": []}
+    for max_batch in (1, args.max_batch):
+        folder = Path(tempfile.mkdtemp(prefix=f"load_bench_{max_batch}_"))
+        with engine_process(folder, args.device, log=folder / "engine.log", max_batch=max_batch) as client:
+            info = {"url": client.url, "token": client.http.headers["Authorization"].split()[-1]}
+            rows, window, batching = asyncio.run(load(info, args))
+        results["settings"].append(summary(rows, window, batching, max_batch))
+        print(json.dumps(results["settings"][-1]), flush=True)
+        Path(args.out).write_text(json.dumps(results, indent=1))
+    off, on = results["settings"]
+    if off["images_per_s"]:
+        print(f"images/s on/off: {on['images_per_s'] / off['images_per_s']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

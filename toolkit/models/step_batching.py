@@ -1,0 +1,417 @@
+"""Step-level batching: requests sampling on one resident model share each denoiser call.
+
+Every batched request runs diffusers' own pipeline call, on its own thread, on a shallow copy of the resident
+pipeline with a scheduler of its own (``Member.pipeline``): its encoding, noise, schedule, guidance and decoding
+are what they are alone. Only the denoiser's ``forward`` is shared. While a batch runs it is wrapped
+(``gathering``): a call from a member waits until every member that is sampling has made its call, then one of
+them (the leader) runs them all as one call (``merge``: what carries the batch is concatenated along dim 0, the
+rest must agree) and hands each its slice (``split``). A request that arrives mid-run joins at its first call;
+one that finishes leaves at its last step and decodes while the others go on; a cancel raises on its own thread.
+
+Why the loop stays diffusers': the pipelines' loops differ per family in ways that decide the image (SDXL's
+added time ids, Flux's shifted schedule and guidance embedding, Z-Image's per-sample lists, Wan 2.2's two
+experts by timestep). Sharing the one call they all make batches every family whose denoiser takes a batch,
+with each family's math unchanged, and image-to-image's cut schedule and inpainting's blend stay the hooks on
+the member's own scheduler that they are alone (toolkit/models/latent_start.py).
+
+What cannot be merged is never forced: calls that disagree run as separate groups in the same round; a batch out
+of memory is halved until it fits (one call alone that does not fit raises to its own request only); any other
+failure of a merged call reruns its calls one by one, so batching never fails a request that runs alone.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import copy
+import inspect
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+TIMESTEP_NAMES = ("timestep", "timesteps", "t", "guidance")  # scalars a model broadcasts over its batch
+MAIN_INPUTS = ("hidden_states", "sample", "x", "latents", "latent_model_input", "img")
+_local = threading.local()  # the member whose thread this is (None outside a batch)
+
+
+class Incompatible(Exception):
+    """Two calls' arguments cannot be one call's."""
+
+
+@dataclass(eq=False)
+class _Call:
+    member: "Member"
+    forward: Any  # the module's forward as it was before the batch wrapped it
+    args: tuple
+    kwargs: dict
+    names: tuple = ()  # the forward's parameter names, for positional arguments
+    done: bool = False
+    result: Any = None
+    error: Optional[BaseException] = None
+
+
+@dataclass(eq=False)  # members are told apart by identity (sets of them)
+class Member:
+    """One request in a batch: its thread's pipelines, and whether it is between its first call and last step."""
+
+    batcher: "StepBatcher"
+    name: str
+    copies: dict = field(default_factory=dict)
+
+    def pipeline(self, pipeline):
+        """The request's own copy of ``pipeline``: the same modules, its own scheduler and per-call state."""
+        own = self.copies.get(id(pipeline))
+        if own is None:
+            own = copy.copy(pipeline)
+            own.scheduler = copy.deepcopy(pipeline.scheduler)
+            self.copies[id(pipeline)] = own
+        return own
+
+    @contextlib.contextmanager
+    def sampling(self):
+        """This thread's denoiser calls go through the batch for the duration; leaving (a finish, a cancel, an
+        error) lets the others go on without it."""
+        _local.member = self
+        try:
+            yield self
+        finally:
+            _local.member = None
+            self.batcher.leave(self)
+
+    def done_sampling(self) -> None:
+        """After the last step: the others stop waiting for this one's next call (it decodes now)."""
+        self.batcher.leave(self)
+
+
+class StepBatcher:
+    """The rounds of one batch. ``sizes``: requests per merged call (a histogram), for ``/metrics``."""
+
+    def __init__(self):
+        self._cv = threading.Condition()
+        self._sampling: set = set()
+        self._waiting: list[_Call] = []
+        self._busy = False
+        self.sizes: collections.Counter = collections.Counter()
+        self.halvings = 0
+
+    def member(self, name: str) -> Member:
+        return Member(self, name)
+
+    def leave(self, member: Member) -> None:
+        with self._cv:
+            self._sampling.discard(member)
+            self._cv.notify_all()
+
+    def sampling_members(self) -> int:
+        with self._cv:
+            return len(self._sampling)
+
+    def call(self, member: Member, forward, args: tuple, kwargs: dict, names: tuple = ()):
+        """``forward(*args, **kwargs)`` for ``member``, run with the other members' calls of this round."""
+        call = _Call(member, forward, args, kwargs, names)
+        with self._cv:
+            self._sampling.add(member)
+            self._waiting.append(call)
+            self._cv.notify_all()
+            while not call.done:
+                if not self._busy and self._round_ready():
+                    batch, self._waiting, self._busy = self._waiting, [], True
+                    self._cv.release()
+                    try:
+                        run_round(batch, self)
+                    finally:
+                        self._cv.acquire()
+                        self._busy = False
+                        self._cv.notify_all()
+                else:
+                    self._cv.wait()
+        if call.error is not None:
+            raise call.error
+        return call.result
+
+    def _round_ready(self) -> bool:
+        """Every member that is sampling has its call in: a member encoding or decoding is not waited for."""
+        return bool(self._waiting) and {c.member for c in self._waiting} >= self._sampling
+
+
+@contextlib.contextmanager
+def gathering(denoisers: list, others: list = ()):
+    """For the duration: each denoiser's ``forward`` goes through the batch when called from a member's thread (a
+    thread outside any batch calls it as before), and the other modules (encoders, VAE) run for one thread at a
+    time. Causal video VAEs keep each chunk's features on the module between calls (Wan's, Qwen-Image's): two
+    decodes at once read each other's, and the video came out wrong."""
+    wrapped = []
+    one_at_a_time = threading.RLock()
+    for module in denoisers:
+        wrapped.append((module, "forward", _wrap(module, "forward", _gathered)))
+    for module in others:
+        for name in ("encode", "decode", "forward"):
+            if callable(getattr(type(module), name, None)):
+                wrapped.append((module, name, _wrap(module, name, lambda inner: _locked(inner, one_at_a_time))))
+    try:
+        yield
+    finally:
+        for module, name, own in reversed(wrapped):
+            if own is None:
+                module.__dict__.pop(name, None)
+            else:
+                setattr(module, name, own)
+
+
+def _wrap(module, name: str, make):
+    """Sets ``module.<name>`` to ``make(what it was)``; returns the instance attribute it replaced (None: the
+    class's method was in use)."""
+    own = module.__dict__.get(name)
+    inner = own if own is not None else getattr(type(module), name).__get__(module)
+    setattr(module, name, make(inner))
+    return own
+
+
+def _locked(inner, lock):
+    def call(*args, **kwargs):
+        with lock:
+            return inner(*args, **kwargs)
+
+    return call
+
+
+def _gathered(inner):
+    try:
+        names = tuple(inspect.signature(inner).parameters)
+    except (TypeError, ValueError):
+        names = ()
+
+    def forward(*args, **kwargs):
+        member = getattr(_local, "member", None)
+        if member is None:
+            return inner(*args, **kwargs)
+        return member.batcher.call(member, inner, args, kwargs, names)
+
+    return forward
+
+
+# ---------------------------------------------------------------------------------------------- who may batch
+# Samplers that draw from torch's global generator (DPM++ SDE seeds its Brownian tree from it): two threads
+# would draw from one stream, and neither image would be the one it is alone.
+GLOBAL_RNG_SAMPLERS = {"DPM++ SDE"}
+
+
+def denoisers(model) -> list:
+    """The holder's denoiser modules: the calls a batch shares."""
+    return [
+        model.parts[role]
+        for role, comp in model.components.items()
+        if comp.source == "main" and hasattr(model.parts.get(role), "forward")
+    ]
+
+
+def other_modules(model) -> list:
+    """The holder's other modules with weights (encoders, VAE): one thread at a time (``gathering``)."""
+    shared = denoisers(model)
+    return [
+        part
+        for part in model.parts.values()
+        if hasattr(part, "forward") and hasattr(part, "parameters") and not any(part is d for d in shared)
+    ]
+
+
+def refusal(model, gen) -> Optional[str]:
+    """Why a request on this holder runs alone (None: it may share steps). Everything here is either state the
+    denoiser holds for one request at a time, or what would make its image differ from its image alone."""
+    from toolkit.memory_plan import OFF_GPU
+    from toolkit.models import from_image
+    from toolkit.models.speed import wants_cache
+
+    if not model.batchable:
+        return f"{model.arch} runs one request at a time"
+    if from_image.task_of(gen) != from_image.TXT2IMG:
+        return "a request that starts from an image runs alone"
+    if model.plan is not None and any(p in OFF_GPU for p in model.plan.placements.values()):
+        return "weights that visit or stream the GPU run one request at a time"
+    if wants_cache(gen.speed) and model.step_cache:
+        return "the step cache follows one request's steps"
+    if gen.sampler in GLOBAL_RNG_SAMPLERS:
+        return f"{gen.sampler} draws from the process's global generator"
+    for module in denoisers(model):
+        # Regionally compiled blocks take a batch like any other size (one recompile, dynamic, then reused);
+        # a denoiser compiled whole replays CUDA graphs recorded at one batch size.
+        if getattr(module, "_compiled_call_impl", None) is not None or getattr(module, "_aitk_compiled", 0) == "whole":
+            return "a denoiser compiled whole (engine.compile: max) runs one request at a time"
+        if getattr(module, "_aitk_modulation", None) is not None:
+            return "the modulation table follows one request's schedule"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- one round
+def run_round(calls: list[_Call], batcher: StepBatcher) -> None:
+    """Every call of the round gets its result or its own error: groups of calls that merge run as one call each,
+    in arrival order. Nothing leaves a call unanswered (its thread would wait forever)."""
+    try:
+        for group in _groups(calls):
+            _run_group(group, batcher)
+    except BaseException as e:
+        for call in calls:
+            if not call.done:
+                call.error, call.done = e, True
+        raise
+
+
+def _groups(calls: list[_Call]) -> list[list[_Call]]:
+    """Calls to the same module whose arguments merge, first come first placed."""
+    groups: list[list[_Call]] = []
+    for call in calls:
+        for group in groups:
+            if group[0].forward == call.forward and _merges(group + [call]):
+                group.append(call)
+                break
+        else:
+            groups.append([call])
+    return groups
+
+
+def _merges(calls: list[_Call]) -> bool:
+    try:
+        merge(calls)
+        return True
+    except Incompatible:
+        return False
+
+
+def _run_group(calls: list[_Call], batcher: StepBatcher) -> None:
+    from toolkit.device import is_oom
+
+    if len(calls) == 1:
+        _run_alone(calls[0])
+        return
+    try:
+        args, kwargs, sizes = merge(calls)
+        out = calls[0].forward(*args, **kwargs)
+        parts = split(out, sizes)
+    except Exception as e:
+        if is_oom(e):  # half the batch may fit: never fail a request for its company
+            _free_after_oom()
+            batcher.halvings += 1
+            half = len(calls) // 2
+            _run_group(calls[:half], batcher)
+            _run_group(calls[half:], batcher)
+        else:  # a merge the model did not take: each call as it would run alone
+            for call in calls:
+                _run_alone(call)
+        return
+    batcher.sizes[len(calls)] += 1
+    for call, part in zip(calls, parts):
+        call.result, call.done = part, True
+
+
+def _run_alone(call: _Call) -> None:
+    try:
+        call.result = call.forward(*call.args, **call.kwargs)
+        call.member.batcher.sizes[1] += 1
+    except BaseException as e:  # the caller's own error, raised on its own thread
+        call.error = e
+    call.done = True
+
+
+def _free_after_oom() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------------------------------------- merge, split
+def batch_size(args: tuple, kwargs: dict) -> int:
+    """Rows a call carries: the length of its main input (a tensor's dim 0, or a per-sample list's length)."""
+    import torch
+
+    main = args[0] if args else next((kwargs[k] for k in MAIN_INPUTS if k in kwargs), None)
+    if torch.is_tensor(main) and main.dim() > 0:
+        return main.shape[0]
+    if isinstance(main, list):
+        return len(main)
+    raise Incompatible("no batch input")
+
+
+def merge(calls: list[_Call]) -> tuple[tuple, dict, list[int]]:
+    """One call's arguments from several: (args, kwargs, rows per call)."""
+    sizes = [batch_size(c.args, c.kwargs) for c in calls]
+    per_sample_lists = isinstance(calls[0].args[0] if calls[0].args else _main_kwarg(calls[0].kwargs), list)
+    if len({len(c.args) for c in calls}) != 1 or len({tuple(sorted(c.kwargs)) for c in calls}) != 1:
+        raise Incompatible("different arguments")
+    names = calls[0].names
+    args = tuple(
+        _merge_value([c.args[i] for c in calls], sizes, names[i] if i < len(names) else "", per_sample_lists)
+        for i in range(len(calls[0].args))
+    )
+    kwargs = {k: _merge_value([c.kwargs[k] for c in calls], sizes, k, per_sample_lists) for k in calls[0].kwargs}
+    return args, kwargs, sizes
+
+
+def _main_kwarg(kwargs: dict):
+    return next((kwargs[k] for k in MAIN_INPUTS if k in kwargs), None)
+
+
+def _merge_value(values: list, sizes: list[int], name: str, per_sample_lists: bool):
+    import torch
+
+    first = values[0]
+    if torch.is_tensor(first):
+        return _merge_tensors(values, sizes, name)
+    if isinstance(first, dict):
+        if any(not isinstance(v, dict) or v.keys() != first.keys() for v in values):
+            raise Incompatible(name)
+        return {k: _merge_value([v[k] for v in values], sizes, k, per_sample_lists) for k in first}
+    if isinstance(first, list) and per_sample_lists:
+        if any(not isinstance(v, list) or len(v) != n for v, n in zip(values, sizes)):
+            raise Incompatible(name)
+        return [item for v in values for item in v]
+    if isinstance(first, (list, tuple)) and any(torch.is_tensor(item) for item in first):
+        if any(type(v) is not type(first) or len(v) != len(first) for v in values):
+            raise Incompatible(name)
+        return type(first)(_merge_value(list(items), sizes, name, per_sample_lists) for items in zip(*values))
+    if all(_same(v, first) for v in values[1:]):
+        return first
+    raise Incompatible(name)
+
+
+def _merge_tensors(values: list, sizes: list[int], name: str):
+    import torch
+
+    if any(not torch.is_tensor(v) for v in values):
+        raise Incompatible(name)
+    first = values[0]
+    if first.dim() > 0 and all(v.shape[0] == n and v.shape[1:] == first.shape[1:] for v, n in zip(values, sizes)):
+        return torch.cat(values)
+    if all(v.shape == first.shape and (v is first or torch.equal(v, first)) for v in values[1:]):
+        return first
+    if name in TIMESTEP_NAMES and all(v.dim() == 0 or v.shape == (1,) for v in values):
+        return torch.cat([v.reshape(1).expand(n) for v, n in zip(values, sizes)])
+    raise Incompatible(name)
+
+
+def _same(a, b) -> bool:
+    try:
+        return a is b or bool(a == b)
+    except Exception:
+        return False
+
+
+def split(out, sizes: list[int]) -> list:
+    """Each call's part of a merged call's output."""
+    import torch
+
+    total = sum(sizes)
+    if torch.is_tensor(out):
+        if out.dim() > 0 and out.shape[0] == total:
+            return list(out.split(sizes))
+        return [out] * len(sizes)
+    if isinstance(out, list) and len(out) == total:
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        return [out[s : s + n] for s, n in zip(starts, sizes)]
+    if isinstance(out, dict):  # diffusers' output classes are ordered dicts of their fields
+        fields = {k: split(v, sizes) for k, v in out.items()}
+        return [type(out)(**{k: parts[i] for k, parts in fields.items()}) for i in range(len(sizes))]
+    if isinstance(out, tuple):
+        items = [split(v, sizes) for v in out]
+        return [tuple(parts[i] for parts in items) for i in range(len(sizes))]
+    return [out] * len(sizes)
