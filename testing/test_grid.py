@@ -276,6 +276,29 @@ def test_sampler_steps_and_guidance_axes_make_the_requests_they_name(engine):
     assert len(grid_result(frames)["pages"]) == 2
 
 
+def test_a_model_axis_runs_each_model_s_cells_together(engine, training):
+    h, (_, paths) = engine, training
+    body = base() | {
+        "axes": [
+            {"name": "model", "values": ["tiny:sd1", {"name_or_path": "tiny:sd1/b", "dtype": "float32"}]},
+            {"name": "lora", "values": paths[:2]},
+        ]
+    }
+    frames = run_grid(h, body)
+    plan = frames[0].header["grid"]
+    assert plan["axes"][0]["labels"] == ["tiny:sd1", "tiny:sd1/b"]
+    assert plan["order"] == [0, 2, 1, 3]  # the first model's two LoRAs, then the second's
+    started = [f.header["cell"] for f in frames if f.type == "start" and "cell" in f.header]
+    assert sorted(started) == [0, 1, 2, 3]
+    results = cell_results(frames)
+    for index, header in results.items():
+        alone = base()
+        alone["model"].update(name_or_path=["tiny:sd1", "tiny:sd1/b"][index % 2], lora_path=paths[index // 2])
+        out = h.client.generate_wait(alone)
+        assert np.array_equal(pixels(out["result"]["path"]), pixels(header["path"])), index
+    assert not np.array_equal(pixels(results[0]["path"]), pixels(results[1]["path"]))  # two models indeed
+
+
 def test_cancelling_the_running_cell_ends_only_that_cell(engine):
     h = engine
     body = base(steps=40) | {"axes": [{"name": "seed", "values": [1, 2, 3]}]}

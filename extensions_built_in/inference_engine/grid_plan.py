@@ -303,8 +303,11 @@ def short(text: str) -> str:
 
 
 def model_label(value: dict, base: dict) -> str:
+    """A local checkpoint by its file or folder name; a hub id or ``tiny:`` name as written."""
     name = str(value.get("name_or_path") or base.get("name_or_path") or "")
-    return os.path.basename(name.rstrip("/")) or name
+    if os.path.isabs(name) or name.startswith("."):
+        return os.path.basename(name.rstrip("/")) or name
+    return name
 
 
 def apply_value(body: dict, name: str, value, base: dict) -> None:
