@@ -280,11 +280,11 @@ def test_a_model_axis_runs_each_model_s_cells_together(engine, training):
     h, (_, paths) = engine, training
     body = base() | {
         "axes": [
-            {"name": "model", "values": ["tiny:sd1", {"name_or_path": "tiny:sd1/b", "dtype": "float32"}]},
+            {"name": "model", "values": ["tiny:sd1", {"name_or_path": "tiny:sd1/b"}]},
             {"name": "lora", "values": paths[:2]},
         ]
     }
-    frames = run_grid(h, body)
+    frames = run_grid(h, body)  # the base's dtype (float32) kept for both models
     plan = frames[0].header["grid"]
     assert plan["axes"][0]["labels"] == ["tiny:sd1", "tiny:sd1/b"]
     assert plan["order"] == [0, 2, 1, 3]  # the first model's two LoRAs, then the second's

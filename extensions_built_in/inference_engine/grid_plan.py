@@ -11,8 +11,10 @@ cells that share it.
 A ``lora`` value ``{"job": name}`` means every checkpoint that training job saved, ordered by step (the LoRA
 library's ``job`` and ``step``, as ``GET /loras`` lists them); the replay body names the files themselves, so a
 checkpoint saved later does not change a replayed grid. A ``prompt`` value ``{"search_replace": [a, b, c]}`` is
-A1111's Prompt S/R: the base prompt as written, then with ``a`` replaced by ``b``, then by ``c``. A base seed of
--1 is resolved once, so every cell shares one seed (as A1111's plot does) and the replay repeats it.
+A1111's Prompt S/R: the base prompt as written, then with ``a`` replaced by ``b``, then by ``c``. A ``model``
+value (a ``name_or_path``, or an object of model keys) replaces the base's checkpoint and keeps its other keys
+(dtype, LoRAs), so two checkpoints compare under the same settings. A base seed of -1 is resolved once, so every
+cell shares one seed (as A1111's plot does) and the replay repeats it.
 """
 
 from __future__ import annotations
@@ -319,10 +321,9 @@ def apply_value(body: dict, name: str, value, base: dict) -> None:
             body["model"]["lora_path"] = value
     elif name == "lora_multiplier":
         body["model"]["lora_multiplier"] = value
-    elif name == "model":
-        keep = {k: v for k, v in body["model"].items() if k in ("lora_path", "lora_multiplier", "loras")}
-        body["model"] = copy.deepcopy(value) | keep
-        body["model"].setdefault("arch", base["model"].get("arch", "sd1"))
+    elif name == "model":  # the value's keys over the base's, the base's checkpoint fields dropped
+        kept = {k: v for k, v in body["model"].items() if k not in ("name_or_path", "extras_name_or_path")}
+        body["model"] = kept | copy.deepcopy(value)
     else:
         body["sample"][name] = value
 
