@@ -2,7 +2,8 @@
  * Compare mode on the real stack (see playwright.config.ts): a training run that saved three checkpoints of one
  * LoRA (steps 250, 500, 750) into the training folder shows as a job with three checkpoints by step; its own
  * sample prompts are the grid's rows; the grid's three columns fill in live, each cell painting its latents
- * before its result; a cell opens in the result viewer, and the grid lands in the gallery as one item.
+ * before its result; a cell opens in the result viewer, whose Reuse sends its settings to the form, and the grid
+ * lands in the gallery as one item.
  */
 import { type Page, expect, test } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
@@ -82,8 +83,10 @@ test('a training job’s three checkpoints compare as three columns that fill in
   await expect(viewer).toBeVisible();
   await expect(page.getByTestId('viewer-position')).toHaveText('5 / 6');
   await expect(viewer).toContainText('a red house');
-  await page.keyboard.press('Escape');
+  await page.getByTestId('viewer-reuse').click(); // the cell's settings to the form
   await expect(viewer).toBeHidden();
+  await expect(page.getByTestId('prompt')).toHaveValue('a red house');
+  await expect(page.getByTestId('seed')).toHaveValue('5');
   // the grid is one item of the gallery, its page, which opens in the viewer too
   await expect(page.getByTestId('gallery-total')).toHaveText(String(before + 1), { timeout: 30_000 });
   const item = page.getByTestId('gallery-item').first();
