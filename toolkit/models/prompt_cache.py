@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import threading
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -71,6 +72,7 @@ class _Cache:
     def __init__(self, modules: tuple):
         self.modules = tuple(weakref.ref(m) for m in modules)
         self.entries: OrderedDict = OrderedDict()  # key -> (bytes, outputs)
+        self.lock = threading.Lock()  # requests sharing steps encode on threads of their own (step_batching.py)
 
     def same_modules(self, modules: tuple) -> bool:
         return len(modules) == len(self.modules) and all(r() is m for r, m in zip(self.modules, modules))
@@ -82,17 +84,22 @@ class _Cache:
             key = key_of(key_parts)
         except Uncacheable:
             return encode(*args, **kwargs)
-        if key in self.entries:
-            STATS["hits"] += 1
-            self.entries.move_to_end(key)
-            return pytree.tree_map(_restore, self.entries[key][1])
+        with self.lock:
+            hit = self.entries.get(key)
+            if hit is not None:
+                STATS["hits"] += 1
+                self.entries.move_to_end(key)
+        if hit is not None:
+            return pytree.tree_map(_restore, hit[1])
         STATS["misses"] += 1
         out = encode(*args, **kwargs)
         size = sum(t.numel() * t.element_size() for t in pytree.tree_leaves(out) if _is_tensor(t))
         if size <= MAX_ENTRY_BYTES:
-            self.entries[key] = (size, pytree.tree_map(_keep, out))
-            while len(self.entries) > SETTINGS["entries"] or sum(n for n, _ in self.entries.values()) > MAX_BYTES:
-                self.entries.popitem(last=False)
+            kept = pytree.tree_map(_keep, out)
+            with self.lock:
+                self.entries[key] = (size, kept)
+                while len(self.entries) > SETTINGS["entries"] or sum(n for n, _ in self.entries.values()) > MAX_BYTES:
+                    self.entries.popitem(last=False)
         return out
 
 
