@@ -35,6 +35,8 @@ describe('the grid body', () => {
       { name: 'lora_multiplier', values: [0.5, 1] },
     ]);
     expect(body.model).toEqual({ arch: 'sd1', name_or_path: 'tiny:sd1', lora_multiplier: 0.5 }); // the form's LoRA is the axis's
+    const withPicked = { ...base, model: { ...base.model, loras: [{ path: '/a', multiplier: 1 }, { path: '/style', multiplier: 0.3 }] } };
+    expect(gridBody(withPicked, { checkpoints: ['/a'], prompts: ['p'], multipliers: [1] }).model.loras).toEqual([{ path: '/style', multiplier: 0.3 }]);
     const one = gridBody(base, { checkpoints: ['/a'], prompts: ['only'], multipliers: [0.8] });
     expect(one.axes).toEqual([{ name: 'lora', values: ['/a'] }]);
     expect(one.sample.prompt).toBe('only');

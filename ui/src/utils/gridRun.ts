@@ -96,12 +96,17 @@ export function defaultPrompts(job: GridJob | null, formPrompt: string): string[
 
 /**
  * The `POST /grid` body: the form's request as the base, the checkpoints as columns, the prompts as rows (when
- * more than one), the strengths as pages (when more than one; one strength is the base's). Latents stream for
- * every cell, as for the main preview.
+ * more than one), the strengths as pages (when more than one; one strength is the base's). The form's other
+ * LoRAs stay on every cell (a style LoRA beside the one compared). Latents stream for every cell, as for the main
+ * preview.
  */
 export function gridBody(base: { model: Record<string, unknown>; sample: Record<string, unknown>; stream?: Record<string, unknown> }, picks: GridPicks) {
-  const model = { ...base.model, lora_multiplier: picks.multipliers[0] ?? 1 };
-  delete (model as Record<string, unknown>).lora_path;
+  const model: Record<string, unknown> = { ...base.model, lora_multiplier: picks.multipliers[0] ?? 1 };
+  delete model.lora_path;
+  // a checkpoint also picked in the form's LoRA list would apply twice: the axis's copy is the one compared
+  const others = ((base.model.loras ?? []) as { path: string }[]).filter((l) => !picks.checkpoints.includes(l.path));
+  if (others.length) model.loras = others;
+  else delete model.loras;
   const sample = { ...base.sample, prompt: picks.prompts[0] ?? String(base.sample.prompt ?? ''), batch_count: 1 };
   const axes: { name: string; values: unknown[] }[] = [{ name: 'lora', values: picks.checkpoints }];
   if (picks.prompts.length > 1) axes.push({ name: 'prompt', values: picks.prompts });
