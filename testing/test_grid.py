@@ -402,3 +402,30 @@ def test_the_cli_runs_a_grid_from_a_replay_file(engine, training, tmp_path, caps
     [page] = [line for line in printed.out.split() if line.endswith(".png")]  # the engine logs here too
     assert os.path.dirname(page) == str(out) and read_grid(page)["shape"] == [2, 2]
     assert sum(line.startswith("cell ") for line in printed.err.splitlines()) == 4
+
+
+def test_a_grid_larger_than_the_free_queue_is_a_429_and_queues_nothing(tmp_path, tiny_cache):
+    h = EngineHarness(tmp_path, max_queue=3)
+    try:
+        r = h.client.http.post("/grid", json=base() | {"axes": [{"name": "seed", "values": [1, 2, 3, 4]}]})
+        assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1, r.text
+        assert h.client.queue()["pending"] == [] and h.client.health()["counters"]["requests"] == 0
+    finally:
+        h.close()
+
+
+def test_sample_settings_read_both_of_ai_toolkit_s_layouts():
+    from extensions_built_in.inference_engine.grid_jobs import sample_settings
+
+    def config(sample, trigger="ohwx"):
+        return {"config": {"process": [{"trigger_word": trigger, "sample": sample}]}}
+
+    old = config({"prompts": ["[trigger] portrait --w 768 --seed 4", "  "], "neg": "blurry", "sample_steps": 20})
+    assert sample_settings(old) == {
+        "prompts": ["ohwx portrait"],
+        "negative_prompt": "blurry",
+        "num_inference_steps": 20,
+    }
+    new = config({"samples": [{"prompt": "a [trigger] dog"}, {"prompt": "a tree"}], "guidance_scale": 4, "seed": 1})
+    assert sample_settings(new) == {"prompts": ["a ohwx dog", "a tree"], "guidance_scale": 4, "seed": 1}
+    assert sample_settings({"config": {"process": [{}]}}) is None and sample_settings(None) is None
