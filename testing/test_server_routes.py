@@ -35,6 +35,11 @@ ROUTES = {
         ("POST", "/queue/{request_id}/move"),
         ("POST", "/unload"),
     },
+    "grid_api": {
+        ("POST", "/grid"),
+        ("POST", "/grid/{grid_id}/cancel"),
+        ("GET", "/grid/jobs"),
+    },
     "outputs_api": {
         ("POST", "/assets"),
         ("GET", "/outputs"),
