@@ -143,6 +143,35 @@ def test_a_long_line_for_a_model_spills_over_to_another_replica(cluster):
         assert list(cluster.client.frames(request_id))[-1].type == "end"
 
 
+def merged_calls(replica: dict) -> int:
+    sizes = (replica.get("batching") or {}).get("calls_by_size") or {}
+    return sum(count for size, count in sizes.items() if int(size) > 1)
+
+
+def test_each_replica_batches_its_own_line(cluster):
+    """The example leaves engine.max_batch at its default (on): requests for two models at once, each model's
+    line on the replica that holds it, and each replica merges its own requests' denoiser calls."""
+    for arch in (A, B):
+        generate(cluster, arch)  # each model resident somewhere, so routing keeps its line there
+    before = {r["id"]: merged_calls(r) for r in cluster.client.health()["replicas"]}
+    results: dict = {}
+
+    def run(key, body):
+        with EngineClient.from_engine_json(str(cluster.engine_json), timeout=60, generation_timeout_s=180) as client:
+            frames = list(client.generate(body))
+        results[key] = frames[-1].header.get("ok")
+
+    bodies = {(arch, i): body_for(arch, steps=150 if i == 0 else 20, seed=i) for arch in (A, B) for i in range(3)}
+    threads = [threading.Thread(target=run, args=item, daemon=True) for item in bodies.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(180)
+    assert results == {key: True for key in bodies}
+    after = cluster.client.health()["replicas"]
+    assert all(merged_calls(r) > before.get(r["id"], 0) for r in after), [r.get("batching") for r in after]
+
+
 def test_a_stream_through_the_cluster_is_the_engines_stream(cluster):
     body = body_for(A, steps=4, seed=11)
     generate(cluster, A)  # A resident on its replica: both streams below reuse the holder

@@ -53,6 +53,7 @@ def _replica_health(rid: str, answer) -> dict:
         "node_id": answer.get("node_id"),
         "folder": answer.get("folder"),
         "measured": answer.get("measured"),  # run_s and swap_s medians, what the swap rule uses
+        "batching": answer.get("batching"),  # each replica batches its own line (inference_engine/batching.py)
     }
 
 
