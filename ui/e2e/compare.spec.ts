@@ -77,6 +77,9 @@ test('a training job’s three checkpoints compare as three columns that fill in
   await expect(page.getByTestId('compare-status')).toHaveText('6 of 6 cells · done');
   for (let i = 0; i < 6; i++) expect(Number(await cells.nth(i).getAttribute('data-latents'))).toBeGreaterThan(0); // each painted its own
 
+  await expect(page.getByTestId('compare-page')).toHaveAttribute('href', /grid_.*\.png/);
+  const replay = JSON.parse(decodeURIComponent((await page.getByTestId('compare-replay').getAttribute('href'))!.split(',')[1]));
+  expect(replay.axes[0]).toEqual({ name: 'lora', values: STEPS.map((s) => path.join(TRAINING_FOLDER, JOB, `${JOB}_${String(s).padStart(9, '0')}.safetensors`)) });
   await screenshot(page, 'compare.png');
   await cells.nth(4).click(); // the 500-step checkpoint on the second prompt
   const viewer = page.getByTestId('viewer');

@@ -25,6 +25,11 @@ interface Props {
   onResult: () => void;
 }
 
+/** The replay body as a download link (a data URL: small, and nothing to clean up). */
+function replayHref(replay: unknown): string {
+  return `data:application/json;charset=utf-8,${encodeURIComponent(JSON.stringify(replay, null, 2))}`;
+}
+
 export default function ComparePanel({ jobId, online, base, formPrompt, onReuse, onResult }: Props) {
   const [jobs, setJobs] = useState<GridJob[]>([]);
   const [jobsError, setJobsError] = useState<string | null>(null);
@@ -141,6 +146,18 @@ export default function ComparePanel({ jobId, online, base, formPrompt, onReuse,
         </p>
       )}
       {grid.cells.length > 0 && <GridView grid={grid} jobId={jobId} online={online} onReuse={onReuse} />}
+      {grid.pages.length > 0 && (
+        <p className="flex flex-wrap gap-3 text-xs" data-testid="compare-files">
+          {grid.pages.map((p, i) => (
+            <a key={p.path} className="text-sky-400 hover:underline" href={p.url} target="_blank" rel="noreferrer" data-testid="compare-page">
+              {grid.pages.length > 1 ? `Grid image, page ${i + 1}` : 'Grid image'}
+            </a>
+          ))}
+          <a className="text-sky-400 hover:underline" href={replayHref(grid.replay)} download={`${grid.gridId ?? 'grid'}.replay.json`} data-testid="compare-replay">
+            Replay JSON (POST /grid)
+          </a>
+        </p>
+      )}
     </section>
   );
 }
