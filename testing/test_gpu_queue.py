@@ -72,6 +72,20 @@ def _stages(queue: str) -> list[tuple[str, str, list, str]]:
     return stages
 
 
+def test_issue57s_queue_parses_as_load_bench_would_on_the_gpu_machine():
+    """testing/bench/queues/issue57_batching.txt: every stage is load_bench.py with arguments it takes (gpu_queue.sh
+    adds --out and --models), a family that exists, and a real-size build on CUDA."""
+    from testing.bench.load_bench import build_parser
+    from toolkit.models.registry import ARCHS
+
+    stages = _stages("issue57_batching.txt")
+    assert stages and len({name for name, *_ in stages}) == len(stages)
+    for name, script, args, _ in stages:
+        assert script == "load_bench.py"
+        parsed = build_parser().parse_args(["--out", f"/tmp/R/{name}", "--models", "/tmp/m", *args])
+        assert parsed.arch in ARCHS and parsed.real and parsed.device == "cuda"
+
+
 def test_issue62s_queue_names_only_stages_and_flags_that_exist_with_an_estimate_each():
     """testing/bench/queues/issue62_cards.txt: every stage parses as its script would parse it on the GPU machine
     (gpu_queue.sh adds --out and --models), names families that exist, and carries its device-time estimate; the

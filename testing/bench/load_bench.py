@@ -1,8 +1,11 @@
 """Throughput and latency under many clients, batching off against on, in one run (issue #57's table).
 
     .venv/bin/python testing/bench/load_bench.py --clients 16 --duration 60 --out RESULT.json
-    python3 testing/bench/load_bench.py --device cuda --arch sdxl --model /models/sdxl --size 512 --steps 25 \\
-        --clients 16 --duration 120 --out $OUT/load_sdxl.json
+    python3 testing/bench/load_bench.py --wheels .whl_engine --device cuda --arch sdxl --real --size 512 \\
+        --steps 25 --clients 16 --duration 120 --out $OUT/load_sdxl.json
+
+``--real`` builds the family's real-size random-init checkpoint first (testing/bench/real_build.py), on the
+GPU machine; ``--model`` names one that exists.
 
 Starts the engine as users do (``run.py``, its own process) twice: ``engine.max_batch: 1`` (off), then the
 ``--max-batch`` asked (default 0: what the memory plan fits). Each time ``--clients`` clients send streamed
@@ -137,9 +140,7 @@ def summary(rows: list, window: float, batching, max_batch: int) -> dict:
     }
 
 
-def main() -> int:
-    from testing.bench.engine_process import engine_process
-
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", default="sd1")
     parser.add_argument("--model", help="a checkpoint (default: the family's tiny one)")
@@ -153,7 +154,29 @@ def main() -> int:
     parser.add_argument("--cancel-share", type=float, default=0.1)
     parser.add_argument("--max-batch", type=int, default=0)
     parser.add_argument("--out", default="load_bench.json")
-    args = parser.parse_args()
+    parser.add_argument("--real", action="store_true", help="build the real-size checkpoint into --models first")
+    parser.add_argument("--models", default="/tmp/aitk_models")
+    parser.add_argument("--wheels", help="folder of wheels to install first (testing/bench/fetch_gpu_wheels.sh)")
+    parser.add_argument("--tiny", action="store_true", help="the tiny checkpoint on CPU (the default)")
+    return parser
+
+
+def main() -> int:
+    from testing.bench.engine_process import engine_process
+
+    args = build_parser().parse_args()
+    if args.wheels:
+        from testing.bench.gpu_machine import install_wheels
+
+        install_wheels(args.wheels)
+    if args.real:
+        import torch
+
+        from testing.bench.real_build import build_real
+
+        args.model = str(Path(args.models) / args.arch)
+        if not Path(args.model, "model_index.json").exists():
+            build_real(args.arch, args.model, args.device, torch.bfloat16)
     results = {"args": vars(args), "settings": []}
     for max_batch in (1, args.max_batch):
         folder = Path(tempfile.mkdtemp(prefix=f"load_bench_{max_batch}_"))
