@@ -13,6 +13,7 @@ from PIL import Image
 from extensions_built_in.inference_engine.grid_image import read_grid
 from testing.engine_harness import EngineHarness
 from testing.stream_contract import body_for
+from testing.test_lora_hotswap import eager_compile, loras  # noqa: F401  (fixtures)
 from toolkit.media_info import PARAMETERS, read_info
 
 JOB = "grid_job"
@@ -429,3 +430,34 @@ def test_sample_settings_read_both_of_ai_toolkit_s_layouts():
     new = config({"samples": [{"prompt": "a [trigger] dog"}, {"prompt": "a tree"}], "guidance_scale": 4, "seed": 1})
     assert sample_settings(new) == {"prompts": ["a ohwx dog", "a tree"], "guidance_scale": 4, "seed": 1}
     assert sample_settings({"config": {"process": [{}]}}) is None and sample_settings(None) is None
+
+
+def test_on_a_compiled_denoiser_a_grid_s_loras_hot_swap_without_recompiling(tmp_path, request):
+    """The GPU's path: a compiled Flux keeps its LoRAs in fixed slots that each checkpoint is hot-swapped into
+    (toolkit/models/lora_hotswap.py); dynamo's ``eager`` backend traces here as inductor would compile there."""
+    files = request.getfixturevalue("loras")  # testing/test_lora_hotswap.py's tiny Flux LoRAs
+    request.getfixturevalue("eager_compile")
+    from testing.test_lora_hotswap import body as flux_body
+    from testing.test_lora_hotswap import engine as hotswap_engine
+    from testing.test_lora_hotswap import graphs
+
+    h = hotswap_engine(tmp_path, files, "compiled")
+    try:
+        first = h.client.generate_wait(flux_body(files["a"]))
+        assert first["http_status"] == 200, first
+        compiled = graphs(h)
+        misses = h.client.health()["counters"]["misses"]
+        grid = flux_body() | {
+            "axes": [
+                {"name": "lora", "values": [files["a"], files["b"], files["wide"]]},
+                {"name": "lora_multiplier", "values": [0.5, 1.0]},
+            ]
+        }
+        frames = run_grid(h, grid)
+        assert sorted(cell_results(frames)) == list(range(6)) and frames[-1].header["ok"] is True
+        swaps = [f.header["message"] for f in frames if f.type == "status" and "hot-swapped" in f.header["message"]]
+        assert len(swaps) == 2, swaps  # b, then wide: a was in the slot already, and each LoRA's cells ran together
+        assert graphs(h) == compiled  # three LoRAs at two strengths: nothing recompiled
+        assert h.client.health()["counters"]["misses"] == misses  # and nothing reloaded
+    finally:
+        h.close()
