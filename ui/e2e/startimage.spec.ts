@@ -125,6 +125,32 @@ test('a gallery result as the start image, a mask painted with the mouse: the re
   await expect(page.getByTestId('strength-value')).toHaveText('0.60');
 });
 
+test("Only masked: the mask's box is repainted at the form's size, the result keeps the start image's, Reuse brings it back", async () => {
+  await expect(page.getByTestId('start-image')).toHaveAttribute('data-ref', source.path); // back from Reuse
+  const canvas = page.getByTestId('mask-canvas');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = (await canvas.boundingBox())!;
+  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  await expect(page.getByTestId('mask-editor')).toHaveAttribute('data-painted', 'true');
+  await page.getByTestId('inpaint_area').selectOption('only_masked');
+  await setNumber(page, 'inpaint_padding', 8);
+  await generateAndWait();
+  const made = await newest();
+  expect(made.meta?.result).toMatchObject({ width: 64, height: 64 });
+  expect(made.meta!.config!.sample).toMatchObject({ init_image: source.path, inpaint_area: 'only_masked', inpaint_padding: 8 });
+  expect((await readPngText(new Uint8Array(await bytesOf(made.url)))).parameters).toContain('Inpaint area: Only masked, Masked area padding: 8');
+
+  await page.getByTestId('inpaint_area').selectOption('whole');
+  await expect(page.getByTestId('inpaint_padding')).toHaveCount(0);
+  await galleryItems(page).first().getByTestId('gallery-open').click();
+  await page.getByTestId('viewer-reuse').click();
+  await expect(page.getByTestId('inpaint_area')).toHaveValue('only_masked');
+  await expect(page.getByTestId('inpaint_padding')).toHaveValue('8');
+  await page.getByTestId('inpaint_area').selectOption('whole'); // as the tests after expect
+  await page.getByTestId('mask-clear').click();
+  await expect(page.getByTestId('mask-editor')).toHaveAttribute('data-painted', 'false');
+});
+
 test('outpaint margins, one dragged on the frame, grow the result by their pixels', async () => {
   await expect(page.getByTestId('start-image')).toHaveAttribute('data-ref', source.path);
   await page.getByTestId('mask-invert').click(); // whole picture painted …

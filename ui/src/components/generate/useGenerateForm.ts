@@ -16,7 +16,7 @@ import {
 import { type ModelPick, archForPick } from './library';
 import type { MaskHandle } from './MaskEditor';
 import type { Restored } from './restore';
-import { canInpaint, startFromEntry, takesStartImage } from './fromImage';
+import { canInpaint, startFields, startFromEntry, takesStartImage } from './fromImage';
 
 const CPU_DEFAULT = 'builtin:shapes';
 
@@ -185,7 +185,8 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
       id = (await uploadAsset(jobId, new Blob([png as BlobPart], { type: 'image/png' }), 'mask.png')).id;
       sentMask.current = { version: m.version(), image, id };
     }
-    return { ...b, sample: { ...b.sample, mask: id } };
+    // the start fields again, now with the mask: its blur and "only masked" go only with a painted mask
+    return { ...b, sample: { ...b.sample, ...startFields(arch, sample, id) } };
   };
 
   /** The request to send, with sizes snapped as the engine would (the form then shows what ran). */
