@@ -5,6 +5,7 @@ engine and HTTP server, tiny checkpoints on CPU, images compared with the same r
 
 import copy
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -85,7 +86,7 @@ def engines(tmp_path_factory, tiny_cache):
     batched.close()
 
 
-@pytest.mark.parametrize("arch", ["sd1", "sdxl", "flux", "zimage"])
+@pytest.mark.parametrize("arch", ["sd1", "sdxl", "flux", "zimage", "qwen_image", "wan21"])
 def test_requests_joining_mid_run_get_their_own_steps_stream_and_image(engines, arch):
     alone, batched = engines
     reference = [image_of(run_alone(alone, b)) for b in bodies(arch)]
@@ -139,6 +140,7 @@ def test_only_the_head_of_the_line_joins_and_another_model_waits_its_turn(engine
             for rid in batched.engine.queue.running_items():
                 if rid.id not in order:
                     order.append(rid.id)
+            time.sleep(0.002)
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()

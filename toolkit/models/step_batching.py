@@ -343,8 +343,37 @@ def merge(calls: list[_Call]) -> tuple[tuple, dict, list[int]]:
         _merge_value([c.args[i] for c in calls], sizes, names[i] if i < len(names) else "", per_sample_lists)
         for i in range(len(calls[0].args))
     )
-    kwargs = {k: _merge_value([c.kwargs[k] for c in calls], sizes, k, per_sample_lists) for k in calls[0].kwargs}
+    each = _text_padded([c.kwargs for c in calls], sizes)
+    kwargs = {k: _merge_value([kw[k] for kw in each], sizes, k, per_sample_lists) for k in calls[0].kwargs}
     return args, kwargs, sizes
+
+
+def _text_padded(kwargs: list[dict], sizes: list[int]) -> list[dict]:
+    """Prompts of different token lengths, for a denoiser that takes a text mask (Qwen-Image's
+    ``encoder_hidden_states_mask``): each padded with masked zeros to the longest, as diffusers' own pipeline pads
+    a batch of prompts. A mask of None means every token counts. Otherwise the calls as they are."""
+    import torch
+
+    texts = [kw.get("encoder_hidden_states") for kw in kwargs]
+    if "encoder_hidden_states_mask" not in kwargs[0] or not all(torch.is_tensor(t) and t.dim() == 3 for t in texts):
+        return kwargs
+    longest = max(t.shape[1] for t in texts)
+    if all(t.shape[1] == longest for t in texts):
+        return kwargs
+    padded = []
+    for kw, text, rows in zip(kwargs, texts, sizes):
+        mask = kw["encoder_hidden_states_mask"]
+        if mask is None:
+            mask = torch.ones(text.shape[:2], dtype=torch.long, device=text.device)
+        extra = longest - text.shape[1]
+        padded.append(
+            kw
+            | {
+                "encoder_hidden_states": torch.nn.functional.pad(text, (0, 0, 0, extra)),
+                "encoder_hidden_states_mask": torch.nn.functional.pad(mask, (0, extra)),
+            }
+        )
+    return padded
 
 
 def _main_kwarg(kwargs: dict):
