@@ -343,12 +343,12 @@ def merge(calls: list[_Call]) -> tuple[tuple, dict, list[int]]:
         _merge_value([c.args[i] for c in calls], sizes, names[i] if i < len(names) else "", per_sample_lists)
         for i in range(len(calls[0].args))
     )
-    each = _text_padded([c.kwargs for c in calls], sizes)
+    each = _text_padded([c.kwargs for c in calls])
     kwargs = {k: _merge_value([kw[k] for kw in each], sizes, k, per_sample_lists) for k in calls[0].kwargs}
     return args, kwargs, sizes
 
 
-def _text_padded(kwargs: list[dict], sizes: list[int]) -> list[dict]:
+def _text_padded(kwargs: list[dict]) -> list[dict]:
     """Prompts of different token lengths, for a denoiser that takes a text mask (Qwen-Image's
     ``encoder_hidden_states_mask``): each padded with masked zeros to the longest, as diffusers' own pipeline pads
     a batch of prompts. A mask of None means every token counts. Otherwise the calls as they are."""
@@ -361,7 +361,7 @@ def _text_padded(kwargs: list[dict], sizes: list[int]) -> list[dict]:
     if all(t.shape[1] == longest for t in texts):
         return kwargs
     padded = []
-    for kw, text, rows in zip(kwargs, texts, sizes):
+    for kw, text in zip(kwargs, texts):
         mask = kw["encoder_hidden_states_mask"]
         if mask is None:
             mask = torch.ones(text.shape[:2], dtype=torch.long, device=text.device)
