@@ -336,6 +336,26 @@ def test_a_client_that_leaves_cancels_the_cells_still_to_come(engine):
     assert queue["running"] is None and queue["pending"] == []
 
 
+def test_a_detached_grid_is_the_engine_s_and_readers_attach_from_where_it_stands(engine):
+    h = engine
+    body = base(steps=3) | {"axes": [{"name": "seed", "values": [1, 2, 3, 4]}]}
+    ticket = h.client.submit_grid(body)
+    assert ticket["cells"] == 4 and ticket["frames"] == f"/grid/{ticket['grid_id']}/frames"
+    first = []
+    for frame in h.client.grid_frames(ticket["grid_id"]):
+        first.append(frame)
+        if frame.type == "result":
+            break  # this reader leaves: the grid goes on
+    assert first[0].type == "start" and first[0].request_id == ticket["grid_id"]
+    again = list(h.client.grid_frames(ticket["grid_id"]))
+    assert again[0].type == "start" and "grid" in again[0].header  # the grid as it stood, then live
+    assert sorted(cell_results(again)) == [0, 1, 2, 3] and again[-1].header["ok"] is True
+    done = list(h.client.grid_frames(ticket["grid_id"]))  # a finished grid: all of it at once
+    assert [f.type for f in done if "cell" not in f.header] == ["start", "result", "end"]
+    assert sorted(cell_results(done)) == [0, 1, 2, 3]
+    assert h.client.cancel_grid(ticket["grid_id"]) == {"grid_id": ticket["grid_id"], "cancelled": []}
+
+
 def test_jobs_list_checkpoints_by_step_and_the_jobs_own_sample_prompts(engine, training):
     [job] = engine.client._json("GET", "/grid/jobs")["jobs"]
     assert job["job"] == JOB and job["arch"] == "sd1"

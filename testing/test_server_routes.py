@@ -38,6 +38,7 @@ ROUTES = {
     "grid_api": {
         ("POST", "/grid"),
         ("POST", "/grid/{grid_id}/cancel"),
+        ("GET", "/grid/{grid_id}/frames"),
         ("GET", "/grid/jobs"),
     },
     "outputs_api": {

@@ -149,6 +149,14 @@ class EngineClient:
         ``result`` (pages, replay body) and ``end``. Closing the generator early cancels the cells still to come."""
         return self.generate(body, timeout_s, path="/grid")
 
+    def submit_grid(self, body: dict) -> dict:
+        """``POST /grid?detach=1``: the cells queued at once and the grid the engine's; ``grid_frames`` follows it."""
+        return self._json("POST", "/grid", params={"detach": 1}, json=body)
+
+    def grid_frames(self, grid_id: str, timeout_s: Optional[float] = None) -> Iterator[Frame]:
+        """A running or recent grid's frames from where it stands; closing the generator leaves it going."""
+        return self.generate(None, timeout_s, path=f"/grid/{grid_id}/frames")
+
     def cancel_grid(self, grid_id: str) -> dict:
         return self._json("POST", f"/grid/{grid_id}/cancel")
 
