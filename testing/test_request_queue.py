@@ -194,3 +194,17 @@ def test_places_match_a_plain_list_through_random_pushes_pops_cancels_and_moves(
         for i, item in enumerate(model):
             assert q.position(item.id) == i + 1
         assert [i for i, _ in q.positions()] == model
+
+
+def test_a_batch_takes_only_the_head_that_fits_it_and_several_run_at_once():
+    q, items = filled(3)
+    first = q.pop(0)
+    assert first is items[0]
+    assert q.pop(0, accept=lambda item: item.id == "2") is None, "the head (1) does not fit: nobody is passed"
+    assert places(q, items[1:]) == {"1": 1, "2": 2}
+    joined = q.pop(0, accept=lambda item: item.id == "1")
+    assert joined is items[1] and q.running_items() == [items[0], items[1]]
+    assert q.running is items[0], "the oldest running one is the one a single-run page follows"
+    q.finished(items[0])
+    assert q.running is items[1] and q.snapshot() == (items[1], [items[2]])
+    assert q.drain() == [items[2], items[1]]

@@ -289,7 +289,8 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
         # Wall-clock stamps: where a queue of requests loses time between them (testing/bench/engine_process.py
         # queue_row: the next request's picked_at against this one's sampled_at).
         req.timings["picked_at"] = round(time.time(), 4)
-        self.run_times.picked = (req.id, started)
+        if group is None:  # the ETAs follow the line's oldest running request, not those that joined it
+            self.run_times.picked = (req.id, started)
         submitted = 0  # results handed to the saver: a failure's frames must come after theirs
         try:
             if req.cancelled.is_set():
@@ -337,7 +338,8 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
     def _make(self, req: Request, image, started: float, group: Optional[BatchGroup] = None) -> None:
         """One result of the request (a batch makes several): sample it here, save it on the saver thread."""
         req.sample = image.sample
-        self.run_times.progress = Progress(req.id, image.index, image.count)
+        if group is None:
+            self.run_times.progress = Progress(req.id, image.index, image.count)
         if image.count > 1:
             req.stream.emit(
                 "status",
