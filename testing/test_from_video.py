@@ -25,7 +25,7 @@ VIDEO_FAMILIES = sorted(a for a in ARCHS if from_image.VID2VID in from_image.tas
 
 
 def test_the_families_that_start_from_a_video_are_these():
-    assert VIDEO_FAMILIES == ["ltx", "wan21"]
+    assert VIDEO_FAMILIES == ["ltx", "wan21", "wan22_14b", "wan22_5b"]
 
 
 @pytest.fixture(scope="module")
@@ -142,10 +142,11 @@ def test_an_mp4_upload_starts_a_video_request_and_is_refused_as_an_image(engine_
     "arch,sample,field,says",
     [
         ("hunyuan_video", {}, "init_video", "hunyuan_video cannot start from a video (video-to-video): diffusers has"),
-        ("wan22_14b", {}, "init_video", "not the high- and low-noise pair"),
+        ("wan22_14b_i2v", {}, "init_video", "need an image's embedding"),
         ("sd1", {}, "init_video", "an image family makes no video"),
         ("wan21", {"strength": 0}, "strength", "keeps the video as it is"),
         ("wan21", {"init_image": "x"}, "init_image", "takes no init_image"),
+        ("wan22_5b", {"ctrl_img": "x"}, "ctrl_img", "takes no ctrl_img"),
     ],
 )
 def test_bad_start_videos_are_422s_naming_the_field(engine_server, clip, arch, sample, field, says):

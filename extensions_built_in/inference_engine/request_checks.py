@@ -135,7 +135,9 @@ class RequestChecks:
         if sample.get("init_video"):
             if from_image.VID2VID not in tasks:
                 raise BadRequest(("body", "sample", "init_video"), from_image.why_not(model_class, from_image.VID2VID))
-            other = next((k for k in ("init_image", "mask", "outpaint", "upscale") if sample.get(k)), None)
+            # a control image too: Wan 2.2 5B would run image-to-video, on a pipeline not started from the video
+            starts = ("init_image", "mask", "outpaint", "upscale", "ctrl_img", "ctrl_img_1")
+            other = next((k for k in starts if sample.get(k)), None)
             if other:
                 raise BadRequest(("body", "sample", other), f"a video-to-video request takes no {other}")
             if sample.get("strength") == 0:

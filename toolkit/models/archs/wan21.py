@@ -56,6 +56,22 @@ def begin_index_told(pipeline) -> None:
     pipeline.get_timesteps = get_timesteps
 
 
+def wan_video_start(pipeline, frames, raw: bool):
+    """A start video in a Wan pipeline's latent space, B x C x F x H x W: the VAE's encoding (its mode), normalised
+    as WanPipeline's decode undoes (``(z - latents_mean) / latents_std``) unless ``raw``."""
+    import torch
+
+    vae = pipeline.vae
+    pixels = pipeline.video_processor.preprocess_video(frames)
+    first = next(vae.parameters())
+    z = vae.encode(pixels.to(first.device, first.dtype)).latent_dist.mode().float()
+    if raw:
+        return z
+    mean = torch.tensor(vae.config.latents_mean, device=z.device).view(1, -1, 1, 1, 1)
+    std = torch.tensor(vae.config.latents_std, device=z.device).view(1, -1, 1, 1, 1)
+    return (z - mean) / std
+
+
 class Wan21Model(BaseModel):
     arch = "wan21"
     modality = "video"
@@ -123,3 +139,6 @@ class Wan21Model(BaseModel):
         ftfy_or_plain(pipeline_wan_video2video)
         begin_index_told(pipeline)
         return super().vid2vid_kwargs(pipeline, gen, kwargs)
+
+    def video_start_latents(self, frames, raw):
+        return wan_video_start(self.pipeline, frames, raw)  # the Wan 2.2 families that start on their own pipeline

@@ -25,8 +25,10 @@ class Wan2214bModel(Wan21Model):
     hub_id = "ai-toolkit/Wan2.2-T2V-A14B-Diffusers-bf16"
     tags = {"t2v": {"hub_id": "ai-toolkit/Wan2.2-T2V-A14B-Diffusers-bf16", "description": "Wan 2.2 T2V A14B"}}
     pipeline_class = "WanPipeline"
+    # sample.init_video on its own pipeline (toolkit/models/latent_start.py): WanVideoToVideoPipeline drives one
+    # transformer, not the high- and low-noise pair, which WanPipeline switches between by timestep.
     vid2vid_pipeline = None
-    cannot_start_video = "WanVideoToVideoPipeline drives one transformer, not the high- and low-noise pair"
+    vid2vid_own = True
     components = WAN_COMPONENTS
     # The real model_index.json says boundary_ratio 0.875; build_pipeline() assembles from components, so pass it.
     pipeline_init_kwargs = dict(boundary_ratio=0.875, expand_timesteps=False)

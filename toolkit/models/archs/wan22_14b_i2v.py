@@ -11,6 +11,8 @@ class Wan2214bI2VModel(Wan2214bModel):
     # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx): a bf16 copy of Wan-AI's.
     hub_id = "ai-toolkit/Wan2.2-I2V-A14B-Diffusers-bf16"
     pipeline_class = "WanImageToVideoPipeline"
+    vid2vid_own = False
+    cannot_start_video = "its transformers need an image's embedding and latents beside the video's"
     components = WAN_COMPONENTS
     # Wan2.2-I2V-A14B's model_index.json: boundary_ratio 0.9, no image encoder / processor.
     pipeline_init_kwargs = dict(boundary_ratio=0.9, expand_timesteps=False, image_encoder=None, image_processor=None)

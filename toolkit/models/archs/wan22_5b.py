@@ -70,7 +70,9 @@ class Wan225bModel(BaseModel):
     # AI Toolkit's UI offers it (ostris/ai-toolkit ui/src/app/jobs/new/options.tsx).
     hub_id = "Wan-AI/Wan2.2-TI2V-5B-Diffusers"
     pipeline_class = "WanPipeline"
-    cannot_start_video = "WanVideoToVideoPipeline has no expand_timesteps, which TI2V-5B's transformer samples with"
+    # sample.init_video on its own pipeline (toolkit/models/latent_start.py): WanVideoToVideoPipeline has no
+    # expand_timesteps, which TI2V-5B's transformer samples with.
+    vid2vid_own = True
     default_sampler = "UniPC"
     components = {
         "transformer": Component("diffusers.WanTransformer3DModel", "transformer", source="main"),
@@ -150,3 +152,8 @@ class Wan225bModel(BaseModel):
             i2v.set_progress_bar_config(disable=True)
             self._i2v = cached = (pipeline, i2v)
         return cached[1]
+
+    def video_start_latents(self, frames, raw):
+        from toolkit.models.archs.wan21 import wan_video_start
+
+        return wan_video_start(self.pipeline, frames, raw)
