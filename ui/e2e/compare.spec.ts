@@ -2,8 +2,8 @@
  * Compare mode on the real stack (see playwright.config.ts): a training run that saved three checkpoints of one
  * LoRA (steps 250, 500, 750) into the training folder shows as a job with three checkpoints by step; its own
  * sample prompts are the grid's rows; the grid's three columns fill in live, each cell painting its latents
- * before its result; a cell opens in the result viewer, whose Reuse sends its settings to the form, and the grid
- * lands in the gallery as one item.
+ * before its result, and a reload attaches again to the grid, the engine's; a cell opens in the result viewer,
+ * whose Reuse sends its settings to the form, and the grid lands in the gallery as one item.
  */
 import { type Page, expect, test } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
@@ -73,6 +73,10 @@ test('a training job’s three checkpoints compare as three columns that fill in
   // live: a cell's result shows while later cells still wait
   await expect(page.locator('[data-testid="grid-cell"][data-status="done"]').first()).toBeVisible({ timeout: 240_000 });
   await expect(page.locator('[data-testid="grid-cell"][data-status="queued"]').first()).toBeVisible();
+  // the grid is the engine's: a reload comes back to Compare mode and attaches to it where it stands
+  await page.reload();
+  await expect(page.getByTestId('compare-panel')).toBeVisible();
+  await expect(page.getByTestId('grid-column')).toHaveText(STEPS.map((s) => `step ${s}`));
   await expect(page.getByTestId('grid-cell-result')).toHaveCount(6, { timeout: 240_000 });
   await expect(page.getByTestId('compare-status')).toHaveText('6 of 6 cells · done');
   for (let i = 0; i < 6; i++) expect(Number(await cells.nth(i).getAttribute('data-latents'))).toBeGreaterThan(0); // each painted its own

@@ -1,9 +1,10 @@
 'use client';
 /**
- * One compare grid at a time: `POST /api/inference/grid` and its frame stream folded into a GridState
- * (utils/gridRun.ts), redrawn at most every RENDER_EVERY_MS (latents of every running cell arrive each step).
- * Cancel asks the engine to cancel the grid's cells; the stream then ends with the cells made so far. Leaving
- * the page drops the stream, which cancels the cells still to come.
+ * One compare grid at a time, the engine's once queued: `POST /api/inference/grid?detach=1`, then its frames
+ * from `GET /grid/{id}/frames` folded into a GridState (utils/gridRun.ts), redrawn at most every RENDER_EVERY_MS
+ * (latents of every running cell arrive each step). The grid's id is kept per engine in localStorage, so a reload
+ * or a visit elsewhere attaches again and draws the grid as it stands (a finished one whole); leaving never
+ * cancels it. Cancel asks the engine to cancel the grid's cells; the stream then ends with the cells made so far.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { apiFetch, errorMessage } from '@/utils/api';
@@ -11,8 +12,18 @@ import { FrameParser } from '@/utils/engineStream';
 import { EMPTY_GRID, type GridState, gridReduce } from '@/utils/gridRun';
 
 const RENDER_EVERY_MS = 100;
+const storageKey = (jobId: string) => `aitk-grid:${jobId}`;
 
-export function useGrid(jobId: string | null, onDone?: () => void) {
+async function failure(res: Response): Promise<string> {
+  const text = await res.text();
+  try {
+    return errorMessage(JSON.parse(text)) || `HTTP ${res.status}`;
+  } catch {
+    return text || `HTTP ${res.status}`;
+  }
+}
+
+export function useGrid(jobId: string | null, online: boolean, onDone?: () => void) {
   const [grid, setGrid] = useState<GridState>(EMPTY_GRID);
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -34,10 +45,9 @@ export function useGrid(jobId: string | null, onDone?: () => void) {
     }, RENDER_EVERY_MS);
   }, []);
 
-  useEffect(() => () => abort.current?.abort(), []);
-
-  const run = useCallback(
-    async (body: unknown) => {
+  /** Read a grid's frames from where it stands to its end (or until another grid is followed). */
+  const follow = useCallback(
+    async (id: string) => {
       abort.current?.abort();
       const mine = new AbortController();
       abort.current = mine;
@@ -46,20 +56,9 @@ export function useGrid(jobId: string | null, onDone?: () => void) {
       setRunning(true);
       flush(true);
       try {
-        const res = await apiFetch(`/api/inference/grid?${q}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-          signal: mine.signal,
-        });
-        if (!res.ok || !res.body) {
-          const text = await res.text();
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {}
-          throw new Error(errorMessage(parsed) || `HTTP ${res.status}`);
-        }
+        const res = await apiFetch(`/api/inference/grid/${id}/frames?${q}`, { signal: mine.signal });
+        if (res.status === 404 && jobId) localStorage.removeItem(storageKey(jobId)); // gone with its engine
+        if (!res.ok || !res.body) throw new Error(res.status === 404 ? '' : await failure(res));
         const reader = res.body.getReader();
         const parser = new FrameParser();
         for (;;) {
@@ -71,7 +70,7 @@ export function useGrid(jobId: string | null, onDone?: () => void) {
         parser.end();
         if (live.current.error) setError(live.current.error);
       } catch (e) {
-        if (!mine.signal.aborted) setError((e as Error).message);
+        if (!mine.signal.aborted && (e as Error).message) setError((e as Error).message);
       } finally {
         if (abort.current === mine) {
           setRunning(false);
@@ -80,7 +79,36 @@ export function useGrid(jobId: string | null, onDone?: () => void) {
         }
       }
     },
-    [q, flush, onDone],
+    [q, jobId, flush, onDone],
+  );
+
+  // the engine's grid from before a reload, attached again once the engine answers
+  useEffect(() => {
+    if (!jobId || !online) return;
+    const id = localStorage.getItem(storageKey(jobId));
+    if (id && live.current.gridId !== id) void follow(id);
+  }, [jobId, online, follow]);
+
+  useEffect(() => () => abort.current?.abort(), []);
+
+  const run = useCallback(
+    async (body: unknown) => {
+      setError(null);
+      try {
+        const res = await apiFetch(`/api/inference/grid?detach=1&${q}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        if (!res.ok) throw new Error(await failure(res));
+        const { grid_id: id } = (await res.json()) as { grid_id: string };
+        if (jobId) localStorage.setItem(storageKey(jobId), id);
+        await follow(id);
+      } catch (e) {
+        setError((e as Error).message);
+      }
+    },
+    [q, jobId, follow],
   );
 
   const cancel = useCallback(async () => {

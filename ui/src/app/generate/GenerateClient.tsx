@@ -10,6 +10,7 @@ import { archChoice } from '@/components/generate/archOptions';
 import { isImageResult, namesEngineFiles, takesStartImage, tasksOf, upscaleBody } from '@/components/generate/fromImage';
 import { fromConfig } from '@/components/generate/restore';
 import { type GenerateFormState, useGenerateForm } from '@/components/generate/useGenerateForm';
+import { useCompareMode } from '@/hooks/useCompareMode';
 import { useEngineHandoff } from '@/hooks/useEngineHandoff';
 import { useEngines } from '@/hooks/useEngines';
 import { useGeneration } from '@/hooks/useGeneration';
@@ -70,9 +71,9 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   };
 
   // Compare mode (ComparePanel): a training job's checkpoints as a grid, in place of the single-run stage
-  const [compare, setCompare] = useState(false);
+  const [compare, toggleCompare] = useCompareMode();
   const compareToggle = (
-    <button type="button" className={`btn-ghost mt-2 w-full text-sm ${compare ? 'bg-gray-800' : ''}`} aria-pressed={compare} onClick={() => setCompare((c) => !c)} data-testid="compare-mode">
+    <button type="button" className={`btn-ghost mt-2 w-full text-sm ${compare ? 'bg-gray-800' : ''}`} aria-pressed={compare} onClick={toggleCompare} data-testid="compare-mode">
       {compare ? 'Back to single runs' : 'Compare checkpoints'}
     </button>
   );

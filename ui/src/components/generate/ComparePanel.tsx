@@ -37,7 +37,7 @@ export default function ComparePanel({ jobId, online, base, formPrompt, onReuse,
   const [ticked, setTicked] = useState<Set<string>>(new Set());
   const [prompts, setPrompts] = useState('');
   const [strengths, setStrengths] = useState('1');
-  const { grid, running, error, run, cancel } = useGrid(jobId, onResult);
+  const { grid, running, error, run, cancel } = useGrid(jobId, online, onResult);
   const job = useMemo(() => jobs.find((j) => j.job === jobName) ?? null, [jobs, jobName]);
 
   const load = useCallback(async () => {
