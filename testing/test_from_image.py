@@ -264,7 +264,6 @@ def test_bad_start_images_are_422s_naming_the_field(engine_server, sample, field
     "arch,field,says",
     [
         ("flux_kontext", "init_image", "flux_kontext cannot start from an image (image-to-image): an edit model"),
-        ("anima", "mask", "anima cannot inpaint (or outpaint): its modular blocks have no inpainting step"),
         ("hunyuan_video", "init_image", "hunyuan_video cannot start from an image (image-to-image): a video family"),
     ],
 )

@@ -12,6 +12,8 @@ The loop's latents are B, 16, 1, H/8, W/8 in the VAE's normalised space ((x - me
 frame axis, previewed with ComfyUI's Wan21 format (comfy/supported_models.py, Anima).
 """
 
+import contextlib
+
 from toolkit.models import from_image
 from toolkit.models.archs.wan21 import WAN21_RGB_BIAS, WAN21_RGB_FACTORS
 from toolkit.models.base_model import BaseModel, Component, LatentSpec
@@ -55,6 +57,33 @@ def quiet(blocks) -> None:
         quiet(sub)
 
 
+@contextlib.contextmanager
+def blended_inpaint(scheduler, mask):
+    """For one call: the img2img step's ``scale_noise(image_latents, t, noise)`` hands over the encoded input and
+    the noise the blocks drew; from then on every scheduler step puts the kept region back as the input noised to
+    that step's level (latent_start.blend_after_steps), the input itself after the last."""
+    from toolkit.models import latent_start
+
+    own_scale = scheduler.scale_noise
+    state: dict = {}
+
+    def scale_noise(sample, timestep, noise=None):
+        keep = 1 - latent_start.latent_mask(mask, tuple(sample.shape)).to(sample.device, sample.dtype)
+        latent_start.blend_after_steps(scheduler, sample.clone(), noise.clone(), keep, True, state)
+        return own_scale(sample, timestep, noise)
+
+    saved = {name: scheduler.__dict__.get(name) for name in ("scale_noise", "step")}
+    scheduler.scale_noise = scale_noise
+    try:
+        yield state
+    finally:
+        for name, previous in saved.items():  # an instance's own (the step hook's) back
+            if previous is not None:
+                setattr(scheduler, name, previous)
+            else:
+                scheduler.__dict__.pop(name, None)
+
+
 class AnimaModel(BaseModel):
     arch = "anima"
     modality = "image"
@@ -94,18 +123,17 @@ class AnimaModel(BaseModel):
     )
 
     # Image-to-image through its own blocks: given an ``image``, AnimaAutoBlocks runs its img2img branch (encode,
-    # timesteps cut at ``strength``, the noise scaled in).
+    # timesteps cut at ``strength``, the noise scaled in). Inpainting is that branch with the kept region blended
+    # back after every step (``blended_inpaint``): the blocks have no inpainting step of their own.
     starts_from_latents = True
-    own_tasks = ("img2img",)
-    cannot_inpaint = (
-        "its modular blocks have no inpainting step, and the noise they draw stays inside their image-to-image step, "
-        "where the kept region cannot be re-noised to each step's level"
-    )
 
     def _started_from_latents(self, pipeline, gen):
         import contextlib
 
-        return contextlib.nullcontext()  # the blocks start from the image themselves (sample_media)
+        if self.task_for(gen) != from_image.INPAINT:
+            return contextlib.nullcontext()  # the blocks start from the image themselves (sample_media)
+        _, mask = from_image.sampled_images(gen)
+        return blended_inpaint(pipeline.scheduler, mask)
 
     def load_component(self, role: str, comp: Component):
         if role == "transformer":
@@ -143,7 +171,7 @@ class AnimaModel(BaseModel):
         # does, so a holder never keeps another request's scale.
         pipeline.guider.guidance_scale = gen.guidance_scale
         kwargs = self.pipeline_kwargs(gen)
-        if self.task_for(gen) == from_image.IMG2IMG:
+        if self.task_for(gen) in (from_image.IMG2IMG, from_image.INPAINT):
             kwargs.update(image=from_image.sampled_images(gen)[0], strength=from_image.strength_of(gen))
         images = pipeline(**kwargs, generator=generator, output_type=self.pixel_output, output="images")
         return self.to_media(ImagePipelineOutput(images=images), gen)
