@@ -350,8 +350,9 @@ def test_a_detached_grid_is_the_engine_s_and_readers_attach_from_where_it_stands
     again = list(h.client.grid_frames(ticket["grid_id"]))
     assert again[0].type == "start" and "grid" in again[0].header  # the grid as it stood, then live
     assert sorted(cell_results(again)) == [0, 1, 2, 3] and again[-1].header["ok"] is True
-    done = list(h.client.grid_frames(ticket["grid_id"]))  # a finished grid: all of it at once
+    done = list(h.client.grid_frames(ticket["grid_id"]))  # a finished grid: all of it at once, but its latents
     assert [f.type for f in done if "cell" not in f.header] == ["start", "result", "end"]
+    assert any(f.type == "latent" for f in again) and not any(f.type == "latent" for f in done)
     assert sorted(cell_results(done)) == [0, 1, 2, 3]
     assert h.client.cancel_grid(ticket["grid_id"]) == {"grid_id": ticket["grid_id"], "cancelled": []}
 

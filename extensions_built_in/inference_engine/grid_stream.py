@@ -1,12 +1,13 @@
 """GridFrames: one compare grid's frames, kept for every reader that attaches, as FrameStream keeps one request's.
 
-A grid runs as a task of the server's event loop (grid_api.py), not inside one HTTP response, so that it belongs
+A grid runs as a task of the server's event loop (grid_run.py), not inside one HTTP response, so that it belongs
 to the engine once queued: the response that queued it reads it, a page that reloads attaches again with
 ``GET /grid/{id}/frames``, and the grid is composed and saved at the end whoever still reads. A reader that
 attaches gets what a page needs to draw the grid as it stands: the grid's frames, every cell's ``start``,
-``result``, ``error`` and ``end``, and each cell's newest ``status``, ``progress`` and ``latent``; then every
-frame as it comes. A reader's unsent latent frame of a cell is replaced by that cell's next one (latest wins), so
-a slow reader holds at most one latent per cell. Everything here runs on the event loop's thread: no lock.
+``result``, ``error`` and ``end``, and each cell's newest ``status``, ``progress`` and ``latent`` (no latents once
+the grid has ended); then every frame as it comes. A reader's unsent latent frame of a cell is replaced by that
+cell's next one (latest wins), so a slow reader holds at most one latent per cell. Everything here runs on the
+event loop's thread: no lock.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ class GridFrames:
         self.last_emit = time.monotonic()
         if cell is None and type == "end":
             self.closed = True
+            # a finished grid is drawn from its results: the cells' latents (up to 64, each a denoiser's latent)
+            # would only hold memory while the grid is kept for late readers
+            self._kept = [k for k in self._kept if k[1] != "latent"]
 
     def attach(self) -> GridReader:
         """A reader: the grid as it stands, then everything from now on."""
