@@ -55,6 +55,7 @@ export default function QueueList({ queue, onCancel, onMove, onCancelAll, view, 
   const [confirmAll, setConfirmAll] = useState(false);
   if (!queue.running && !queue.pending.length) return null;
   const running = queue.running;
+  const sharing = queue.sharing ?? [];
   const followed = running && view && latent && view.requestId === running.request_id;
   const progress = running?.progress;
   const runningEta = running ? etaOf(running, true) : null;
@@ -72,7 +73,7 @@ export default function QueueList({ queue, onCancel, onMove, onCancelAll, view, 
         {onCancelAll &&
           (confirmAll ? (
             <span className="ml-auto flex items-center gap-1 text-xs">
-              Cancel {queue.pending.length + (running ? 1 : 0)} run(s)?
+              Cancel {queue.pending.length + (running ? 1 : 0) + sharing.length} run(s)?
               <button
                 className="btn-ghost px-2 py-0.5 text-xs text-rose-400"
                 onClick={async () => {
@@ -119,6 +120,25 @@ export default function QueueList({ queue, onCancel, onMove, onCancelAll, view, 
             </div>
           </li>
         )}
+        {sharing.map((row) => (
+          <li key={row.request_id} className="flex min-w-0 items-center gap-2 rounded border border-sky-950 p-1.5" data-testid="queue-sharing" data-request-id={row.request_id}>
+            <span className="shrink-0 rounded bg-sky-950 px-1.5 text-xs text-sky-300" title="sampling in the same steps as the running one">
+              sharing
+            </span>
+            <span className="min-w-0 flex-1 truncate" title={row.prompt}>
+              {label(row.prompt)}
+            </span>
+            <span className="shrink-0 text-xs text-gray-400">seed {row.seed}</span>
+            <button
+              className="btn-ghost shrink-0 px-2 py-0.5 text-xs"
+              onClick={() => onCancel(row.request_id)}
+              aria-label={`Cancel the run sharing steps, seed ${row.seed}`}
+              data-testid="queue-sharing-cancel"
+            >
+              Cancel
+            </button>
+          </li>
+        ))}
         {queue.pending.map((row) => {
           const to = moveTargets(row.position, queue.pending.length);
           const eta = etaOf(row);
