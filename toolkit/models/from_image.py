@@ -45,10 +45,9 @@ def task_of(gen) -> str:
 def tasks_of(model_class) -> tuple:
     """The tasks a family can run: what ``GET /models`` lists and requests are checked against."""
     tasks = [TXT2IMG]
-    own = model_class.own_tasks if model_class.starts_from_latents else ()
-    if model_class.img2img_pipeline or IMG2IMG in own:
+    if model_class.img2img_pipeline or model_class.starts_from_latents:
         tasks.append(IMG2IMG)
-    if model_class.inpaint_pipeline or INPAINT in own:
+    if model_class.inpaint_pipeline or model_class.starts_from_latents:
         tasks.append(INPAINT)
     if model_class.vid2vid_pipeline or model_class.vid2vid_own:
         tasks.append(VID2VID)
@@ -58,8 +57,7 @@ def tasks_of(model_class) -> tuple:
 def why_not(model_class, task: str) -> str:
     """Why a family cannot run ``task`` (img2img; inpaint for a mask or outpaint; vid2vid), for the 422 that
     refuses it."""
-    reason = model_class.cannot_inpaint if task == INPAINT and IMG2IMG in tasks_of(model_class) else ""
-    reason = reason or model_class.cannot_start
+    reason = model_class.cannot_start
     if not reason and model_class.modality != "image":
         reason = f"a {model_class.modality} family starts from no still image"
         reason += " (video-to-video is sample.init_video)" if VID2VID in tasks_of(model_class) else ""
@@ -79,7 +77,7 @@ def own_loop(model_class, task: str) -> bool:
     """Whether the family runs ``task`` on its own text-to-image pipeline (toolkit/models/latent_start.py) rather
     than diffusers' class for it."""
     named = {IMG2IMG: model_class.img2img_pipeline, INPAINT: model_class.inpaint_pipeline}.get(task)
-    return not named and model_class.starts_from_latents and task in model_class.own_tasks
+    return task in (IMG2IMG, INPAINT) and not named and model_class.starts_from_latents
 
 
 def rgb_image(path: str, size: tuple):

@@ -2,7 +2,7 @@
 pipeline for the task, its arguments, and the engine-started tasks' hooks (toolkit/models/latent_start.py). A base
 class of ``BaseModel`` (toolkit/models/base_model.py), which declares the class attributes read here
 (``img2img_pipeline``, ``inpaint_pipeline``, ``fill_channels``, ``fill_pipeline``, ``starts_from_latents``); this
-class declares ``own_tasks``, ``cannot_start`` and ``cannot_inpaint``."""
+class declares ``cannot_start`` and the video-to-video attributes."""
 
 from __future__ import annotations
 
@@ -16,11 +16,8 @@ from toolkit.models.components.loading import import_class
 
 
 class TaskPipelines:
-    # The tasks a family that ``starts_from_latents`` runs on its own pipeline (Anima's blocks have image-to-image
-    # only), and why a family starts from no image at all: the 422's words (request_checks.py).
-    own_tasks: ClassVar[tuple] = (from_image.IMG2IMG, from_image.INPAINT)
+    # Why a family starts from no image at all: the 422's words (request_checks.py).
     cannot_start: ClassVar[str] = ""
-    cannot_inpaint: ClassVar[str] = ""  # why a family that starts from an image cannot inpaint
     # Video-to-video (toolkit/models/from_video.py): diffusers' class for it, built with from_pipe, and the name
     # its __call__ gives the strength; else why the video family cannot.
     vid2vid_pipeline: ClassVar[Optional[str]] = None
