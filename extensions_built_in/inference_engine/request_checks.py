@@ -173,7 +173,8 @@ class RequestChecks:
         if upscale and upscale.get("model"):
             raise BadRequest(
                 ("body", "sample", "upscale", "model"),
-                "upscaler models are not served yet: leave upscale.model out to resize with Lanczos, then refine",
+                "upscaler models are not served yet (spandrel, which loads them, needs torchvision, which the engine "
+                "does not install): leave upscale.model out to resize with Lanczos, then refine",
             )
         factor = upscale["factor"] if upscale else None
         width, height = from_image.canvas_size(sample["init_image"], outpaint, factor)
