@@ -193,6 +193,53 @@ def test_an_out_of_memory_batch_halves_and_every_request_still_gets_its_image(tm
         assert psnr(image, alone[i]) >= MIN_PSNR_DB
 
 
+def run_together(model, gens: list) -> tuple[dict, step_batching.StepBatcher]:
+    """``gens`` started at once on threads sharing steps; each one's image."""
+    batcher, out, errors = step_batching.StepBatcher(), {}, {}
+    start = threading.Barrier(len(gens))
+
+    def run(i):
+        start.wait()
+        try:
+            out[i] = model.generate_media(copy.deepcopy(gens[i]), batch=batcher.member(str(i))).image
+        except Exception as e:  # the assertion below names it
+            errors[i] = e
+
+    with step_batching.gathering(step_batching.denoisers(model), step_batching.other_modules(model)):
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(gens))]
+        [t.start() for t in threads]
+        [t.join(300) for t in threads]
+    assert not errors, errors
+    return out, batcher
+
+
+@pytest.mark.parametrize("arch", ["sd1", "pixart_sigma"])  # diffusers' task classes; the engine's own start
+def test_image_to_image_and_inpainting_share_steps_each_from_its_own_point(arch, tmp_path, tiny_cache):
+    """Strengths 0.4 and 0.8 start at different steps of one schedule; an inpaint blends its kept region back
+    every step; a text-to-image runs beside them. Each image is the one it is alone."""
+    rng = np.random.default_rng(0)
+    Image.fromarray(rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)).save(tmp_path / "init.png")
+    mask = np.zeros((64, 64), np.uint8)
+    mask[16:48, 16:48] = 255
+    Image.fromarray(mask).save(tmp_path / "mask.png")
+    model = get_model_class(arch)("cpu", ModelConfig(name_or_path=f"tiny:{arch}", arch=arch))
+    model.load_model()
+    base = dict(tiny.sample(arch), num_inference_steps=10, guidance_scale=5.0, width=64, height=64)
+    init = str(tmp_path / "init.png")
+    gens = [
+        GenerateImageConfig(**base, prompt="a red circle", seed=1, init_image=init, strength=0.4),
+        GenerateImageConfig(**base, prompt="a blue square", seed=2, init_image=init, strength=0.8),
+        GenerateImageConfig(**base, prompt="green", seed=3, init_image=init, mask=str(tmp_path / "mask.png")),
+        GenerateImageConfig(**base, prompt="stars", seed=4),
+    ]
+    assert all(step_batching.refusal(model, g) is None for g in gens)
+    alone = [model.generate_media(copy.deepcopy(g)).image for g in gens]
+    together, batcher = run_together(model, gens)
+    assert any(size > 1 for size in batcher.sizes), dict(batcher.sizes)
+    for i, image in enumerate(alone):
+        assert psnr(together[i], image) >= MIN_PSNR_DB, i
+
+
 def test_merge_concatenates_what_carries_the_batch_and_keeps_what_is_shared():
     sizes_ = []
 

@@ -29,6 +29,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+RESIDENT_ATTR = "_aitk_resident"  # on a request's copy: the pipeline it copies (TaskPipelines.is_resident)
 TIMESTEP_NAMES = ("timestep", "timesteps", "t", "guidance")  # scalars a model broadcasts over its batch
 MAIN_INPUTS = ("hidden_states", "sample", "x", "latents", "latent_model_input", "img")
 _local = threading.local()  # the member whose thread this is (None outside a batch)
@@ -64,6 +65,7 @@ class Member:
         if own is None:
             own = copy.copy(pipeline)
             own.scheduler = copy.deepcopy(pipeline.scheduler)
+            setattr(own, RESIDENT_ATTR, pipeline)
             self.copies[id(pipeline)] = own
         return own
 
@@ -224,8 +226,8 @@ def refusal(model, gen) -> Optional[str]:
 
     if not model.batchable:
         return f"{model.arch} runs one request at a time"
-    if from_image.task_of(gen) != from_image.TXT2IMG:
-        return "a request that starts from an image runs alone"
+    if from_image.task_of(gen) == from_image.VID2VID:
+        return "a request that starts from a video runs alone"
     if model.plan is not None and any(p in OFF_GPU for p in model.plan.placements.values()):
         return "weights that visit or stream the GPU run one request at a time"
     if wants_cache(gen.speed) and model.step_cache:

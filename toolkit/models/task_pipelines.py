@@ -13,6 +13,7 @@ from toolkit.config_modules import GenerateImageConfig
 from toolkit.media import GeneratedMedia
 from toolkit.models import from_image, latent_start
 from toolkit.models.components.loading import import_class
+from toolkit.models.step_batching import RESIDENT_ATTR
 
 
 class TaskPipelines:
@@ -80,14 +81,18 @@ class TaskPipelines:
         permutation), give the full-resolution image instead."""
         return self.unpack_latents(latents, gen)
 
+    def is_resident(self, pipeline) -> bool:
+        """The resident text-to-image pipeline, or a batched request's own copy of it (step_batching.py)."""
+        return getattr(pipeline, RESIDENT_ATTR, pipeline) is self.pipeline
+
     def call_kwargs(self, pipeline, gen: GenerateImageConfig) -> dict:
         """What ``sample_media`` passes the pipeline: the family's ``pipeline_kwargs``, and for a request that
         starts from an image, its image, mask and strength, kept to what the task pipeline takes."""
         kwargs = self.pipeline_kwargs(gen)
         task = self.task_for(gen)
         if task == from_image.VID2VID:
-            return kwargs if pipeline is self.pipeline else self.vid2vid_kwargs(pipeline, gen, kwargs)
-        if task not in (from_image.IMG2IMG, from_image.INPAINT) or pipeline is self.pipeline:
+            return kwargs if self.is_resident(pipeline) else self.vid2vid_kwargs(pipeline, gen, kwargs)
+        if task not in (from_image.IMG2IMG, from_image.INPAINT) or self.is_resident(pipeline):
             return kwargs
         return from_image.task_kwargs(pipeline, gen, kwargs, *from_image.sampled_images(gen, whole=task == "inpaint"))
 
@@ -111,7 +116,7 @@ class TaskPipelines:
         """Image-to-image and inpainting on the text-to-image pipeline, for a family without diffusers' class for
         the task (toolkit/models/latent_start.py)."""
         task = self.task_for(gen)
-        if pipeline is self.pipeline and task == from_image.VID2VID and self.vid2vid_own:
+        if self.is_resident(pipeline) and task == from_image.VID2VID and self.vid2vid_own:
             from toolkit.models import from_video
 
             frames = from_video.fitted_frames(gen.init_video, gen.num_frames, (gen.width, gen.height))
@@ -122,7 +127,7 @@ class TaskPipelines:
                 strength=from_image.strength_of(gen),
                 flow=self.sampler_kind == "flow",
             )
-        if pipeline is not self.pipeline or task not in (from_image.IMG2IMG, from_image.INPAINT):
+        if not self.is_resident(pipeline) or task not in (from_image.IMG2IMG, from_image.INPAINT):
             return contextlib.nullcontext()
         init, mask = from_image.sampled_images(gen)
         return latent_start.started_from(
