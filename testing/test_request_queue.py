@@ -208,3 +208,19 @@ def test_a_batch_takes_only_the_head_that_fits_it_and_several_run_at_once():
     q.finished(items[0])
     assert q.running is items[1] and q.snapshot() == (items[1], [items[2]])
     assert q.drain() == [items[2], items[1]]
+
+
+def test_full_is_the_cap_reached_and_never_without_a_cap():
+    assert not filled(5)[0].full(), "no cap: never full"
+    q, items = filled(2, max_pending=3)
+    assert not q.full()
+    q.push(Item("x"), 5)
+    assert q.full()
+    q.pop(0)
+    assert not q.full(), "the running one does not count against the line's cap"
+
+
+def test_a_move_to_a_place_before_the_first_says_places_are_1_based():
+    q, items = filled(2)
+    with pytest.raises(ValueError, match="^position is 1-based$"):
+        q.move(items[1].id, 0)
