@@ -305,6 +305,11 @@ def test_an_upload_to_the_cluster_reaches_the_replica_that_runs_the_request(clus
     assert open(used, "rb").read() == open(asset["path"], "rb").read()
     unknown = cluster.client.http.post("/generate", json=body_for(A, ctrl_img="f" * 32))
     assert unknown.status_code == 422 and unknown.json()["detail"][0]["loc"] == ["body", "sample", "ctrl_img"]
+    # a start image and its mask travel the same way
+    mask = cluster.client.upload_asset(str(tmp_path / "red.png"))
+    frames = list(cluster.client.generate(body_for(A, init_image=asset["id"], mask=mask["id"])))
+    sample = frames[0].header["config"]["sample"]
+    assert sample["init_image"].startswith(str(cluster.folder / "replica-")) and sample["mask"] != mask["path"]
 
 
 def test_wait_detach_and_unknown_ids_through_the_cluster(cluster):

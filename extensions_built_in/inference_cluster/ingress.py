@@ -46,7 +46,8 @@ from extensions_built_in.inference_engine.server import MAX_JSON_BODY, BodyLimit
 UPLOAD_PATHS = ("/assets", "/v1/images/edits")
 MAX_FORWARDED_BODY = MAX_UPLOAD_BYTES + 1024 * 1024  # the engine caps an edit's files at 32 MB; the form adds a little
 FORWARDED_HEADERS = ("content-type", "accept", "x-aitk-public-base", "x-aitk-engine-job")
-CTRL_FIELDS = ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3")
+# Every sample field that names an uploaded file: control images, and a start image, its mask or a start video.
+CTRL_FIELDS = ("ctrl_img", "ctrl_img_1", "ctrl_img_2", "ctrl_img_3", "init_image", "mask", "init_video")
 
 
 class Cluster:
@@ -295,8 +296,8 @@ def unavailable(path: str, error: BaseException) -> JSONResponse:
 
 # ---------------------------------------------------------------------------------------------- request reading
 async def held_assets(store: AssetStore, parsed) -> Optional[dict]:
-    """``{field: (file name, bytes)}`` for control images uploaded to the cluster (ids in its assets folder);
-    other references go to the engine as they are."""
+    """``{field: (file name, bytes)}`` for control and start images or videos uploaded to the cluster (ids in its
+    assets folder); other references go to the engine as they are."""
     sample = parsed.get("sample") if isinstance(parsed, dict) else None
     if not isinstance(sample, dict):
         return None
