@@ -155,6 +155,29 @@ def test_only_the_head_of_the_line_joins_and_another_model_waits_its_turn(engine
     assert order.index(ids[2]) > order.index(ids[1]), "the sd1 request behind the sdxl one did not pass it"
 
 
+def test_a_lone_request_waits_batch_wait_ms_for_company(tmp_path):
+    """Four steps take a tiny model milliseconds: a second request sent a moment later would find the first done.
+    With engine.batch_wait_ms the first waits for it, and they share steps."""
+    harness = EngineHarness(tmp_path, max_batch=4, batch_wait_ms=3000)
+    try:
+        harness.client.generate_wait(body_for("sd1", steps=2))  # resident
+        results = {}
+
+        def run(i):
+            results[i] = harness.client.generate_wait(body_for("sd1", steps=4, seed=i))
+
+        first = threading.Thread(target=run, args=(1,))
+        first.start()
+        time.sleep(0.3)
+        run(2)
+        first.join(60)
+        assert {i: "result" in r for i, r in results.items()} == {1: True, 2: True}
+        sizes = harness.client.health()["batching"]["calls_by_size"]
+        assert sum(n for size, n in sizes.items() if int(size) > 1) > 0, sizes
+    finally:
+        harness.close()
+
+
 def test_an_out_of_memory_batch_halves_and_every_request_still_gets_its_image(tmp_path):
     """The UNet's first layer refuses more than one request's rows (two, with CFG): every merged call runs out
     of memory, is halved to single requests, and each image is still the one it is alone."""

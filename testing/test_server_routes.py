@@ -94,7 +94,7 @@ def test_each_app_reaches_its_own_engine(apps):
             assert client.get("/health").json() == {"ok": True}  # no token: only the liveness answer
             health = client.get("/health", headers=headers).json()
             assert health["max_queue"] == 3 and health["device"] == "cpu"
-            assert client.get("/queue", headers=headers).json() == {"running": None, "pending": []}
+            assert client.get("/queue", headers=headers).json() == {"running": None, "sharing": [], "pending": []}
             assert client.get(f"/outputs/only_in_{i}.png", headers=headers).content == b"png"
             assert client.get(f"/outputs/only_in_{1 - i}.png", headers=headers).status_code == 404
             assert client.get("/v1/models", headers=headers).json()["object"] == "list"

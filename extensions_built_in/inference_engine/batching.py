@@ -108,7 +108,9 @@ class EngineBatching:
             return None
         self._group = group = BatchGroup(key, holder, plan, limit)
         group.join(req.id)
-        return group.batcher.member(req.id)
+        member = group.batcher.member(req.id)
+        self._admit()  # those already waiting (engine.batch_wait_ms) start with it rather than a step later
+        return member
 
     def _joins(self, group: BatchGroup, req) -> bool:
         from toolkit.models import step_batching
