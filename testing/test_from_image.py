@@ -469,3 +469,24 @@ def test_a_pixel_space_family_starts_from_the_image_itself(arch, inputs, tmp_pat
     inside = np.asarray(Image.open(mask)) == 255
     assert np.array_equal(painted[~inside], original[~inside])
     assert np.abs(painted[inside].astype(int) - original[inside]).mean() > 5
+
+
+def test_only_masked_on_the_demo_model_paints_the_square_in_a_larger_picture(shapes, tmp_path):
+    """builtin:shapes' picture at 192x128, its circle masked and repainted "only masked" at the model's 64x64: a
+    green square where the circle was, the input's size, blue everywhere else."""
+    m, folder, source, _ = shapes
+    big = Image.fromarray(source).resize((192, 128), Image.LANCZOS)
+    big.save(tmp_path / "big.png")
+    pixels = np.asarray(big)
+    red = _colour(pixels, "red")
+    ys, xs = np.nonzero(red)
+    mask = np.zeros(red.shape, np.uint8)
+    mask[max(0, ys.min() - 4) : ys.max() + 5, max(0, xs.min() - 4) : xs.max() + 5] = 255
+    Image.fromarray(mask).save(tmp_path / "mask.png")
+    kw = dict(init_image=str(tmp_path / "big.png"), mask=str(tmp_path / "mask.png"), inpaint_area="only_masked")
+    out = shapes_gen(m, folder, prompt="a green square on a blue background", seed=5, inpaint_padding=16, **kw)
+    inside = mask == 255
+    green = _colour(out, "green")
+    assert out.shape == (128, 192, 3) and _colour(out, "red").sum() == 0
+    assert (green & inside).sum() > 0.2 * inside.sum() and (green & ~inside).sum() == 0  # the square, in the box
+    assert (_colour(out, "blue") & ~inside).sum() >= 0.95 * (_colour(pixels, "blue") & ~inside).sum()
