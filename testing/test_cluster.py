@@ -172,6 +172,19 @@ def test_each_replica_batches_its_own_line(cluster):
     assert all(merged_calls(r) > before.get(r["id"], 0) for r in after), [r.get("batching") for r in after]
 
 
+def test_a_grid_through_the_cluster_runs_every_cell_on_one_replica(cluster):
+    body = body_for(A, steps=2) | {
+        "axes": [{"name": "seed", "values": [1, 2]}, {"name": "guidance_scale", "values": [3, 6]}]
+    }
+    frames = list(cluster.client.grid(body))
+    assert frames[-1].type == "end" and frames[-1].header["ok"], [f.header for f in frames[-3:]]
+    cells = {f.header["cell"] for f in frames if f.type == "result" and "cell" in f.header}
+    assert cells == {0, 1, 2, 3}
+    grid_id = frames[0].header["request_id"]
+    replayed = list(cluster.client.grid_frames(grid_id))  # reattached through the ingress: the replica that ran it
+    assert replayed[-1].type == "end" and replayed[-1].header["ok"]
+
+
 def test_a_stream_through_the_cluster_is_the_engines_stream(cluster):
     body = body_for(A, steps=4, seed=11)
     generate(cluster, A)  # A resident on its replica: both streams below reuse the holder

@@ -93,6 +93,31 @@ def create_ingress_app(cluster: Cluster, token: str) -> FastAPI:
             return bad_request(e.loc, str(e))
         return await relay(cluster, request, body, route, assets=assets, received=received)
 
+    @app.post("/grid")
+    async def grid(request: Request, detach: bool = Query(False)):
+        """A compare grid runs on one replica, chosen as a generation of its base model is: its cells then share
+        that replica's resident model (LoRAs swapped on it, cells batched on it)."""
+        body = await request.body()
+        parsed = _json(body)
+        model = parsed.get("model") if isinstance(parsed, dict) else None
+        try:
+            assets = await held_assets(cluster.assets, parsed)
+        except BadRequest as e:
+            return bad_request(e.loc, str(e))
+        return await relay(
+            cluster, request, body, {"generate": True, "model": model_key(model), "detached": detach}, assets=assets
+        )
+
+    app.add_api_route("/grid/jobs", relay_read(cluster), methods=["GET"])
+
+    @app.get("/grid/{grid_id}/frames")
+    async def grid_frames(grid_id: str, request: Request):
+        return await relay_to_owner(cluster, request, grid_id)
+
+    @app.post("/grid/{grid_id}/cancel")
+    async def grid_cancel(grid_id: str, request: Request):
+        return await relay_to_owner(cluster, request, grid_id)
+
     @app.get("/requests/{request_id}/frames")
     async def request_frames(request_id: str, request: Request):
         return await relay_to_owner(cluster, request, request_id)
