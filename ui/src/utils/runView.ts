@@ -149,7 +149,8 @@ export interface QueueRow {
 
 export interface QueueState {
   running: QueueRow | null;
-  /** the other runs sampling with it: requests on one model share steps (README "Requests sharing steps") */
+  /** the other runs sampling with it: requests on one model share steps
+   * (README "Requests sharing steps (`engine.max_batch`)") */
   sharing?: QueueRow[];
   pending: QueueRow[];
 }
