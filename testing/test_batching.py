@@ -211,6 +211,7 @@ def test_an_out_of_memory_batch_halves_and_every_request_still_gets_its_image(tm
     finally:
         handle.remove()
     assert batcher.halvings > 0 and set(batcher.sizes) == {1}
+    assert batcher.max_calls == 1 and batcher.halvings <= 2, "later rounds ran at the size that fit, not halved again"
     assert sorted(out) == [0, 1, 2]
     for i, image in out.items():
         assert psnr(image, alone[i]) >= MIN_PSNR_DB

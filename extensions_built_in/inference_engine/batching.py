@@ -124,12 +124,13 @@ class EngineBatching:
     # ------------------------------------------------------------------ joining and draining
     def _admit(self) -> None:
         """The head of the line joins the open group while it has the group's key and room (from any member's
-        step, and from the main thread while it waits for the group to empty)."""
+        step, and from the main thread while it waits for the group to empty). Room: the group's limit, or fewer
+        once a merged call ran out of memory (``StepBatcher.max_calls``)."""
         group = self._group
         if group is None or not self._admitting.acquire(blocking=False):
             return
         try:
-            while len(group.members) < group.limit:
+            while len(group.members) < min(group.limit, group.batcher.max_calls or group.limit):
                 req = self.queue.pop(0, accept=lambda r: self._joins(group, r))
                 if req is None:
                     return

@@ -95,6 +95,9 @@ class StepBatcher:
         self._busy = False
         self.sizes: collections.Counter = collections.Counter()
         self.halvings = 0
+        # Calls one merged call may carry: after a merged call runs out of memory, half of it, so later rounds
+        # do not run out of memory (and halve) again every step. None: no limit found.
+        self.max_calls: Optional[int] = None
 
     def member(self, name: str) -> Member:
         return Member(self, name)
@@ -249,7 +252,7 @@ def run_round(calls: list[_Call], batcher: StepBatcher) -> None:
     """Every call of the round gets its result or its own error: groups of calls that merge run as one call each,
     in arrival order. Nothing leaves a call unanswered (its thread would wait forever)."""
     try:
-        for group in _groups(calls):
+        for group in _groups(calls, batcher.max_calls):
             _run_group(group, batcher)
     except BaseException as e:
         for call in calls:
@@ -258,12 +261,13 @@ def run_round(calls: list[_Call], batcher: StepBatcher) -> None:
         raise
 
 
-def _groups(calls: list[_Call]) -> list[list[_Call]]:
-    """Calls to the same module whose arguments merge, first come first placed."""
+def _groups(calls: list[_Call], max_calls: Optional[int] = None) -> list[list[_Call]]:
+    """Calls to the same module whose arguments merge, first come first placed, at most ``max_calls`` a group."""
     groups: list[list[_Call]] = []
     for call in calls:
         for group in groups:
-            if group[0].forward == call.forward and _merges(group + [call]):
+            room = max_calls is None or len(group) < max_calls
+            if room and group[0].forward == call.forward and _merges(group + [call]):
                 group.append(call)
                 break
         else:
@@ -294,6 +298,7 @@ def _run_group(calls: list[_Call], batcher: StepBatcher) -> None:
             _free_after_oom()
             batcher.halvings += 1
             half = len(calls) // 2
+            batcher.max_calls = max(1, min(batcher.max_calls or half, half))
             _run_group(calls[:half], batcher)
             _run_group(calls[half:], batcher)
         else:  # a merge the model did not take: each call as it would run alone
