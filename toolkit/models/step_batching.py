@@ -150,7 +150,7 @@ def gathering(denoisers: list, others: list = ()):
     for module in denoisers:
         wrapped.append((module, "forward", _wrap(module, "forward", _gathered)))
     for module in others:
-        for name in ("encode", "decode", "forward"):
+        for name in ("encode", "decode", "forward", "clear_cache"):  # a cancelled request's clean-up too
             if callable(getattr(type(module), name, None)):
                 wrapped.append((module, name, _wrap(module, name, lambda inner: _locked(inner, one_at_a_time))))
     try:
