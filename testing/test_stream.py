@@ -202,3 +202,101 @@ def test_an_attaching_reader_gets_where_the_run_stands_then_live_frames_and_leav
     after = s.attach()  # a finished run: its replay ends with its end frame, and nobody is registered
     assert [f.type for chunk in s.take(after) for f in read_frames(chunk)][-1] == "end"
     assert s.drained_for(after) and s.drained
+
+
+# ------------------------------------------------------------------ the second mutation run (multi-reader stream)
+def test_a_second_finish_while_the_first_is_still_ending_sends_nothing():
+    """A cancel racing a failure: the engine's ``finish(False, "oom")`` is inside ``on_finish`` (not yet closed)
+    when the server's cancel calls ``finish`` too. The stream ends with the first caller's error alone."""
+    s = FrameStream("r")
+    calls, inside, second_done = [], threading.Event(), threading.Event()
+
+    def on_finish(ok, code):
+        calls.append((ok, code))
+        if len(calls) == 1:
+            inside.set()
+            assert second_done.wait(5)
+
+    s.on_finish = on_finish
+
+    def cancel():
+        assert inside.wait(5)
+        s.finish(False, "cancelled", "stop")
+        second_done.set()
+
+    other = threading.Thread(target=cancel)
+    other.start()
+    s.finish(False, "oom", "Out of memory")
+    other.join(5)
+    frames = decode(s)
+    assert [f.type for f in frames] == ["error", "end"]
+    assert frames[0].header["code"] == "oom" and calls == [(False, "oom")]
+
+
+def test_a_finish_called_from_on_finish_sends_nothing_either():
+    s = FrameStream("r")
+    calls = []
+
+    def on_finish(ok, code):
+        calls.append((ok, code))
+        s.finish(False, "internal", "again")  # e.g. a metrics hook that fails and reports it
+
+    s.on_finish = on_finish
+    s.finish(True)
+    assert [f.type for f in decode(s)] == ["end"] and calls == [(True, None)]
+
+
+def test_on_finish_gets_ok_and_the_code_sent_before_the_end_frame():
+    seen = []
+
+    def finished(stream, ok, error_code=None):
+        def on_finish(got_ok, got_code):  # two positional arguments: metrics.py's lambda ok, code
+            frames = [f.type for f in read_frames(b"".join(data for _, data in stream.main.frames))]
+            seen.append((got_ok, got_code, stream.closed, frames))
+
+        stream.on_finish = on_finish
+        stream.finish(ok, error_code, "msg")
+
+    finished(FrameStream("a"), True)
+    finished(FrameStream("b"), False, "oom")
+    finished(FrameStream("c"), False)  # no code given: counted as internal, like the error frame says
+    assert seen == [
+        (True, None, False, []),
+        (False, "oom", False, ["error"]),
+        (False, "internal", False, ["error"]),
+    ]
+
+
+def test_drained_for_is_false_until_the_stream_has_ended_and_the_reader_has_read_it():
+    s = FrameStream("r")
+    late = s.attach()
+    assert not s.drained_for(late) and not s.drained_for(None) and not s.drained  # open, nothing buffered
+    s.emit("status", stage="queued", message="m")
+    s.take(late)
+    assert not s.drained_for(late)
+    s.finish(True)
+    assert not s.drained_for(late) and not s.drained  # the end frame is still unread
+    s.take(late)
+    assert s.drained_for(late) and not s.drained  # each reader drains on its own
+    s.take()
+    assert s.drained and s.drained_for(None)
+
+
+def test_next_chunk_for_an_attached_reader_takes_its_frames_and_leaves_the_main_readers_alone():
+    """The main reader has a backlog the late reader never had: the late reader's chunks hold only its own
+    frames, it waits (and is woken from another thread) like the main one, and the main backlog stays."""
+
+    async def main():
+        s = FrameStream("r", asyncio.get_running_loop())
+        s.emit("progress", step=1, total=3, eta_s=0.0, it_s=1.0)
+        s.emit("progress", step=2, total=3, eta_s=0.0, it_s=1.0)
+        late = s.attach()
+        replay = read_frames(await s.next_chunk(1, reader=late))
+        assert [f.header["step"] for f in replay] == [2]  # the newest progress only
+        assert await s.next_chunk(0.05, reader=late) == b""  # nothing new for it, whatever the main one holds
+        threading.Timer(0.05, lambda: s.emit("progress", step=3, total=3, eta_s=0.0, it_s=1.0)).start()
+        chunk = await s.next_chunk(5, reader=late)
+        assert [f.header["step"] for f in read_frames(chunk)] == [3]
+        assert [f.header["step"] for f in read_frames(b"".join(s.take()))] == [1, 2, 3]
+
+    asyncio.run(main())
