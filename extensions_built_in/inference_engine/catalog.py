@@ -275,9 +275,9 @@ def _safetensors_under(root: str):
 
 def _describe(path: str, root: str, meta: dict) -> dict:
     folder = os.path.dirname(path)
-    job_config = _job_config(folder)
+    config = job_config(folder)
     stat = os.stat(path)
-    job = _job_name(job_config) or meta.get("ss_output_name")
+    job = _job_name(config) or meta.get("ss_output_name")
     step = _step(meta, path)
     preview = sample_preview(folder, step)
     return {
@@ -288,18 +288,19 @@ def _describe(path: str, root: str, meta: dict) -> dict:
         "mtime": stat.st_mtime,
         "job": job,
         "step": step,
-        "arch": _arch(job_config),
+        "arch": _arch(config),
         "base_model": meta.get("ss_base_model_version"),
         "title": title(path, meta, job),
         "tag": tag_name(path),
         "aliases": sorted({str(a) for a in (job, meta.get("ss_output_name")) if a}),
-        "trigger_words": trigger_words(meta, job_config),
+        "trigger_words": trigger_words(meta, config),
         "preview": preview,
         "preview_url": f"{FILES_URL_PREFIX}/{quote(os.path.abspath(preview), safe='')}" if preview else None,
     }
 
 
-def _job_config(folder: str) -> Optional[dict]:
+def job_config(folder: str) -> Optional[dict]:
+    """A training job folder's ``config.yaml`` (AI Toolkit writes it there), or None when absent or unreadable."""
     path = os.path.join(folder, "config.yaml")
     if not os.path.isfile(path):
         return None

@@ -15,6 +15,8 @@ import os
 import re
 from typing import Optional
 
+from extensions_built_in.inference_engine.catalog import job_config
+
 FLAGS = re.compile(r"\s--[a-z_]+(\s+\S+)?", re.IGNORECASE)
 MAX_PROMPTS = 32
 CHECKPOINT_KEYS = ("path", "name", "step", "tag", "bytes", "mtime", "preview_url", "hash")
@@ -39,25 +41,11 @@ def training_jobs(entries: list[dict]) -> list[dict]:
                 "newest": max(e.get("mtime") or 0 for e in saves),
                 "checkpoints": [{k: e.get(k) for k in CHECKPOINT_KEYS} for e in saves],
                 "trigger_words": saves[-1].get("trigger_words") or [],
-                "sample": sample_settings(read_config(folder)),
+                "sample": sample_settings(job_config(folder)),
             }
         )
     rows.sort(key=lambda r: -r["newest"])
     return rows
-
-
-def read_config(folder: str) -> Optional[dict]:
-    path = os.path.join(folder, "config.yaml")
-    if not os.path.isfile(path):
-        return None
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            config = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError):
-        return None
-    return config if isinstance(config, dict) else None
 
 
 def sample_settings(config: Optional[dict]) -> Optional[dict]:
