@@ -133,7 +133,7 @@ def test_a_component_moved_during_generation_is_moved_back(tmp_path, fails):
     model.parts = {"unet": unet, "vae": vae, "tokenizer": object()}
     model.pipeline = object()
 
-    def sample(pipeline, gen):
+    def sample(pipeline, gen, batch=None):
         unet.to("cpu")
         vae.to("meta")
         if fails:
