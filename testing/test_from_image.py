@@ -338,13 +338,13 @@ def test_bad_canvases_are_422s_naming_the_field(engine_server, sample, loc, says
     assert says is None or says in str(detail)
 
 
-def test_an_upscaler_model_is_refused_by_name_and_a_huge_canvas_too(engine_server, inputs):
+def test_an_upscaler_model_outside_the_model_folders_is_refused_by_name_and_a_huge_canvas_too(engine_server, inputs):
     import httpx
 
     asset = engine_server.client.upload_asset(str(inputs / "init.png"))
     headers = {"Authorization": f"Bearer {engine_server.TOKEN}"}
     for sample, loc in (
-        ({"upscale": {"factor": 2, "model": "4x-UltraSharp.pth"}}, ["sample", "upscale", "model"]),
+        ({"upscale": {"factor": 2, "model": "/nowhere/4x-UltraSharp.pth"}}, ["sample", "upscale", "model"]),
         ({"outpaint": {"left": 2048, "right": 2048}}, ["sample", "outpaint"]),
     ):
         r = httpx.post(

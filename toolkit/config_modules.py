@@ -194,6 +194,11 @@ class GenerateImageConfig:
     mask_blur: int = 4
     outpaint: Optional[dict] = None  # left, right, top, bottom: pixels the canvas grows by (the new area repainted)
     upscale: Optional[float] = None  # the factor the input is resized by before it is refined
+    # The upscaler model that resizes it (toolkit/models/upscalers.py; None: Lanczos), in tiles of this many input
+    # pixels, and the file it made at the request's size: what sampling starts from (the engine's scratch).
+    upscaler: Optional[str] = None
+    upscale_tile: int = 512
+    upscaled_input: Optional[str] = None
     # A1111's inpaint area: "whole" repaints at the picture's scale, "only_masked" the region around the mask
     # (its box plus this many pixels) at the request's size, pasted back (toolkit/models/masked_area.py).
     inpaint_area: str = "whole"

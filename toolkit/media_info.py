@@ -40,6 +40,8 @@ def parameters_text(config: dict) -> str:
             sample.get("strength") if sample.get("init_image") or sample.get("init_video") else None,
         ),
         ("Mask blur", sample.get("mask_blur") if sample.get("mask") else None),
+        ("Hires upscale", sample.get("upscale")),
+        ("Hires upscaler", os.path.basename(sample["upscaler"]) if sample.get("upscaler") else None),
         *_inpaint_area(sample),
         ("Init image", _quoted(image_note(sample.get("init_image")))),
         ("Init video", _quoted(image_note(sample.get("init_video")))),

@@ -77,7 +77,13 @@ class UpscaleBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     factor: float = Field(2.0, gt=1, le=4)
-    model: Optional[str] = Field(None, max_length=1024, description="an upscaler model file: not served yet (422)")
+    model: Optional[str] = Field(
+        None,
+        max_length=1024,
+        description="an ESRGAN-family upscaler file under the model folders (toolkit/models/upscalers.py); "
+        "none: Lanczos",
+    )
+    tile: int = Field(512, ge=0, le=4096, description="input pixels per tile for the upscaler (0: whole image)")
     strength: Optional[float] = Field(None, ge=0, le=1, description="the refine's strength (0.35)")
     steps: Optional[int] = Field(None, ge=1, le=500, description="the refine's steps (the request's)")
 

@@ -9,8 +9,10 @@ go to each request's :class:`FrameStream`, so nothing here waits on a client.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
+import tempfile
 import threading
 import time
 import traceback
@@ -41,9 +43,10 @@ from toolkit.device import is_oom, reset_vram_peak, set_vram_budget, vram_stats
 from toolkit.gc_heap import HeapSettler, collector_state, watch_collector
 from toolkit.memory_plan import PlanDoesNotFit
 from toolkit.models import prompt_cache as prompts
+from toolkit.models import upscalers
 from toolkit.models.attention import check_attention
 from toolkit.models.components.hub import DownloadRefused
-from toolkit.models.components.pool import ComponentPool, set_host_ram_budget
+from toolkit.models.components.pool import ComponentPool, active_pool, set_host_ram_budget
 from toolkit.models.lora import LoraMismatch
 from toolkit.models.registry import describe_all
 from toolkit.models.speed import wants_fp8
@@ -97,6 +100,7 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
         )
         if self.memory.active:
             self.memory.refresh()
+        self._scratch = os.path.join(tempfile.gettempdir(), f"aitk_engine_{os.getpid()}")  # upscaled start images
         self.latents = LatentSender()  # the main thread's; a batched request's thread has its own (_thread)
         self._thread = threading.local()  # the request this thread runs (status hooks report to it)
         self._init_batching()
@@ -348,7 +352,12 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
                 image=image.index + 1,
                 images=image.count,
             )
-        media = self._load_and_generate(req, started, group)
+        try:
+            media = self._load_and_generate(req, started, group)
+        finally:
+            if req.sample.upscaled_input:  # the upscaler's output: scratch, never an input the user gave
+                with contextlib.suppress(OSError):
+                    os.remove(req.sample.upscaled_input)
         self.memory.observe(req.plan, req.timings)  # a streamed step slower than planned: re-plan the next
         req.timings["sample_s"] = round(time.monotonic() - started - req.timings["load_s"], 4)
         self._on_status(req, "Saving", "saving")
@@ -362,7 +371,7 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
             return "cancelled", "Cancelled"
         if isinstance(error, LoadFailed):
             return "load_failed", str(error)
-        if isinstance(error, (LoraMismatch, DownloadRefused)):  # the request's LoRA or model, refused
+        if isinstance(error, (LoraMismatch, DownloadRefused, upscalers.UpscalerMismatch)):  # its files, refused
             return "bad_request", str(error)
         if isinstance(error, PlanDoesNotFit):
             return "too_large", str(error)
@@ -381,6 +390,7 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
         A request that joined a group samples on the group's holder and plan (its key says they are its own)."""
         if group is not None:
             req.plan, req.timings["load_s"] = group.plan, round(time.monotonic() - started, 4)
+            self._upscaled_start(req)
             return self._generate(group.holder, req, group.batcher.member(req.id))
         self.sources.prepare_load(req.model_class, req.model)  # download rules, before a plan reads hub files
         for attempt in (1, 2):
@@ -392,6 +402,7 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
                 # No local keeps the holder: a failed plan's holder (its 8-bit copies on the GPU) must be gone
                 # before the next plan loads.
                 holder = self._holder_for(req, plan, started)
+                self._upscaled_start(req)  # after the holder: a component this request uses, as its others are
                 return self._generate(holder, req, self._member_for(req, holder, plan))
             except Exception as e:
                 sharing = self._group is not None and self._group.others(req.id)  # others sample on this holder
@@ -410,6 +421,16 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
                     oom=where,
                     message=self.memory.replan_message(req.model_class.arch, plan, where),
                 )
+
+    def _upscaled_start(self, req: Request) -> None:
+        """An upscale that names an upscaler model: the start image through it, at the result's size, before the
+        refine samples (toolkit/models/upscalers.py); the network is a pool component like any other."""
+        gen = req.sample
+        if not gen.upscaler or gen.upscaled_input:
+            return
+        req.stream.emit("status", stage="loading", message=f"Upscaling with {os.path.basename(gen.upscaler)}")
+        with active_pool(self.pool):
+            upscalers.prepare_start(gen, self.device, self._scratch)
 
     def _holder_for(self, req: Request, plan, started: float):
         holder = self.resident.for_request(

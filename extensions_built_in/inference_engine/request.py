@@ -16,6 +16,9 @@ from extensions_built_in.inference_engine.stream import FrameStream
 from toolkit.config_modules import MAX_SEED, GenerateImageConfig, ModelConfig
 from toolkit.memory_quality import file_note
 
+# Sample fields that are where the engine put things for one run, not settings: never written into a file.
+SCRATCH_FIELDS = ("output_path", "output_folder", "gen_time", "upscaled_input")
+
 if TYPE_CHECKING:
     from toolkit.memory_plan import Plan
     from toolkit.step_clock import StepClock
@@ -50,7 +53,7 @@ class Request:
         fields = asdict(sample or self.sample)
         config = {
             "model": self.model.identity() | {"arch": self.model_class.arch},
-            "sample": {k: v for k, v in fields.items() if k not in ("output_path", "output_folder", "gen_time")},
+            "sample": {k: v for k, v in fields.items() if k not in SCRATCH_FIELDS},
             "stream": asdict(self.options),
         }
         if self.batch_count > 1:

@@ -20,7 +20,7 @@ from extensions_built_in.inference_engine.lora_library import HASHES, BadLoraTag
 from extensions_built_in.inference_engine.model_sources import ModelSources, SourceRefused
 from toolkit import samplers
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.models import from_image, from_video
+from toolkit.models import from_image, from_video, upscalers
 from toolkit.models.arch_tags import UnknownArchTag
 from toolkit.models.components.loading import check_qtype
 from toolkit.models.registry import UnknownArchError, get_model_class
@@ -101,6 +101,8 @@ class RequestChecks:
         if merged.get("init_video") and (problem := from_video.check(merged["init_video"])):
             raise BadRequest(("body", "sample", "init_video"), problem)
         self.set_canvas(merged)
+        if merged.get("upscaler"):
+            merged["upscaler"] = self.resolve_upscaler(merged["upscaler"], ("body", "sample", "upscale", "model"))
         try:
             gen = GenerateImageConfig(**merged)
         except (TypeError, ValueError) as e:
@@ -170,12 +172,6 @@ class RequestChecks:
             raise BadRequest(
                 ("body", "sample", field), f"{field} needs the image it starts from: set sample.init_image"
             )
-        if upscale and upscale.get("model"):
-            raise BadRequest(
-                ("body", "sample", "upscale", "model"),
-                "upscaler models are not served yet (spandrel, which loads them, needs torchvision, which the engine "
-                "does not install): leave upscale.model out to resize with Lanczos, then refine",
-            )
         factor = upscale["factor"] if upscale else None
         width, height = from_image.canvas_size(sample["init_image"], outpaint, factor)
         if max(width, height) > MAX_CANVAS or min(width, height) < MIN_CANVAS:
@@ -188,7 +184,12 @@ class RequestChecks:
             sample.update(
                 {
                     k: v
-                    for k, v in (("strength", upscale.get("strength")), ("num_inference_steps", upscale.get("steps")))
+                    for k, v in (
+                        ("strength", upscale.get("strength")),
+                        ("num_inference_steps", upscale.get("steps")),
+                        ("upscaler", upscale.get("model")),
+                        ("upscale_tile", upscale.get("tile")),
+                    )
                     if v is not None
                 }
             )
@@ -213,6 +214,17 @@ class RequestChecks:
             raise BadRequest(loc, f"{path!r} is outside the engine's LoRA folders ({', '.join(self.lora_roots)})")
         if not real.endswith(".safetensors") or not os.path.isfile(real):
             raise BadRequest(loc, f"{path!r} is not a .safetensors LoRA file")
+        return real
+
+    def resolve_upscaler(self, path: str, loc: tuple) -> str:
+        """An upscaler file from the engine's model folders only (model_sources.py), checked as a LoRA file is:
+        the real path, links resolved, inside a root, with a weights file's extension."""
+        real = _request_path(os.path.expanduser(path), loc)
+        roots = [os.path.abspath(r) for r in self.sources.roots]
+        if not any(is_inside(real, root) for root in roots):
+            raise BadRequest(loc, f"{path!r} is outside the engine's model folders ({', '.join(roots)})")
+        if not real.endswith(upscalers.EXTENSIONS) or not os.path.isfile(real):
+            raise BadRequest(loc, f"{path!r} is not an upscaler file ({', '.join(upscalers.EXTENSIONS)})")
         return real
 
     def prompt_loras(self, prompt: str, model_config: ModelConfig) -> str:

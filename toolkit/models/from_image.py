@@ -121,7 +121,7 @@ def start_images(gen, whole: bool = False) -> tuple:
     if whole and not gen.init_image:
         return Image.new("RGB", size, (127, 127, 127)), Image.new("L", size, 255)
     if whole and not (gen.mask or gen.outpaint):
-        return rgb_image(gen.init_image, size), Image.new("L", size, 255)
+        return rgb_image(start_path(gen), size), Image.new("L", size, 255)
     if gen.outpaint:
         init, mask = outpainted(gen.init_image, gen.outpaint, size, gen.mask_blur)
         if gen.mask:
@@ -129,7 +129,13 @@ def start_images(gen, whole: bool = False) -> tuple:
 
             mask = ImageChops.lighter(mask, mask_image(gen.mask, size, gen.mask_blur))
         return init, mask
-    return rgb_image(gen.init_image, size), (mask_image(gen.mask, size, gen.mask_blur) if gen.mask else None)
+    return rgb_image(start_path(gen), size), (mask_image(gen.mask, size, gen.mask_blur) if gen.mask else None)
+
+
+def start_path(gen) -> str:
+    """The image sampling starts from: an upscaler model's output at the request's size where the request names
+    one (toolkit/models/upscalers.py ``prepare_start``), else the user's image (resized with Lanczos)."""
+    return gen.upscaled_input or gen.init_image
 
 
 def only_masked(gen) -> bool:

@@ -66,7 +66,7 @@ class TaskPipelines:
         import numpy as np
 
         vae = self.parts.get("vae")
-        image = from_image.rgb_image(gen.init_image, (gen.width, gen.height))
+        image = from_image.rgb_image(from_image.start_path(gen), (gen.width, gen.height))
         return GeneratedMedia("image", image=np.asarray(image) if vae is None else from_image.round_trip(vae, image))
 
     def start_latents(self, image, raw: bool):

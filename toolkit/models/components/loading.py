@@ -385,7 +385,7 @@ def content_digest(src: ResolvedSource) -> str:
     h = hashlib.sha1()
     for path in files:
         h.update(os.path.basename(path).encode())
-        h.update(_file_digest(path).encode())
+        h.update(file_digest(path).encode())
     return h.hexdigest()
 
 
@@ -395,7 +395,7 @@ def _weight_files(src: ResolvedSource) -> list[str]:
     return [p for p in folder_files(src.folder, src.variant) if p.endswith((".safetensors", ".bin"))]
 
 
-def _file_digest(path: str) -> str:
+def file_digest(path: str) -> str:
     import hashlib
 
     real = os.path.realpath(path)
