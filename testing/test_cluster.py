@@ -149,7 +149,7 @@ def merged_calls(replica: dict) -> int:
 
 
 def test_each_replica_batches_its_own_line(cluster):
-    """The example leaves engine.max_batch at its default (on): requests for two models at once, each model's
+    """The example turns batching on (engine.max_batch: 0): requests for two models at once, each model's
     line on the replica that holds it, and each replica merges its own requests' denoiser calls."""
     for arch in (A, B):
         generate(cluster, arch)  # each model resident somewhere, so routing keeps its line there

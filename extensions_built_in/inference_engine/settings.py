@@ -54,9 +54,10 @@ class EngineSettings:
     attention: str = _setting("auto", str)
     freeze_heap: bool = _setting(True, bool)
     prompt_cache: int = _setting(16, int)
-    # Requests sharing denoiser steps (batching.py): how many at once (0: what the memory plan fits; 1: off), and
-    # how long a lone request waits for company (0: never slower alone).
-    max_batch: int = _setting(0, int)
+    # Requests sharing denoiser steps (batching.py): how many at once (0: what the memory plan fits; 1: off, the
+    # default until docs/BENCHMARKS.md "Batching" measures it on a GPU), and how long a lone request waits for
+    # company (0: never slower alone).
+    max_batch: int = _setting(1, int)
     batch_wait_ms: float = _setting(0.0, float)
     # Uploads (assets.py).
     assets_max_gb: float = _setting(2.0, float)

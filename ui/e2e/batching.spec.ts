@@ -1,5 +1,5 @@
 /**
- * Requests on one model share steps (the engine's default, `engine.max_batch: 0`): runs sent while one runs join
+ * Requests on one model share steps (`engine.max_batch: 0`): runs sent while one runs join
  * it instead of waiting, the queue panel lists them as sharing, one of them is cancelled from there, and the
  * others finish with their own files. Its own engine job, started through the jobs API as the UI starts jobs.
  */
@@ -24,7 +24,7 @@ function resultsOf(requestId: string): string[] {
 }
 
 test.beforeAll(async ({ browser, request }) => {
-  const config = { job: 'extension', config: { name: NAME, process: [{ type: 'InferenceEngine', device: 'auto', engine: { warm_up: false } }] } };
+  const config = { job: 'extension', config: { name: NAME, process: [{ type: 'InferenceEngine', device: 'auto', engine: { warm_up: false, max_batch: 0 } }] } };
   jobId = await startEngineJob(request, NAME, config);
   page = await browser.newPage();
   await page.addInitScript((token) => localStorage.setItem('AI_TOOLKIT_AUTH', token), TOKEN);
