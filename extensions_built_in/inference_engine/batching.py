@@ -136,7 +136,10 @@ class EngineBatching:
                     return
                 group.join(req.id)
                 self._announce_positions()
-                thread = threading.Thread(target=self._execute, args=(req, group), name=f"batch-{req.id[:8]}")
+                # A daemon: an engine stopping (Ctrl+C) cancels its requests and never waits on a thread to exit.
+                thread = threading.Thread(
+                    target=self._execute, args=(req, group), name=f"batch-{req.id[:8]}", daemon=True
+                )
                 self._threads.append(thread)
                 thread.start()
         finally:
