@@ -548,3 +548,37 @@ def test_host_ram_for_offloaded_weights_leaves_a_reserve(monkeypatch):
     assert pool_module.host_available_bytes(5 * GB) == 20 * GB - int(6.4 * GB) + 5 * GB  # a tenth of 64 GiB
     memory.update(total=16 * GB, available=3 * GB)
     assert pool_module.host_available_bytes(5 * GB) == 5 * GB  # under the 4 GiB floor: only its own copies
+
+
+# ------------------------------------------------------------------ the second mutation run
+def test_host_buffers_are_kept_when_exactly_a_quarter_of_their_bytes_went_stale():
+    """"More than a quarter": at exactly STALE_SHARE of the old bytes the matching buffers are still reused."""
+    from toolkit.models.pinned import STALE_SHARE
+
+    assert STALE_SHARE == 0.25
+    made = []
+
+    def allocate(tensors):
+        made.append([tuple(t.shape) for t in tensors])
+        return [torch.empty_like(t) for t in tensors]
+
+    parts = {name: torch.zeros(10) for name in "abcd"}  # 40 bytes each: "d" reshaped is 40 of 160 stale
+    first = host_buffers(parts, None, allocate)
+    again = host_buffers({**parts, "d": torch.zeros(5)}, first, allocate)
+    assert all(again[name] is first[name] for name in "abc") and made[-1] == [(5,)]
+
+
+def test_an_evicted_module_drops_its_host_copies_and_its_send_back_hook():
+    """Offloading (toolkit/models/offload.py) leaves pinned host copies and a forward pre-hook on a module;
+    dropping it from the pool takes both off, or the copies stay allocated and the hook keeps the chain's
+    previous model alive."""
+    from toolkit.models.offload import PINNED_ATTR, SENDS_BACK_ATTR
+
+    pool = ComponentPool()
+    module = pool.get_or_load(key("m"), lambda: torch.nn.Linear(2, 2))
+    handle = module.register_forward_pre_hook(lambda m, args: None)
+    module.__dict__[SENDS_BACK_ATTR] = handle
+    module.__dict__[PINNED_ATTR] = {"weight": torch.zeros(2, 2)}
+    assert pool.evict([key("m")]) == [key("m")]
+    assert PINNED_ATTR not in module.__dict__ and SENDS_BACK_ATTR not in module.__dict__
+    assert handle.id not in module._forward_pre_hooks
