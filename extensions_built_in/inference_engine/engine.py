@@ -401,9 +401,7 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
             try:
                 # No local keeps the holder: a failed plan's holder (its 8-bit copies on the GPU) must be gone
                 # before the next plan loads.
-                holder = self._holder_for(req, plan, started)
-                self._upscaled_start(req)  # after the holder: a component this request uses, as its others are
-                return self._generate(holder, req, self._member_for(req, holder, plan))
+                return self._generate_on(self._holder_for(req, plan, started), req, plan)
             except Exception as e:
                 sharing = self._group is not None and self._group.others(req.id)  # others sample on this holder
                 if attempt == 2 or plan is None or not is_oom(e) or sharing:
@@ -421,6 +419,12 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
                     oom=where,
                     message=self.memory.replan_message(req.model_class.arch, plan, where),
                 )
+
+    def _generate_on(self, holder, req: Request, plan):
+        """The upscaler's pass after the holder (a component this request uses, as its others are), then sampling,
+        alone or sharing steps."""
+        self._upscaled_start(req)
+        return self._generate(holder, req, self._member_for(req, holder, plan))
 
     def _upscaled_start(self, req: Request) -> None:
         """An upscale that names an upscaler model: the start image through it, at the result's size, before the
