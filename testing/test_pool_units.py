@@ -552,7 +552,7 @@ def test_host_ram_for_offloaded_weights_leaves_a_reserve(monkeypatch):
 
 # ------------------------------------------------------------------ the second mutation run
 def test_host_buffers_are_kept_when_exactly_a_quarter_of_their_bytes_went_stale():
-    """"More than a quarter": at exactly STALE_SHARE of the old bytes the matching buffers are still reused."""
+    """At exactly STALE_SHARE of the old bytes ("more than a quarter" renews them) the buffers are still reused."""
     from toolkit.models.pinned import STALE_SHARE
 
     assert STALE_SHARE == 0.25
