@@ -46,8 +46,9 @@ class FrameStream:
         self._loop = loop
         self.main: Optional[Reader] = Reader(loop)
         self._readers: list[Reader] = [self.main]
-        self._kept: list = []  # (order, type, bytes): what an attaching reader is sent first
-        self._order = 0
+        # (type, bytes): what an attaching reader is sent first, in the order they were emitted (a kind kept only
+        # at its newest leaves its place and is appended again)
+        self._kept: list = []
         self.closed = False  # an ``end`` frame was emitted; nothing follows it
         self.dropped_latents = 0
         self.last_emit = time.monotonic()
@@ -99,10 +100,9 @@ class FrameStream:
                         break
             reader.frames.append((type, data))
         if type in KEPT_LATEST:
-            self._kept = [k for k in self._kept if k[1] != type]
+            self._kept = [k for k in self._kept if k[0] != type]
         if type in KEPT_LATEST or type in KEPT_ALL:
-            self._kept.append((self._order, type, data))
-        self._order += 1
+            self._kept.append((type, data))
         self.last_emit = time.monotonic()
 
     def finish(self, ok: bool, error_code: Optional[str] = None, message: str = "") -> None:
@@ -135,7 +135,7 @@ class FrameStream:
         """A new reader: the run as it stands, then everything from now on."""
         reader = Reader(self._loop)
         with self._lock:
-            reader.frames.extend((type, data) for _, type, data in sorted(self._kept, key=lambda k: k[0]))
+            reader.frames.extend(self._kept)
             if not self.closed:
                 self._readers.append(reader)
         return reader
