@@ -6,7 +6,7 @@
  * running request (found in `GET /queue`), and leaving never cancels anything: Cancel does.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { apiFetch, apiJson, errorMessage } from '@/utils/api';
+import { apiFetch, apiJson, responseError } from '@/utils/api';
 import { type Latent, FrameParser, latentOf } from '@/utils/engineStream';
 import {
   EMPTY_QUEUE, FINISHED, IDLE, type QueueState, type RunView, applyFrame, endedWithoutEnd, nextToWatch,
@@ -16,15 +16,6 @@ export type { Phase, ResultInfo, RunView } from '@/utils/runView';
 
 const RENDER_EVERY_MS = 50;
 const QUEUE_POLL_MS = { active: 1000, idle: 5000 };
-
-async function failure(res: Response): Promise<string> {
-  const text = await res.text();
-  try {
-    return errorMessage(JSON.parse(text)) || `HTTP ${res.status}`;
-  } catch {
-    return text || `HTTP ${res.status}`;
-  }
-}
 
 export function useGeneration(jobId: string | null, online: boolean, onResult?: () => void) {
   const [view, setView] = useState<RunView>(IDLE);
@@ -62,7 +53,7 @@ export function useGeneration(jobId: string | null, online: boolean, onResult?: 
       flush(true);
       try {
         const res = await apiFetch(`/api/inference/requests/${id}/frames?${q}`, { signal: mine.abort.signal });
-        if (!res.ok || !res.body) throw new Error(await failure(res));
+        if (!res.ok || !res.body) throw new Error(await responseError(res));
         const reader = res.body.getReader();
         const parser = new FrameParser();
         for (;;) {
@@ -156,7 +147,7 @@ export function useGeneration(jobId: string | null, online: boolean, onResult?: 
         body: JSON.stringify(body),
       });
       if (!res.ok) {
-        const message = await failure(res);
+        const message = await responseError(res);
         if (idle) {
           live.current = { ...IDLE };
           flush(true);
@@ -191,7 +182,7 @@ export function useGeneration(jobId: string | null, online: boolean, onResult?: 
       }).catch((e: Error) => e);
       void refreshQueue.current();
       if (res instanceof Error) return res.message;
-      return res.ok ? null : failure(res);
+      return res.ok ? null : responseError(res);
     },
     [jobId, q],
   );

@@ -7,21 +7,12 @@
  * cancels it. Cancel asks the engine to cancel the grid's cells; the stream then ends with the cells made so far.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { apiFetch, errorMessage } from '@/utils/api';
+import { apiFetch, responseError } from '@/utils/api';
 import { FrameParser } from '@/utils/engineStream';
 import { EMPTY_GRID, type GridState, gridReduce } from '@/utils/gridRun';
 
 const RENDER_EVERY_MS = 100;
 const storageKey = (jobId: string) => `aitk-grid:${jobId}`;
-
-async function failure(res: Response): Promise<string> {
-  const text = await res.text();
-  try {
-    return errorMessage(JSON.parse(text)) || `HTTP ${res.status}`;
-  } catch {
-    return text || `HTTP ${res.status}`;
-  }
-}
 
 export function useGrid(jobId: string | null, online: boolean, onDone?: () => void) {
   const [grid, setGrid] = useState<GridState>(EMPTY_GRID);
@@ -58,7 +49,7 @@ export function useGrid(jobId: string | null, online: boolean, onDone?: () => vo
       try {
         const res = await apiFetch(`/api/inference/grid/${id}/frames?${q}`, { signal: mine.signal });
         if (res.status === 404 && jobId) localStorage.removeItem(storageKey(jobId)); // gone with its engine
-        if (!res.ok || !res.body) throw new Error(res.status === 404 ? '' : await failure(res));
+        if (!res.ok || !res.body) throw new Error(res.status === 404 ? '' : await responseError(res));
         const reader = res.body.getReader();
         const parser = new FrameParser();
         for (;;) {
@@ -100,7 +91,7 @@ export function useGrid(jobId: string | null, online: boolean, onDone?: () => vo
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(body),
         });
-        if (!res.ok) throw new Error(await failure(res));
+        if (!res.ok) throw new Error(await responseError(res));
         const { grid_id: id } = (await res.json()) as { grid_id: string };
         if (jobId) localStorage.setItem(storageKey(jobId), id);
         await follow(id);

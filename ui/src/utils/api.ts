@@ -66,6 +66,16 @@ export function errorMessage(body: unknown): string {
   return '';
 }
 
+/** A failed response's message as one line: its JSON's (errorMessage), else its text, else the status. */
+export async function responseError(res: Response): Promise<string> {
+  const text = await res.text();
+  try {
+    return errorMessage(JSON.parse(text)) || `HTTP ${res.status}`;
+  } catch {
+    return text || `HTTP ${res.status}`;
+  }
+}
+
 export const postJson = (body: unknown): RequestInit => ({
   method: 'POST',
   headers: { 'content-type': 'application/json' },
