@@ -25,6 +25,7 @@ ROUTES = {
         ("GET", "/models"),
         ("GET", "/loras"),
         ("GET", "/checkpoints"),
+        ("GET", "/upscalers"),
     },
     "generation_api": {
         ("POST", "/generate"),

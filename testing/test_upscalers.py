@@ -132,6 +132,19 @@ def test_the_engine_upscales_with_the_model_then_refines_and_names_it_in_the_fil
     )
 
 
+def test_the_upscalers_under_the_model_folders_are_listed_and_nothing_else(engine_server, files, tmp_path):
+    import shutil
+
+    root = os.path.dirname(os.path.dirname(files["x4"]))
+    for folder, name in (("ESRGAN", "in_its_place.pth"), ("elsewhere", "out_of_place.pth")):
+        os.makedirs(os.path.join(root, folder), exist_ok=True)
+        shutil.copy(files["x4_pth"], os.path.join(root, folder, name))
+    listed = {e["name"] for e in engine_server.client.http.get("/upscalers").json()["upscalers"]}
+    assert {"tiny_x4.safetensors", "tiny_x2.safetensors", "tiny_x4.pth", "in_its_place.pth"} <= listed
+    assert "out_of_place.pth" not in listed, "a .pth outside an upscaler folder is not opened to list it"
+    assert not any(name.endswith(".safetensors") and "lora" in name for name in listed)
+
+
 @pytest.mark.parametrize(
     "model, status, says",
     [

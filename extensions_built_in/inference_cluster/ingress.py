@@ -168,7 +168,7 @@ def create_ingress_app(cluster: Cluster, token: str) -> FastAPI:
     async def openai_other(rest: str, request: Request):
         return await relay(cluster, request, await request.body(), {})
 
-    for path in ("/models", "/loras", "/checkpoints", "/openapi.json"):
+    for path in ("/models", "/loras", "/checkpoints", "/upscalers", "/openapi.json"):
         app.add_api_route(path, relay_read(cluster), methods=["GET"])
     return app
 

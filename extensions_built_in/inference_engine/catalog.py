@@ -101,6 +101,31 @@ def list_checkpoints(roots: list[str], device: str = "cpu", outputs: Optional[li
     return sorted(found, key=lambda e: e["path"])[:MAX_FILES]
 
 
+# Where A1111 and ComfyUI keep upscaler files: a .pth there is listed by its place (a pickle is never opened
+# to list it); a .safetensors anywhere under the roots is listed when its keys are an RRDBNet's.
+UPSCALER_FOLDERS = {"esrgan", "realesrgan", "upscale_models", "upscalers"}
+UPSCALER_KEYS = ("conv_first.weight", "model.0.weight", "params_ema.conv_first.weight")
+
+
+def list_upscalers(roots: list[str]) -> list[dict]:
+    """Upscaler files (toolkit/models/upscalers.py) under the model roots, for ``upscale.model``."""
+    from toolkit.models.upscalers import EXTENSIONS
+
+    found, seen = [], set()
+    for root in roots:
+        for folder, names in _walk(root):
+            in_place = os.path.basename(folder).lower() in UPSCALER_FOLDERS
+            for name in names:
+                path = os.path.join(folder, name)
+                if not name.endswith(EXTENSIONS) or os.path.realpath(path) in seen:
+                    continue
+                keys = _cached_header(path) if name.endswith(".safetensors") else None
+                if (keys is not None and any(k in keys for k in UPSCALER_KEYS)) or (keys is None and in_place):
+                    seen.add(os.path.realpath(path))
+                    found.append({"name": name, "path": path, "bytes": os.path.getsize(path)})
+    return sorted(found, key=lambda e: e["name"].lower())
+
+
 def engine_dtype(device: str, arch: Optional[str]) -> str:
     """The dtype a checkpoint runs in on this engine: float32 on a CPU (which computes half precision in float32
     anyway, ``BaseModel._resolve_dtype``: a form asking float16 there only reloads the model); on a GPU float16

@@ -8,7 +8,13 @@ import asyncio
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from extensions_built_in.inference_engine.catalog import clear_header_cache, engine_dtype, hub_models, list_checkpoints
+from extensions_built_in.inference_engine.catalog import (
+    clear_header_cache,
+    engine_dtype,
+    hub_models,
+    list_checkpoints,
+    list_upscalers,
+)
 from extensions_built_in.inference_engine.http_common import EngineDep, has_token
 
 router = APIRouter()
@@ -42,6 +48,12 @@ async def loras(engine: EngineDep):
     (catalog.py, lora_library.py)."""
     library = engine.checks.loras
     return {"roots": library.roots, "loras": await asyncio.to_thread(library.entries)}
+
+
+@router.get("/upscalers")
+async def upscalers(engine: EngineDep):
+    """Upscaler files under the model roots (``sample.upscale.model``; catalog.py ``list_upscalers``)."""
+    return {"roots": engine.model_roots, "upscalers": await asyncio.to_thread(list_upscalers, engine.model_roots)}
 
 
 @router.get("/checkpoints")
