@@ -22,7 +22,9 @@ import threading
 import time
 from typing import Optional
 
-AUTO_MAX = 8  # requests: past this a step is compute-bound on every card measured (docs/BENCHMARKS.md "Batching")
+# Requests ``max_batch: 0`` admits at most, whatever the plan's spare memory holds: a cap until docs/BENCHMARKS.md
+# "Batching" measures where a step stops gaining from more.
+AUTO_MAX = 8
 
 
 class BatchGroup:
