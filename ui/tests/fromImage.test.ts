@@ -122,6 +122,9 @@ describe('Upscale ×2 and Use as input on a result', () => {
     expect(['mask', 'strength', 'width', 'height'].filter((k) => k in b.sample)).toEqual([]);
     expect(upscaleBody(entry({ meta: { seed: 1 } }))).toBeNull();
     expect(upscaleBody(entry(), 3)!.sample.upscale).toEqual({ factor: 3 });
+    // an upscaler file chosen on the gallery (GET /upscalers) resizes it first; none is Lanczos
+    expect(upscaleBody(entry(), 2, '/m/ESRGAN/4x.pth')!.sample.upscale).toEqual({ factor: 2, model: '/m/ESRGAN/4x.pth' });
+    expect(upscaleBody(entry(), 2, '')!.sample.upscale).toEqual({ factor: 2 });
   });
 
   it('takes a result as the start image by its path, with its size', () => {

@@ -105,6 +105,13 @@ export interface EngineHealth {
   max_queue?: number;
 }
 
+/** An upscaler file under the engine's model roots (GET /upscalers), for an upscale's `model`. */
+export interface UpscalerFile {
+  name: string;
+  path: string;
+  bytes: number;
+}
+
 export interface OutputEntry {
   name: string;
   path: string;

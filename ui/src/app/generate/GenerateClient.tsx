@@ -17,7 +17,7 @@ import { useGeneration } from '@/hooks/useGeneration';
 import { usePoll } from '@/hooks/usePoll';
 import { apiJson } from '@/utils/api';
 import { pickEngine } from '@/utils/pickEngine';
-import type { ArchInfo, OutputEntry } from '@/utils/types';
+import type { ArchInfo, OutputEntry, UpscalerFile } from '@/utils/types';
 
 type GenerateBody = NonNullable<ReturnType<GenerateFormState['body']>> | NonNullable<ReturnType<typeof upscaleBody>>;
 
@@ -29,6 +29,9 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
 
   const models = usePoll(() => apiJson<ArchInfo[]>(`/api/inference/models?${q}`), 30000, online);
   const archs = useMemo(() => models.data ?? [], [models.data]);
+  // the upscaler files "Upscale ×2" may resize with (GET /upscalers); '' is Lanczos
+  const upscalerFiles = usePoll(() => apiJson<{ upscalers: UpscalerFile[] }>(`/api/inference/upscalers?${q}`), 60000, online);
+  const [upscaler, setUpscaler] = useState('');
 
   // the form (its state, memory, defaults and restoring) lives in components/generate; see useGenerateForm
   const form = useGenerateForm(archs, engines.health?.device);
@@ -66,7 +69,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
     return isImageResult(entry) && tasksOf(family).includes('img2img') && upscaleBody(entry) !== null;
   };
   const upscale = (entry: OutputEntry) => {
-    const body = upscaleBody(entry);
+    const body = upscaleBody(entry, undefined, upscaler);
     if (body) generate(body);
   };
 
@@ -97,7 +100,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
         )
       }
       queue={<QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} onMove={gen.moveRun} onCancelAll={gen.cancelAll} view={gen.view} latent={gen.latent} />}
-      results={<Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} onUseAsInput={useAsInput} canUpscale={canUpscale} onUpscale={upscale} />}
+      results={<Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} onUseAsInput={useAsInput} canUpscale={canUpscale} onUpscale={upscale} upscalers={upscalerFiles.data?.upscalers} upscaler={upscaler} onUpscaler={setUpscaler} />}
     />
   );
 }

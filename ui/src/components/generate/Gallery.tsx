@@ -12,7 +12,7 @@ import Viewer from './Viewer';
 import { useOutputs } from '@/hooks/useOutputs';
 import { OUTPUT_DRAG_TYPE, dragPayload } from '@/utils/outputDrag';
 import { type OutputSort, captionParts, sampleOf } from '@/utils/outputs';
-import type { OutputEntry } from '@/utils/types';
+import type { OutputEntry, UpscalerFile } from '@/utils/types';
 import { isImageResult } from './fromImage';
 
 const SORT_LABELS: Record<OutputSort, string> = {
@@ -34,6 +34,10 @@ interface Props {
   /** queue the result upscaled ×2 by its own family and settings, where that family can */
   canUpscale?: (entry: OutputEntry) => boolean;
   onUpscale?: (entry: OutputEntry) => void;
+  /** the upscaler files an upscale may resize with, the one chosen ('' : Lanczos), and choosing one */
+  upscalers?: UpscalerFile[];
+  upscaler?: string;
+  onUpscaler?: (path: string) => void;
 }
 
 /** "Use as input" and "Upscale ×2" on an image result (where the form's and the result's families can). */
@@ -101,7 +105,8 @@ function parseFilter(value: string): { arch: string | null; model: string | null
   return { arch, model };
 }
 
-export default function Gallery({ jobId, online, version, onReuse, onUseAsInput, canUpscale, onUpscale }: Props) {
+export default function Gallery(props: Props) {
+  const { jobId, online, version, onReuse, onUseAsInput, canUpscale, onUpscale, upscalers, upscaler, onUpscaler } = props;
   const outputs = useOutputs(jobId, online, version);
   const [open, setOpen] = useState<number | null>(null);
   const [search, setSearch] = useState('');
@@ -179,6 +184,23 @@ export default function Gallery({ jobId, online, version, onReuse, onUseAsInput,
         <h2 className="text-sm font-semibold">
           Results (<span data-testid="gallery-total">{outputs.total}</span>)
         </h2>
+        {onUpscale && onUpscaler && upscalers && upscalers.length > 0 && (
+          <select
+            className="input w-auto"
+            aria-label="Upscaler for Upscale ×2"
+            title="What Upscale ×2 resizes with before it refines"
+            value={upscaler ?? ''}
+            onChange={(e) => onUpscaler(e.target.value)}
+            data-testid="gallery-upscaler"
+          >
+            <option value="">Upscale with Lanczos</option>
+            {upscalers.map((u) => (
+              <option key={u.path} value={u.path}>
+                Upscale with {u.name}
+              </option>
+            ))}
+          </select>
+        )}
         <input
           type="search"
           className="input w-full sm:w-56"

@@ -141,7 +141,7 @@ const SAMPLE_KEYS = ['prompt', 'negative_prompt', 'guidance_scale', 'num_inferen
  * with the result itself as init_image; the engine sizes the new one from the file (set_canvas). Null when the
  * sidecar says too little to ask again.
  */
-export function upscaleBody(entry: Pick<OutputEntry, 'path' | 'name' | 'meta'>, factor = UPSCALE_FACTOR) {
+export function upscaleBody(entry: Pick<OutputEntry, 'path' | 'name' | 'meta'>, factor = UPSCALE_FACTOR, upscaler = '') {
   const cfg = entry.meta?.config;
   const m = cfg?.model as Record<string, unknown> | undefined;
   const s = cfg?.sample;
@@ -161,7 +161,8 @@ export function upscaleBody(entry: Pick<OutputEntry, 'path' | 'name' | 'meta'>, 
   const ext = /\.(png|jpe?g|webp)$/i.exec(entry.name)?.[1]?.toLowerCase();
   if (ext) sample.output_ext = ext === 'jpeg' ? 'jpg' : ext;
   sample.init_image = entry.path;
-  sample.upscale = { factor };
+  // an upscaler file (GET /upscalers) resizes it before the refine; none: Lanczos
+  sample.upscale = upscaler ? { factor, model: upscaler } : { factor };
   return { model, sample, stream: { latents: 'x0' as const, every_n_steps: 1, max_frames: 0 } };
 }
 
