@@ -8,7 +8,7 @@ import { type Page, expect, test } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { E2E_DIR, TOKEN, authHeaders, galleryTotal, startEngineJob, stopEngineJob } from './helpers';
+import { E2E_DIR, TOKEN, authHeaders, galleryTotal, startEngineJob, stopAllEngines, stopEngineJob } from './helpers';
 import type { OutputEntry } from '../src/utils/types';
 
 test.describe.configure({ mode: 'serial' });
@@ -22,6 +22,7 @@ let page: Page;
 let modelsBefore = '';
 
 test.beforeAll(async ({ browser, request }) => {
+  await stopAllEngines(request); // one job runs on a GPU at a time: another spec's engine would keep this one queued
   mkdirSync(MODELS, { recursive: true });
   // the test suite's own RRDBNet file, written out from BasicSR's key list (testing/test_upscalers.py)
   const write = 'import sys; from safetensors.torch import save_file; from testing.test_upscalers import basicsr_layout; save_file(basicsr_layout(), sys.argv[1])';
