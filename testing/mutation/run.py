@@ -52,7 +52,7 @@ TARGETS = {
     ),
     "pool": dict(
         files=["toolkit/models/components/pool.py", "toolkit/models/pinned.py"],
-        tests=["testing/test_pool_units.py", "testing/test_pool_safety.py"],
+        tests=["testing/test_pool_units.py", "testing/test_pinned_host.py", "testing/test_pool_safety.py"],
         scope=r"ComponentPool.(get_or_load|_touch|begin_request|mark_used|release_unused|evict|unload|"
         r"evict_for|_can_park)__|host_buffers__|_detach_hooks__",
     ),
