@@ -24,8 +24,9 @@ from extensions_built_in.inference_engine.assets import AssetStore, paths_named_
 from extensions_built_in.inference_engine.batching import BatchGroup, EngineBatching
 from extensions_built_in.inference_engine.denoiser_compile import DenoiserCompile, cache_dir
 from extensions_built_in.inference_engine.engine_line import EngineLine
+from extensions_built_in.inference_engine.engine_progress import EngineProgress
 from extensions_built_in.inference_engine.errors import EngineBusy, OutputInUse
-from extensions_built_in.inference_engine.latent_preview import LatentSender, shrink_tensor
+from extensions_built_in.inference_engine.latent_preview import LatentSender
 from extensions_built_in.inference_engine.metrics import EngineMetrics
 from extensions_built_in.inference_engine.model_aliases import ModelAliases
 from extensions_built_in.inference_engine.model_sources import ModelSources, operator_sources
@@ -58,7 +59,7 @@ INFO_INTERVAL_S = 0.5  # Job.info writes are throttled: sqlite writes per step w
 FILES_URL_PREFIX = "/api/files"  # where the UI serves the output folder (a result's ``url``)
 
 
-class Engine(EngineLine, EngineBatching):  # the line's server-side operations: engine_line.py; batching.py
+class Engine(EngineLine, EngineBatching, EngineProgress):  # engine_line.py, batching.py, engine_progress.py
     def __init__(
         self,
         settings: EngineSettings,
@@ -462,71 +463,6 @@ class Engine(EngineLine, EngineBatching):  # the line's server-side operations: 
         self._latents().flush()  # the last latent frames go out before the result
         req.timings.update(req.clock.timings())
         return media
-
-    def _latents(self) -> LatentSender:
-        """This thread's sender: it reads back on the thread that queued the copies (latent_preview.py)."""
-        if getattr(self._thread, "joined", False) is False:  # the serving thread's request
-            return self.latents
-        sender = getattr(self._thread, "latents", None)
-        if sender is None:
-            sender = self._thread.latents = LatentSender()
-        return sender
-
-    def _status_of_running(self, message: str, stage: Optional[str]) -> None:
-        """The holder's one status hook: it reports to the request this thread runs (none at warm load)."""
-        req = getattr(self._thread, "req", None)
-        if req is not None:
-            self._on_status(req, message, stage)
-        elif stage == "loading":
-            self._set_info(message, force=True)
-
-    def _on_status(self, req: Request, message: str, stage: Optional[str]) -> None:
-        if req.cancelled.is_set():
-            raise GenerationCancelled()  # between components while loading, or before sampling
-        if stage and stage != req.stage:
-            self.memory.end_stage(req.stage, req.timings)  # its peak and what was on the GPU, in the timings
-            if req.clock is not None:
-                req.clock.stage_started(stage)
-        req.stage, req.message = stage or req.stage, message
-        req.stream.emit("status", stage=req.stage, message=message)
-        if stage == "loading":
-            self._set_info(message, force=True)
-
-    def _on_step(self, req: Request, step, state: dict) -> None:
-        started = time.perf_counter()
-        try:
-            with req.stream.held():
-                self._stream_step(req, step, state)
-        finally:
-            req.clock.hooks.append(time.perf_counter() - started)
-        self._admit()  # the next in line joins at the next step, if it may (batching.py)
-
-    def _stream_step(self, req: Request, step, state: dict) -> None:
-        req.clock.mark()
-        if req.cancelled.is_set():
-            raise GenerationCancelled()
-        latents = self._latents()
-        latents.pump()
-        done = step.step + 1
-        elapsed = time.monotonic() - state["t0"]
-        it_s = done / elapsed if elapsed > 0 else 0.0
-        progress = self.run_times.progress
-        if progress is not None and progress.request_id == req.id:
-            progress.step, progress.total, progress.it_s = done, step.num_steps, it_s
-        req.stream.emit(
-            "progress",
-            step=done,
-            total=step.num_steps,
-            eta_s=round((step.num_steps - done) / it_s, 3) if it_s else None,
-            it_s=round(it_s, 4),
-        )
-        opts = req.options
-        if opts.latents != "none" and (step.step % opts.every_n_steps == 0 or done == step.num_steps):
-            tensor = shrink_tensor(
-                step.latents(opts.latents), req.model_class.latent.layout, opts.max_frames, opts.downsample
-            )
-            latents.send(req.stream, done, tensor, req.model_class.latent.layout)
-        self._set_info(f"Generating {done}/{step.num_steps}")
 
     def _maybe_idle_unload(self) -> None:
         if (
