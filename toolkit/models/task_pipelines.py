@@ -113,27 +113,26 @@ class TaskPipelines:
         raise NotImplementedError(f"{self.arch} declares vid2vid_own without video_start_latents")
 
     def _started_from_latents(self, pipeline, gen: GenerateImageConfig):
-        """Image-to-image and inpainting on the text-to-image pipeline, for a family without diffusers' class for
-        the task (toolkit/models/latent_start.py)."""
+        """Image-to-image and inpainting (and a ``vid2vid_own`` family's video-to-video) on the text-to-image
+        pipeline, for a family without diffusers' class for the task (toolkit/models/latent_start.py)."""
         task = self.task_for(gen)
-        if self.is_resident(pipeline) and task == from_image.VID2VID and self.vid2vid_own:
+        if not self.is_resident(pipeline):
+            return contextlib.nullcontext()
+        mask = None
+        if task == from_image.VID2VID and self.vid2vid_own:
             from toolkit.models import from_video
 
             frames = from_video.fitted_frames(gen.init_video, gen.num_frames, (gen.width, gen.height))
-            return latent_start.started_from(
-                pipeline,
-                unpack=lambda latents: self.start_layout(latents, gen),
-                start=lambda raw: self.video_start_latents(frames, raw),
-                strength=from_image.strength_of(gen),
-                flow=self.sampler_kind == "flow",
-            )
-        if not self.is_resident(pipeline) or task not in (from_image.IMG2IMG, from_image.INPAINT):
+            start = lambda raw: self.video_start_latents(frames, raw)  # noqa: E731
+        elif task in (from_image.IMG2IMG, from_image.INPAINT):
+            init, mask = from_image.sampled_images(gen)
+            start = lambda raw: self.start_latents(init, raw)  # noqa: E731
+        else:
             return contextlib.nullcontext()
-        init, mask = from_image.sampled_images(gen)
         return latent_start.started_from(
             pipeline,
             unpack=lambda latents: self.start_layout(latents, gen),
-            start=lambda raw: self.start_latents(init, raw),
+            start=start,
             strength=from_image.strength_of(gen),
             flow=self.sampler_kind == "flow",
             mask=None if mask is None else lambda shape: latent_start.latent_mask(mask, shape),
