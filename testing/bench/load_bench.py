@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--warmup", type=float, default=30, help="seconds of the same load before the window")
     parser.add_argument("--cancel-share", type=float, default=0.1)
     parser.add_argument("--max-batch", type=int, default=0)
+    parser.add_argument(
+        "--compile", default="auto", help="engine.compile for both settings (off: Flux.1 under auto runs alone)"
+    )
     parser.add_argument("--out", default="load_bench.json")
     parser.add_argument("--real", action="store_true", help="build the real-size checkpoint into --models first")
     parser.add_argument("--models", default="/tmp/aitk_models")
@@ -187,7 +190,8 @@ def main() -> int:
     results = {"args": vars(args), "settings": []}
     for max_batch in (1, args.max_batch):
         folder = Path(tempfile.mkdtemp(prefix=f"load_bench_{max_batch}_"))
-        with engine_process(folder, args.device, log=folder / "engine.log", max_batch=max_batch) as client:
+        options = {"max_batch": max_batch, "compile": args.compile}
+        with engine_process(folder, args.device, log=folder / "engine.log", **options) as client:
             info = {"url": client.url, "token": client.http.headers["Authorization"].split()[-1]}
             rows, window, batching = asyncio.run(load(info, args))
         results["settings"].append(summary(rows, window, batching, max_batch))
