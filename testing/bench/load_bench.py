@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -58,8 +59,8 @@ async def one_request(http: httpx.AsyncClient, args, rng: random.Random, rows: l
     outcome = "lost"
     async with http.stream("POST", "/generate", json=body(args, rng), timeout=httpx.Timeout(30, read=600)) as r:
         if r.status_code != 200:
-            await r.aread()
-            rows.append({"outcome": f"http_{r.status_code}", "t": started})
+            detail = (await r.aread()).decode(errors="replace")[:500]
+            rows.append({"outcome": f"http_{r.status_code}", "t": started, "detail": detail})
             return
         decoder = FrameDecoder()
         async for chunk in r.aiter_raw():
@@ -88,7 +89,10 @@ async def load(client_info: dict, args) -> tuple[list, float]:
     headers = {"Authorization": f"Bearer {client_info['token']}"}
     limits = httpx.Limits(max_connections=args.clients * 2 + 4)
     async with httpx.AsyncClient(base_url=client_info["url"], headers=headers, limits=limits) as http:
-        await one_request(http, args, random.Random(0), [])  # resident before the window opens
+        warm: list = []
+        await one_request(http, args, random.Random(0), warm)  # resident before the window opens
+        if warm[0]["outcome"] != "result":  # every request would fail the same way: a window of 0 images/s
+            raise RuntimeError(f"the first request failed: {warm[0]}")
 
         async def closed_loop(i: int, deadline: float, into: list) -> None:
             rng = random.Random(i + 1)
@@ -142,6 +146,7 @@ def summary(rows: list, window: float, batching, max_batch: int) -> dict:
         "cancels_asked": sum(r.get("cancel_asked", False) for r in rows),
         "cancelled": sum(r["outcome"] == "cancelled" for r in rows),
         "lost": sum(r["outcome"] == "lost" for r in rows),
+        "outcomes": dict(Counter(r["outcome"] for r in rows)),
         "batching": batching,
     }
 
@@ -191,6 +196,8 @@ def main() -> int:
     for max_batch in (1, args.max_batch):
         folder = Path(tempfile.mkdtemp(prefix=f"load_bench_{max_batch}_"))
         options = {"max_batch": max_batch, "compile": args.compile}
+        if args.model:  # request paths to checkpoints load only from the engine's model roots
+            options["model_roots"] = [str(Path(args.model).resolve().parent)]
         with engine_process(folder, args.device, log=folder / "engine.log", **options) as client:
             info = {"url": client.url, "token": client.http.headers["Authorization"].split()[-1]}
             rows, window, batching = asyncio.run(load(info, args))
