@@ -25,7 +25,7 @@ os.environ["DISABLE_TELEMETRY"] = "YES"
 # Transparent huge pages for torch's large CPU allocations (>= 2 MB; torch reads this when it first allocates):
 # moving a model off the GPU into fresh host memory ran at 1.1 GB/s, page-faulting 4 KB at a time, and at
 # 3.8 GB/s with huge pages; Flux with low_vram on a 24 GB budget went from 32 s to 17 s an image
-# (docs/bench/HISTORY.md "Real-size Flux.1-dev on a 24 GiB budget", testing/bench/budget_probe.py).
+# (docs/MEASURED.md "Model CPU offload's copies into fresh host memory").
 os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
 sys.path.insert(0, TOOLKIT_ROOT)

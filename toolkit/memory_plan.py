@@ -37,10 +37,11 @@ OFF_GPU = ("visit", "quantized_visit", "stream", "quantized_stream")  # what wai
 # per request (their speed hardly matters) and language models' activations have outliers that per-row float8
 # activations would clip, so they keep 16-bit activations.
 WEIGHT_ONLY = {"float8dq": "float8"}
-# 8-bit bytes over 16-bit ones, by kind. Measured from the real-size runs' pool entries (docs/bench/HISTORY.md
-# "Ninth sweep"): denoisers 0.500-0.503 (eight families: nearly all linear layers, which 8 bits halve), whose 0.53 also
-# covers part of their 8-bit transients (Wan 2.2 14B I2V's visiting experts: test_memory_plan.py); encoders 0.528
-# (Mistral) and 0.542 (Gemma 3), which keep their embedding tables in 16 bits, above the 0.53 they were counted at.
+# 8-bit bytes over 16-bit ones, by kind. Measured from the real-size runs' pool entries (docs/MEASURED.md
+# "8-bit component sizes"): denoisers 0.500-0.503 (eight families: nearly all linear layers, which 8 bits halve), whose
+# 0.53 also covers part of their 8-bit transients (Wan 2.2 14B I2V's visiting experts: test_memory_plan.py);
+# encoders 0.528 (Mistral) and 0.542 (Gemma 3), which keep their embedding tables in 16 bits, above the 0.53 they were
+# counted at.
 QUANTIZED_RATIO = {"denoiser": 0.53, "encoder": 0.545, "decoder": 0.545}
 STREAM_WINDOW = 0.1  # share of a streamed component on the GPU at once (a block running, the next arriving)
 # A denoiser streams block by block, an encoder leaf module by leaf module (toolkit/models/components/loading.py): an
@@ -82,8 +83,7 @@ MOVE_COST_PER_GIB = 0.01
 # call through float32, the head's at 3x its 16-bit size. FLUX.2-dev's Mistral on a 24 GiB budget needed
 # ~6.5 GiB beside the transformer's kept blocks where the window and two largest tensors had 3.0 (it ran out of
 # memory in torchao's _dequantize_affine_float8): the window plus three largest tensors (6.1) and the encode
-# working set (0.5) cover it (docs/bench/HISTORY.md "Eighth sweep"; testing/test_memory_plan.py::
-# test_a_streamed_8_bit_encoder_counts_its_head_dequantized_through_float32).
+# working set (0.5) cover it (docs/MEASURED.md "A streamed 8-bit encoder's head dequantized through float32").
 ENCODER_STREAM_LARGEST = 3
 REF_TOKENS = 4096
 STREAM_COPY = 1.84
@@ -130,14 +130,14 @@ class WorkingSet:
     encode: int = GIB // 2  # while the encoders run: the prompt, and for editing families their control images
     # Image-to-video: the VAE encodes the conditioning clip (the image, then blank frames) while an encoder that
     # visited may still be on the GPU: bytes per pixel of a frame, beside 0.4 GiB, tiled like the decode. Wan 2.2
-    # 14B I2V at 1280x720 ran out of memory there on a 16 GiB budget with 0.5 GiB counted (docs/bench/HISTORY.md
-    # "Sixteenth run").
+    # 14B I2V at 1280x720 ran out of memory there on a 16 GiB budget with 0.5 GiB counted (docs/MEASURED.md
+    # "Image-to-video encoding of the conditioning clip").
     per_pixel_encode: int = 0
     patch: int = 2  # latent positions per token side: 1 where the denoiser does not pack 2x2 (LTX, LTX-2, HyV 1.5)
     tile: int = 0  # a tiled decode's tile side in output pixels; 0: 512 for images, 256 for video (vae_tiling.py)
     # Audio: bytes per second of waveform decoded, beside 0.4 GiB. The Oobleck VAEs of Stable Audio and ACE-Step
-    # measured 2.98 GiB for a 47.5 s window and 2.09 GiB for 30 s over their weights (docs/bench/HISTORY.md
-    # "Thirteenth run"): ~60 MiB/s, +15 %.
+    # measured 2.98 GiB for a 47.5 s window and 2.09 GiB for 30 s over their weights (docs/MEASURED.md
+    # "Audio decodes by seconds of waveform"): ~60 MiB/s, +15 %.
     per_second: int = 70 * 1024**2
 
     def encoding(self, pixels: int, tile_area: int) -> tuple:

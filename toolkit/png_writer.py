@@ -1,12 +1,12 @@
 """PNG stills through fpng, the generation settings inside them as Pillow writes them.
 
 Pillow's PNG encoder (adaptive filters, then zlib, one thread) was the largest piece of a Flux request outside its
-steps: 0.2 s of 3.9 s end to end for a 1024² image on the GPU machine (docs/bench/HISTORY.md "Twenty-fourth run"), 0.1 s
-on the build box even at level 1. fpng (``pip install fpng``; Rich Geldreich's encoder) writes the same pixels in 5 ms
-there, the file 11-18 % larger (docs/BENCHMARKS.md "Saving results"). The text chunks (``parameters`` and ``aitk``,
-toolkit/media_info.py) go in as iTXt after the header, byte for byte what Pillow's ``add_itxt`` writes, so every reader
-finds them. Pillow (toolkit/media.py) still writes what fpng cannot: grey, palette or 16-bit images, and everything when
-the package is missing.
+steps: 0.2 s of 3.9 s end to end for a 1024² image on the GPU machine (docs/MEASURED.md
+"Where a Flux.1 request's time goes"), 0.1 s on the build box even at level 1. fpng (``pip install fpng``; Rich
+Geldreich's encoder) writes the same pixels in 5 ms there, the file 11-18 % larger (docs/BENCHMARKS.md
+"Saving results"). The text chunks (``parameters`` and ``aitk``, toolkit/media_info.py) go in as iTXt after the header,
+byte for byte what Pillow's ``add_itxt`` writes, so every reader finds them. Pillow (toolkit/media.py) still writes what
+fpng cannot: grey, palette or 16-bit images, and everything when the package is missing.
 """
 
 from __future__ import annotations

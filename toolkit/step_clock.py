@@ -59,8 +59,8 @@ class StepClock:
     def stage_seconds(self) -> dict:
         """Seconds per stage, each ended by the next one's start (the last, unended, is left out: the engine's
         ``saving``, which ``save_s`` times); a stage entered twice sums. Why: a request's time outside its steps
-        (encoding, the first step's extra, decoding) had no figure of its own (docs/bench/HISTORY.md
-        "Twenty-third run")."""
+        (encoding, the first step's extra, decoding) had no figure of its own (docs/MEASURED.md
+        "Where a Flux.1 request's time goes")."""
         out: dict = {}
         for (stage, a), (_, b) in zip(self.stages, self.stages[1:]):
             out[stage] = round(out.get(stage, 0.0) + self._between(a, b), 4)

@@ -181,7 +181,7 @@ def worker_env(environ) -> dict:
     """What Ray's workers get on top of their environment: this repository first on their import path, then the
     caller's. Ray sets a worker's PYTHONPATH to this value rather than adding to it, so naming the repository
     alone hid whatever the caller's path held: on the GPU machine, where Ray and the engine's packages are
-    installed into a folder on PYTHONPATH, no replica could import Ray (docs/bench/HISTORY.md "Nineteenth run";
-    testing/test_cluster_units.py::test_replicas_import_from_the_callers_path_after_the_repository)."""
+    installed into a folder on PYTHONPATH, no replica could import Ray
+    (testing/test_cluster_units.py::test_replicas_import_from_the_callers_path_after_the_repository)."""
     inherited = environ.get("PYTHONPATH")
     return {"PYTHONPATH": os.pathsep.join([TOOLKIT_ROOT, inherited] if inherited else [TOOLKIT_ROOT])}

@@ -130,9 +130,9 @@ class RequestMemory:
         """From the last snapshot: the cheapest plan, or the loaded placements where they still fit. A plan that moves a
         component reloads it (FLUX.2-dev's encoder: 46 s), and memory that hovers at a threshold (another program's
         VRAM, the host's page cache) would switch a model between two plans on every request; its second request on
-        16 GiB re-planned its encoder from bf16 to float8 for want of the last few GiB of host RAM
-        (docs/bench/HISTORY.md "Sixteenth run"). The host reserve is not counted for the loaded placements: their copies
-        are held already."""
+        16 GiB re-planned its encoder from bf16 to float8 for want of the last few GiB of host RAM (docs/MEASURED.md
+        "Pinned host copies and the OS's memory killer"). The host reserve is not counted for the loaded placements:
+        their copies are held already."""
         available, host = self.snapshot
         fresh = self._plan(model_class, model_config, gen, available, host)
         if resident is None or resident.placements == fresh.placements:
@@ -149,10 +149,10 @@ class RequestMemory:
         """An estimate proved short: plan this family with a wider reserve for the stage that ran out from now on, at
         least twice as wide and wide enough for what the failed attempt was seen to need (its peak plus the allocation
         that failed) beyond the peak predicted for that stage. Doubling alone was not: at 24 GiB, LTX-2's sampling
-        needed over 23.5 GiB beside a 1.6 GiB reserve, and the doubled plan ran out the same way (docs/bench/HISTORY.md
-        "Fifth sweep"). Only that stage's: HunyuanVideo 1.5's decode ran out at 24 GiB, and a plan with every reserve
-        doubled had its sampling's 12.5 GiB grow to 25 and refused a request its 192 px tiles decode in 8 GiB. False
-        once the reserve is as wide as it gets (a retry would fail the same way)."""
+        needed over 23.5 GiB beside a 1.6 GiB reserve, and the doubled plan ran out the same way (docs/MEASURED.md
+        "Widening a reserve after an out-of-memory"). Only that stage's: HunyuanVideo 1.5's decode ran out at 24 GiB,
+        and a plan with every reserve doubled had its sampling's 12.5 GiB grow to 25 and refused a request its 192 px
+        tiles decode in 8 GiB. False once the reserve is as wide as it gets (a retry would fail the same way)."""
         scales = self.reserve_scale.setdefault(arch, {})
         kinds = STAGE_KINDS.get(where["stage"], KINDS)
         if all(scales.get(kind, 1.0) >= MAX_RESERVE_SCALE for kind in kinds):
@@ -268,8 +268,8 @@ class RequestMemory:
         """GPU only: the ``stage`` that just ended (its peak is reset either way), in a result's ``timings`` (but
         ``queued`` and ``saving``): its peak allocation (``peak_gib``), and each component's weights on the GPU at
         its end (``gpu_gib``). A visitor still there says why a stage went over its plan (SD3's first request on
-        16 GiB peaked 1.7 GiB above its later ones through sampling and decoding: docs/bench/HISTORY.md
-        "Sixteenth run")."""
+        16 GiB peaked 1.7 GiB above its later ones through sampling and decoding: docs/MEASURED.md
+        "A visitor left on the GPU by a self-removing prefetch hook")."""
         peak = take_stage_peak()
         if peak is not None and stage not in ("queued", "saving"):
             timings.setdefault("peak_gib", {})[stage] = round(peak / GIB, 3)

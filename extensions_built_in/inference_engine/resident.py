@@ -83,8 +83,8 @@ class ResidentModel:
         """A plan counts the pool's other GPU residents as free memory (``plannable_bytes``), but its visiting
         and streamed weights come and go in offload hooks the pool never sees. So residents this request does
         not use leave now, as far as the plan's peak needs, not at an out-of-memory mid-step. A Wan 2.1 I2V
-        re-plan ran out of memory beside what the failed plan had left on the card (docs/bench/HISTORY.md
-        "Fourth sweep")."""
+        re-plan ran out of memory beside what the failed plan had left on the card (docs/MEASURED.md
+        "A re-plan beside what the failed plan left")."""
         if plan is None:
             return
         used = self.pool.used
@@ -98,7 +98,8 @@ class ResidentModel:
     def _build_or_none(self, model_class, model_config: ModelConfig, plan):
         """None when the build ran out of memory, with what it had loaded already freed: the retry must not run
         inside the ``except`` block, whose traceback holds the half-built holder (a Wan 2.1 I2V retry ran
-        out of memory with 23.8 GiB allocated and none of it the pool's: docs/bench/HISTORY.md "Fourth sweep")."""
+        out of memory with 23.8 GiB allocated and none of it the pool's: docs/MEASURED.md
+        "A re-plan beside what the failed plan left")."""
         try:
             return self.build(model_class, model_config, plan)
         except Exception as e:

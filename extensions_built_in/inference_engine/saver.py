@@ -1,10 +1,10 @@
 """Saving results off the generating thread.
 
-Encoding a result (a 1024² PNG ~0.2 s, 33 frames of animated WebP ~1.5 s on the GPU machine: docs/bench/HISTORY.md
-"Target by target") used to hold the main thread, so the next queued request waited for it. Results now go to one worker
-thread, in order, while the main thread starts sampling the next request; Pillow and PyAV release the GIL while they
-encode. The queue is bounded: when saving falls behind, the main thread waits instead of piling decoded media up in
-memory.
+Encoding a result (a 1024² PNG ~0.2 s, 33 frames of animated WebP ~1.5 s on the GPU machine: docs/MEASURED.md
+"Saving a result on the generating thread") used to hold the main thread, so the next queued request waited for it.
+Results now go to one worker thread, in order, while the main thread starts sampling the next request; Pillow and PyAV
+release the GIL while they encode. The queue is bounded: when saving falls behind, the main thread waits instead of
+piling decoded media up in memory.
 
 Neither torch nor HTTP here: the engine hands over closures that write the file and emit the result frame.
 """

@@ -62,7 +62,7 @@ class FrameStream:
         """Frames emitted inside go out together: one wake-up of the server's loop per step, not one per
         frame. Each wake-up makes the loop thread take the GIL from the generating thread while it still
         launches the step's kernels (with a wake-up per frame the hook took 1.49 ms per step with a latent
-        frame, 0.24 ms without: docs/bench/HISTORY.md "The streaming hook's own cost")."""
+        frame, 0.24 ms without: docs/MEASURED.md "The streaming hook's wake-ups")."""
         self._held += 1
         try:
             yield

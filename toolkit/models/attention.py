@@ -124,8 +124,9 @@ def settle_pytorch_order(device: str = "cuda") -> None:
     """PyTorch sets its default order (cuDNN first on sm90/sm100 with a recent cuDNN) at the first CUDA SDPA call of the
     process, over any order set before it (``priority_order_init_`` in aten's sdp_utils.cpp). An engine whose first
     generation ran under ``flash`` ran cuDNN instead, its compiled blocks kept cuDNN, and the compile cache stored them
-    under flash's key (0.132 s/step against flash's 0.151: docs/bench/HISTORY.md "Twelfth run"). One small call before
-    the first order is set lets PyTorch do that first."""
+    under flash's key (0.132 s/step against flash's 0.151: docs/MEASURED.md
+    "The attention order PyTorch sets at its first call"). One small call before the first order is set lets PyTorch do
+    that first."""
     global _settled
     import torch
 
@@ -169,11 +170,11 @@ def attention_kernels(first: Optional[str]):
 
 @contextlib.contextmanager
 def sdpa_cache_key():
-    """The SDPA kernels in effect (priority order, the ones enabled, the flash implementation) added to the key of
-    every graph torch.compile caches inside. Inductor's caches (FX graph, AOT autograd) key a graph by its code
-    before the SDPA call is lowered to one kernel, so without it a graph compiled under one kernel order came back
-    from the cache (and ran its kernel) under another: the reason compiled flash, cuDNN and efficient runs once
-    measured alike (docs/bench/HISTORY.md "Eleventh sweep"). Enter it inside the order it is to record."""
+    """The SDPA kernels in effect (priority order, the ones enabled, the flash implementation) added to the key of every
+    graph torch.compile caches inside. Inductor's caches (FX graph, AOT autograd) key a graph by its code before the
+    SDPA call is lowered to one kernel, so without it a graph compiled under one kernel order came back from the cache
+    (and ran its kernel) under another: the reason compiled flash, cuDNN and efficient runs once measured alike
+    (docs/MEASURED.md "Compiled graphs cached across attention orders"). Enter it inside the order it is to record."""
     import torch
     import torch.compiler.config as config
     from torch.nn.attention import current_flash_attention_impl

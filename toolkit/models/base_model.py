@@ -114,11 +114,11 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
     native_resolution: ClassVar[int] = 1024
     description: ClassVar[str] = ""
     working_set: ClassVar[WorkingSet] = WorkingSet()  # what sampling and decoding allocate (the memory plan's input)
-    # An automatic plan's 8-bit denoiser runs its matmuls in float8 (float8dq) on float8 tensor cores; a family
-    # whose step is slower so says False and gets float8 weights only (an explicit engine.memory_qtype wins).
-    # Video families say False: their compute-bound steps hide weight dequantizing (HunyuanVideo 1.5 at 24 GiB:
-    # 1.02x the full card), while per-row activation scaling grows with tokens (Wan 2.1 I2V 480p: twice the bf16
-    # working set, out of memory at 24 GiB; HunyuanVideo 1.5: a blank video). docs/bench/HISTORY.md "Fourth sweep".
+    # An automatic plan's 8-bit denoiser runs its matmuls in float8 (float8dq) on float8 tensor cores; a family whose
+    # step is slower so says False and gets float8 weights only (an explicit engine.memory_qtype wins). Video families
+    # say False: their compute-bound steps hide weight dequantizing (HunyuanVideo 1.5 at 24 GiB: 1.02x the full card),
+    # while per-row activation scaling grows with tokens (Wan 2.1 I2V 480p: twice the bf16 working set, out of memory at
+    # 24 GiB; HunyuanVideo 1.5: a blank video): docs/MEASURED.md "Float8 activations on video denoisers".
     float8_activations: ClassVar[bool] = True
     # qtype -> PSNR in dB of the family's output with that 8-bit denoiser against bf16 at real size (family_sweep.py
     # --quality; docs/BENCHMARKS.md "Memory plan"); ``engine.memory_quality: balanced`` takes 8 bits only from 35 dB

@@ -39,9 +39,9 @@ from typing import Optional
 
 COMPILE_MODES = ("off", "auto", "max")
 WHOLE_PLACEMENTS = (None, "gpu", "quantized")  # None: no plan (the user's options, or CPU)
-# DiTs that ``max`` compiles whole with CUDA graphs (resident, unquantized): Flux.1-dev's step 1.8 % under its
-# regional compile (docs/bench/HISTORY.md "Fourteenth run"). Every other DiT compiles under ``max`` as
-# under ``auto`` until one is measured.
+# DiTs that ``max`` compiles whole with CUDA graphs (resident, unquantized): Flux.1-dev's step 1.8 % under its regional
+# compile (docs/MEASURED.md "Flux.1 compiled whole with CUDA graphs"). Every other DiT compiles under ``max`` as under
+# ``auto`` until one is measured.
 WHOLE_DITS = ("FluxTransformer2DModel",)
 
 
@@ -115,9 +115,10 @@ def cache_autocast_regions() -> None:
     """Let AOTAutograd's cache keep graphs with an ``autocast`` region in them. Z-Image's attention applies RoPE under
     ``torch.amp.autocast("cuda", enabled=False)``, and the cache refuses any graph calling a function it does not know:
     every restart redid AOTAutograd for all three Z-Image graphs (CPU, tiny Z-Image: restart compile 0.44 of the first
-    start; real size: 0.41, against Flux's 0.23, docs/bench/HISTORY.md "Compiled, third run"). The two functions take
-    only constants (device, dtype, enabled), which are part of the graph the cache key hashes, so a cached graph behaves
-    as a fresh one; inductor's ``unsafe_marked_cacheable_functions`` is the switch torch offers for exactly this."""
+    start; real size: 0.41, against Flux's 0.23, docs/MEASURED.md "Compile time after a restart"). The two functions
+    take only constants (device, dtype, enabled), which are part of the graph the cache key hashes, so a cached
+    graph behaves as a fresh one; inductor's ``unsafe_marked_cacheable_functions`` is the switch torch offers for
+    exactly this."""
     import torch
     import torch._inductor.config as config
 
@@ -149,10 +150,10 @@ def _compile_blocks(module, epilogues: bool = True, **options) -> int:
     return len(blocks)
 
 
-# Denoisers whose diffusers class names no ``_repeated_blocks`` (diffusers 0.42.1): without these, eight of the
-# families never compiled under ``auto`` (HiDream at 24 GiB: ``compiled: {}``, docs/bench/HISTORY.md
-# "Tenth sweep"). HiDream's blocks route tokens to experts through ``.cpu()`` (no full graph), so its attention
-# and expert feed-forwards compile instead, the routing between them eager.
+# Denoisers whose diffusers class names no ``_repeated_blocks`` (diffusers 0.42.1): without these, eight of the families
+# never compiled under ``auto`` (HiDream at 24 GiB: ``compiled: {}``, docs/MEASURED.md
+# "Denoisers whose class names no repeated blocks"). HiDream's blocks route tokens to experts through ``.cpu()`` (no
+# full graph), so its attention and expert feed-forwards compile instead, the routing between them eager.
 UNNAMED_BLOCKS = {
     "SD3Transformer2DModel": ("JointTransformerBlock",),
     "Lumina2Transformer2DModel": ("Lumina2TransformerBlock",),
@@ -332,12 +333,12 @@ def _count_recording(args) -> None:
 
 
 def count_cuda_graph_recordings() -> None:
-    """Count CUDA graph recordings (torch's compile-callback handler announces each one) from now on; called
-    before every compile, since ``torch._dynamo.reset()`` drops the handler's callbacks (the test suite and
-    compile_bench.py reset dynamo between runs). Why: CUDA graphs once recorded the whole Flux transformer again,
-    request after request (docs/bench/HISTORY.md "Twenty-third run"), and nothing reported it: dynamo's graph
-    count stayed put, since a recording is not a compile. ``/health`` ``compile.cuda_graphs`` moving between
-    two requests at one size is that bug's signature, as ``graphs`` moving is a recompile's."""
+    """Count CUDA graph recordings (torch's compile-callback handler announces each one) from now on; called before
+    every compile, since ``torch._dynamo.reset()`` drops the handler's callbacks (the test suite and compile_bench.py
+    reset dynamo between runs). Why: CUDA graphs once recorded the whole Flux transformer again, request after request
+    (docs/MEASURED.md "CUDA graphs re-recorded on a moving index"), and nothing reported it: dynamo's graph count stayed
+    put, since a recording is not a compile. ``/health`` ``compile.cuda_graphs`` moving between two requests at one size
+    is that bug's signature, as ``graphs`` moving is a recompile's."""
     try:
         from torch._dynamo.callback import CallbackTrigger, callback_handler  # noqa: F401 (the trigger: torch has it)
     except ImportError:  # a torch without the trigger: the count stays at 0
@@ -373,12 +374,12 @@ COMPILE_PHASES = {  # ours: dynamo's timer names (torch._dynamo.utils.compilatio
 
 
 def compile_phases() -> dict:
-    """Seconds torch.compile has spent in this process, by dynamo's own timers summed over every graph. ``total``
-    (the timer around each whole compile) is what a first request at a new size paid, and what a restart on a
-    warm cache folder still pays. Of it, tracing and guards are redone after each restart (torch caches
-    neither), while the backend's share (AOTAutograd, inductor, Triton kernels) shrinks to cache loads when the
-    folder hits: a Z-Image restart kept 0.35 of its first compile (docs/bench/HISTORY.md "Compiled, fourth run"), and
-    nothing said which part. Read without importing torch, as ``graphs_compiled``."""
+    """Seconds torch.compile has spent in this process, by dynamo's own timers summed over every graph. ``total`` (the
+    timer around each whole compile) is what a first request at a new size paid, and what a restart on a warm cache
+    folder still pays. Of it, tracing and guards are redone after each restart (torch caches neither), while the
+    backend's share (AOTAutograd, inductor, Triton kernels) shrinks to cache loads when the folder hits: a Z-Image
+    restart kept 0.35 of its first compile (docs/MEASURED.md "Compile time after a restart"), and nothing said which
+    part. Read without importing torch, as ``graphs_compiled``."""
     metrics = getattr(sys.modules.get("torch._dynamo.utils"), "compilation_time_metrics", None)
     if metrics is None:
         return {}

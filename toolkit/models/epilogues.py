@@ -2,7 +2,7 @@
 single-block output projection without the concatenated copy in front of it.
 
 Why: Flux.1-dev's compiled step spent 13 of its 129 ms in inductor's Triton kernels between the cuBLAS GEMMs
-(``testing/bench/step_profile.py``; docs/bench/HISTORY.md "Fourteenth run"). Two of them only move memory: the double
+(docs/MEASURED.md "Flux.1 step with GEMM epilogues"). Two of them only move memory: the double
 blocks' GELU (2.1 ms: the 12288-wide projection read and written again) and the single blocks' GELU fused with
 ``torch.cat([attn_output, mlp_hidden_states])`` (4.1 ms: 141 MB written per block to be read once by ``proj_out``).
 cuBLASLt applies a tanh GELU in the GEMM's epilogue (``torch._addmm_activation``), and ``proj_out(cat(a, m))`` is

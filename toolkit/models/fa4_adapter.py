@@ -3,7 +3,7 @@
 torch's ``torch/nn/attention/_fa4.py`` (2.11, and still 2.13) unpacks ``out, lse = module._flash_attn_fwd(...)``, but
 flash-attn-4's ``_flash_attn_fwd`` returns five values (out, lse and three optional tensors; 4.0.0b36 and b40 alike), so
 through the stock registration every FA4 call failed with "too many values to unpack (expected 2)" after its kernel had
-compiled and run (testing/bench/attention_kernels.py; docs/bench/HISTORY.md "Eleventh sweep"). The engine registers FA4
+compiled and run (docs/MEASURED.md "FlashAttention 4 through torch's registration"). The engine registers FA4
 with this module as its path (toolkit/models/attention.py), which hands torch the first two.
 """
 

@@ -4,7 +4,7 @@ regionally (``auto``) or whole (``max``) (toolkit/models/compile.py ``_compile_t
 Why: every step, each of Flux.1-dev's 77 adaptive norms (``norm1`` and ``norm1_context`` of 19 double blocks,
 ``norm`` of 38 single blocks, ``norm_out``) projects one 3072-wide vector, ``silu(temb)``, through its own
 weights: 6.5 GB read to multiply a single row, 1.87 ms of a 126 ms step at the GPU's memory bandwidth
-(docs/bench/epilogues_2026-12-05_h100/step_profile/). ``temb`` depends only on the timestep, the guidance and
+(docs/MEASURED.md "Flux.1's modulation projections"). ``temb`` depends only on the timestep, the guidance and
 the pooled prompt, and the scheduler knows every timestep before the first step, so one GEMM per norm over all
 of them reads each weight once per request instead of once per step. Nothing is approximated: the rows are what
 each step computed, from a GEMM of more rows.
@@ -47,8 +47,8 @@ class ModulationTable:
         # The row the next call reads (``prepare`` writes it in place). One tensor at one address, a buffer of the
         # transformer so it moves with it: CUDA graphs take a tensor reached through a module as a static input,
         # and a fresh index each call made them record the graph again whenever the allocator handed it a new
-        # address (0.2 s on each request's first step, 1.2 % a step with latents streamed: docs/bench/HISTORY.md
-        # "Twenty-third run").
+        # address (0.2 s on each request's first step, 1.2 % a step with latents streamed: docs/MEASURED.md
+        # "CUDA graphs re-recorded on a moving index").
         module.register_buffer("_aitk_index", torch.zeros(1, dtype=torch.int64, device=weight.device), False)
         self.keys = None  # the timesteps the rows are for, as the pipeline passes them
         self.on = False  # read by the traced forwards: dynamo guards on it

@@ -3,10 +3,10 @@
 diffusers' model CPU offload (accelerate's ``CpuOffload`` hooks) moves a model off the GPU with ``module.to("cpu")``
 before the next one runs, and re-creates its hooks at the end of every pipeline call. Each move copies every weight into
 freshly allocated host memory, at 1.1 GB/s (docs/BENCHMARKS.md "Memory plan"), and real-size Flux with ``low_vram``
-spent 31 of its 32 s per image moving the transformer and T5 back and forth (docs/bench/HISTORY.md
-"Real-size Flux.1-dev on a 24 GiB budget"). The weights never change (LoRAs stay unmerged adapters), so each tensor gets
-one pinned host copy, made once; moving a model off the GPU points its tensors back at those copies and drops the GPU
-ones (no copy at all), and moving it on is a pinned copy (~55 GB/s, the same section).
+spent 31 of its 32 s per image moving the transformer and T5 back and forth (docs/MEASURED.md
+"Model CPU offload's copies into fresh host memory"). The weights never change (LoRAs stay unmerged adapters), so each
+tensor gets one pinned host copy, made once; moving a model off the GPU points its tensors back at those copies and
+drops the GPU ones (no copy at all), and moving it on is a pinned copy (~55 GB/s, the same section).
 
 Quantized weights (torchao tensor subclasses: a float8 or int8 payload plus scales) move too, so an 8-bit model
 can visit (FLUX.2-dev's 32B transformer is 34 GiB in 8 bits: it cannot stay on a 24 GiB card). Their ``.data``
@@ -179,9 +179,8 @@ def _address(t) -> int:
 
 def on_device(tensor_device, execution_device) -> bool:
     """``cuda:0`` is on ``cuda``: comparing the two with ``==`` says no, and every denoiser call moved the whole
-    model onto the GPU again (0.52 s/step instead of 0.17 for Flux: docs/bench/HISTORY.md
-    "Real-size Flux.1-dev on a 24 GiB budget"; testing/test_offload.py::
-    test_a_model_on_cuda_0_counts_as_on_the_execution_device_cuda)."""
+    model onto the GPU again (0.52 s/step instead of 0.17 for Flux: docs/MEASURED.md
+    "An offload chain that compared cuda:0 with cuda")."""
     import torch
 
     execution_device = torch.device(execution_device)
@@ -221,8 +220,8 @@ def send_previous_back(cpu_offload) -> None:
     if previous is not None and not _on_host(previous):
         cpu_offload.prev_module_hook.offload()  # the previous model's hook: also patched
         # As accelerate does: hand the freed blocks back, or the next model's differently sized tensors
-        # fragment a tight budget (an `oom` at 24 GiB with 1.9 GiB reserved but unusable: docs/bench/HISTORY.md
-        # "Real-size Flux.1-dev on a 24 GiB budget").
+        # fragment a tight budget (an `oom` at 24 GiB with 1.9 GiB reserved but unusable: docs/MEASURED.md
+        # "Fragmentation after a model moves off the GPU").
         clear_device_cache()
 
 
@@ -276,8 +275,9 @@ def _hook_staying_model(module, hook):
     ``Module.__call__`` runs whatever becomes of ``forward``: group offloading's lazy prefetch hook (on CUDA streams)
     puts ``forward`` back as it found it when it removes itself after its first call. An accelerate wrapper added on top
     was dropped then, and on SD3's first request on 16 GiB CLIP-G stayed on the GPU through sampling behind a streamed
-    T5 (1.29 GiB: docs/bench/HISTORY.md "Sixteenth run"); a wrapper added later kept the removed hook running on every
-    call. ``_hf_hook`` is set as accelerate sets it: diffusers reads the pipeline's execution device there."""
+    T5 (1.29 GiB: docs/MEASURED.md "A visitor left on the GPU by a self-removing prefetch hook"); a wrapper added later
+    kept the removed hook running on every call. ``_hf_hook`` is set as accelerate sets it: diffusers reads the
+    pipeline's execution device there."""
     module._hf_hook = hook
     handle = module.register_forward_pre_hook(lambda m, args: send_previous_back(hook))
     module.__dict__[SENDS_BACK_ATTR] = handle

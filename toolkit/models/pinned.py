@@ -4,8 +4,9 @@ Every weight that waits on the host between uses (a visiting model, a streamed b
 page-locked copy there, so that it reaches the GPU at copy-engine speed (~55 GB/s: docs/BENCHMARKS.md "Memory plan").
 torch's ``pin_memory=True`` rounds every allocation up to the next power of two: on the GPU machine (torch 2.11) a
 1.2 GiB tensor held 2.0 GiB, and the setting that stops it (``pinned_max_round_threshold_mb``) is not in that release
-(``docs/bench/pinned_probe_2026-12-02/pinned_probe.json``). Tensor by tensor that costs up to twice the weights:
-FLUX.2-dev's 8-bit transformer and encoder (56 GiB of copies) took the 125 GiB machine out of memory while loading.
+(docs/MEASURED.md "torch's pinned allocator rounding to powers of two"). Tensor by tensor that costs up to twice
+the weights: FLUX.2-dev's 8-bit transformer and encoder (56 GiB of copies) took the 125 GiB machine out of memory
+while loading.
 
 Here the copies made together (a block's, a visiting model's) are views into one anonymous mapping of their
 summed size, page-locked with ``cudaHostRegister`` (as torch's own ``torch.cuda._pin_memory_utils`` does for

@@ -3,7 +3,7 @@
 diffusers' ``AutoencoderKL`` (and ``AutoencoderKLFlux2``) tile at ``config.sample_size``, the size the VAE was trained
 at: 1024 px for SDXL, Flux, SD3, CogView4 and the families that ship their VAEs, and they tile only an output larger
 than one tile. So ``enable_tiling()`` did nothing at 1024², while the plan had counted a 512 px tile's working set:
-CogView4 on a 16 GiB budget peaked at 15.66 GiB against a planned 14.68 (docs/bench/HISTORY.md "Thirteenth run"),
+CogView4 on a 16 GiB budget peaked at 15.66 GiB against a planned 14.68 (docs/MEASURED.md "VAE tiling at 1024²"),
 3.0 GiB of it the untiled decode. Every VAE now tiles at the plan's size while a plan asks for tiling, and at its own
 again when a plan does not (the VAE is pooled, shared with other plans). A family's plan counts its VAE's own tile (Wan,
 HunyuanVideo and Qwen-Image's 256 px, LTX's 512 px), or 512 px for the image VAEs, and a smaller one where only that
@@ -87,10 +87,10 @@ def _side(size) -> int:
 def smaller_tiles_on_oom(family, vae, tile, notify):
     """While a generation runs, a decode of ``vae`` (tiled at ``tile`` px, or untiled: None) that runs out of memory is
     run again in the family's smaller tiles, down to the smallest, and ``notify`` says so. The latents stay:
-    HunyuanVideo 1.5's decode ran out in 256 px tiles at 24 GiB after its sampling (docs/bench/HISTORY.md
-    "Fifteenth run"), which the engine's re-plan would have run again (at its 50 default steps, minutes); 192 px tiles
-    decode it in 8 GiB. The holder remembers the tile that fitted latents of that shape, so its next such decode starts
-    there."""
+    HunyuanVideo 1.5's decode ran out in 256 px tiles at 24 GiB after its sampling (docs/MEASURED.md
+    "A decode that runs out of memory, tiled smaller"), which the engine's re-plan would have run again (at its 50
+    default steps, minutes); 192 px tiles decode it in 8 GiB. The holder remembers the tile that fitted latents of that
+    shape, so its next such decode starts there."""
     from toolkit.device import is_oom
 
     tiles = [t for t in (tile_px(family), *smaller_tiles(family)) if tile is None or t < tile]

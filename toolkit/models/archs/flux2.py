@@ -30,7 +30,7 @@ class Flux2Model(BaseModel):
     native_resolution = 1024
     # Guidance-distilled: guidance_scale is an embedding, not CFG (no negative prompt).
     defaults = dict(width=1024, height=1024, num_inference_steps=50, guidance_scale=4.0, output_ext="png")
-    # Measured at 1024x1024, everything resident (docs/bench/family_sweep_2026-12-02/flux2.json): sampling
+    # Measured at 1024x1024, everything resident (docs/MEASURED.md "FLUX.2-dev's sampling working set"): sampling
     # 1.17 GiB over the weights, above the default's 0.88 (its 6144-wide stream carries twice Flux.1's activations
     # per token); fitted with ~15 % margin.
     working_set = WorkingSet(per_position=68 * 1024)

@@ -52,8 +52,8 @@ class HiDreamModel(BaseModel):
     # buffers): 52 KB per latent position beyond the base.
     working_set = WorkingSet(per_position=60 * 1024)
     # At 24 GiB (1024², 8 steps; full card 0.355 s/step): float8 weights and activations 0.577 s/step, float8 weights
-    # only 0.496 (docs/bench/HISTORY.md "Third sweep"). Its MoE routes a different token count to each expert at every
-    # layer and step, so the activation path quantizes many small, ragged matrices.
+    # only 0.496 (docs/MEASURED.md "HiDream's float8 activations"). Its MoE routes a different token count to each
+    # expert at every layer and step, so the activation path quantizes many small, ragged matrices.
     float8_activations = False
 
     def pipeline_kwargs(self, gen):

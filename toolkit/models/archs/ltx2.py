@@ -182,16 +182,16 @@ class LTX2Model(BaseModel):
         width=768, height=512, num_inference_steps=40, guidance_scale=4.0, num_frames=121, fps=24, output_ext="mp4"
     )
     # Sampling measured at real size: the full card at 768x512x121 with CFG peaked 2.9 GiB above the loaded weights
-    # (docs/bench/HISTORY.md "Eleventh sweep"; an earlier 6.5 GiB came from a run that counted the encoder's peak as
-    # sampling). Under 24 GiB sampling ran out with 5.5 GiB (docs/bench/HISTORY.md "Fifth sweep") beside a float8
-    # transformer, 16-bit transients of its layers included, which plans now count apart; until a float8 LTX-2 stream
-    # is measured the estimate keeps 1.6x the measured peak (~4.7 GiB over 6144 latent positions) instead of the usual
-    # 15 %. Decoding fits in LTX's doubled per-pixel rate (measured 6.4 GiB).
+    # (docs/MEASURED.md "LTX-2's working sets"; an earlier 6.5 GiB came from a run that counted the encoder's peak as
+    # sampling). Under 24 GiB sampling ran out with 5.5 GiB (the same heading) beside a float8 transformer, 16-bit
+    # transients of its layers included, which plans now count apart; until a float8 LTX-2 stream is measured the
+    # estimate keeps 1.6x the measured peak (~4.7 GiB over 6144 latent positions) instead of the usual 15 %. Decoding
+    # fits in LTX's doubled per-pixel rate (measured 6.4 GiB).
     # Encoding: Gemma 3 12B returns all 49 hidden states (1024 tokens x 3840, stacked into a second copy) and the
     # logits over its 262k vocabulary, per prompt; the full card's encoding peaked 5.1 GiB above the weights (the
     # 3 GiB estimate before it was hidden behind the sampling one, which covers both). At 24 GiB, the 22.7 GiB encoder
-    # visiting beside the default 0.5 GiB reserve ran out of memory (23.9 GiB allocated: docs/bench/HISTORY.md
-    # "Third sweep"), and so did a float8 denoiser beside the streamed encoder.
+    # visiting beside the default 0.5 GiB reserve ran out of memory (23.9 GiB allocated: docs/MEASURED.md
+    # "LTX-2's working sets"), and so did a float8 denoiser beside the streamed encoder.
     # Its VAE tiles at 512 px (diffusers' AutoencoderKLLTX*Video), not the 256 of the other video VAEs.
     working_set = WorkingSet(
         per_position=800 * 1024, per_pixel=224, frames_at_once=0, encode=6 * GIB, patch=1, tile=512

@@ -63,9 +63,10 @@ class Wan21I2VModel(Wan21Model):
         "scheduler": Component("auto", "scheduler", has_weights=False),
     }
     pipeline_init_kwargs = dict(transformer_2=None, boundary_ratio=None, expand_timesteps=False)
-    # The VAE encodes the conditioning clip beside the visiting UMT5 (docs/bench/HISTORY.md "Sixteenth run"): Wan 2.1
-    # I2V's encoding at 832x480x81 peaked 3.45 GiB over its weights with the prompt cached (8.2 KB per pixel over
-    # 0.4 GiB), which also gives Wan 2.2 14B I2V's 18.69 GiB at 1280x720 on 24 GiB (with UMT5's 10.58); +20 %.
+    # The VAE encodes the conditioning clip beside the visiting UMT5 (docs/MEASURED.md
+    # "Image-to-video encoding of the conditioning clip"): Wan 2.1 I2V's encoding at 832x480x81 peaked 3.45 GiB over its
+    # weights with the prompt cached (8.2 KB per pixel over 0.4 GiB), which also gives Wan 2.2 14B I2V's 18.69 GiB at
+    # 1280x720 on 24 GiB (with UMT5's 10.58); +20 %.
     working_set = replace(Wan21Model.working_set, per_pixel_encode=10 * 1024)
     latent = LatentSpec(
         "BCFHW",

@@ -98,7 +98,7 @@ class Wan225bModel(BaseModel):
     defaults = dict(
         width=1280, height=704, num_inference_steps=50, guidance_scale=5.0, num_frames=121, fps=24, output_ext="mp4"
     )
-    # Measured on the full card at 1280x704x121 (docs/bench/family_sweep_2026-12-02/wan21_wan22_5b_bare.json), over the
+    # Measured on the full card at 1280x704x121 (docs/MEASURED.md "Wan 2.2 5B's working set"), over the
     # weights: sampling 5.23 GiB (106k latent positions: 48 KiB each beside the base, above the image DiTs' 40),
     # decoding 10.69 (its VAE is causal like 2.1's, a few frames at a time); ~15 % margin on sampling.
     working_set = WorkingSet(per_position=56 * 1024, per_pixel=12 * 1024, frames_at_once=1)

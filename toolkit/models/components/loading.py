@@ -266,8 +266,7 @@ def _quantization_config(cls, qtype: str):
     # process, which then tunes every Triton kernel of every later compile the first time it runs, one ptxas call per
     # candidate. Qwen-Image-Edit's float8 blocks spent 342 s of a 392 s first request in it (dynamo's timers
     # counted 22 s); without it Qwen-Image's float8 step compiled still ran at 0.65x the full card's bf16 step
-    # (docs/bench/HISTORY.md "Tenth sweep"; testing/test_compile.py::
-    # test_loading_an_8_bit_model_leaves_inductors_settings_as_they_were).
+    # (docs/MEASURED.md "torchao's process-wide coordinate-descent tuning").
     options = {"set_inductor_config": False}
     # Per-row scales: one scale per output channel and per token keeps float8's error at weight-only's level
     # (one scale per tensor lets a single outlier token flatten the rest).
@@ -321,8 +320,8 @@ def _group_offload(module, onload_device: str, level: str = "block") -> None:
     stream. ``block``: the module's top-level block lists (a denoiser's ``transformer_blocks``), one block a
     group. ``leaf``: every leaf module its own group, for text encoders, whose layers sit deeper (a
     ``Qwen2_5_VLForConditionalGeneration`` has no block list at its top, so block level put all 15 GiB of it in
-    one group, onloaded at once: a 24 GiB Qwen-Image plan ran out of memory there, docs/bench/HISTORY.md
-    "Every family at real size")."""
+    one group, onloaded at once: a 24 GiB Qwen-Image plan ran out of memory there, docs/MEASURED.md
+    "Group offloading an encoder with no block list")."""
     import torch
     from diffusers.hooks import apply_group_offloading
 

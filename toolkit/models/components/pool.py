@@ -215,8 +215,8 @@ class ComponentPool:
         """Before a component that waits in host RAM loads (a GPU engine's visitor or streamed model): drop idle
         entries held there, oldest first, until it fits. A re-plan that moves a model's components to other
         placements loads new copies; beside the old ones they outgrew the host (FLUX.2-dev on a 16 GiB budget
-        held 75 GiB of pinned copies, and the OS killed the engine as the next ones loaded: docs/bench/HISTORY.md
-        "Sixteenth run")."""
+        held 75 GiB of pinned copies, and the OS killed the engine as the next ones loaded: docs/MEASURED.md
+        "Pinned host copies and the OS's memory killer")."""
         free = host_available_bytes()
         if free >= needed_bytes:
             return []
@@ -416,9 +416,10 @@ def host_available_bytes(own_pinned: int = 0) -> int:
 
 def host_reserve_bytes(total: Optional[int] = None) -> int:
     """Host RAM no plan and no load counts on. Pinned copies cannot be swapped out, and loading one stages it in
-    ordinary memory first; FLUX.2-dev's 16 GiB plan filled all but ~3 GiB of what was free, and its next request's load
-    was killed by the OS (docs/bench/HISTORY.md "Sixteenth run"). A tenth of the RAM, at least 4 GiB: the OS, this
-    process's own heap, the UI and whatever else the machine runs. ``total``: the RAM's (read if None)."""
+    ordinary memory first; FLUX.2-dev's 16 GiB plan filled all but ~3 GiB of what was free, and its next request's
+    load was killed by the OS (docs/MEASURED.md "Pinned host copies and the OS's memory killer"). A tenth of the
+    RAM, at least 4 GiB: the OS, this process's own heap, the UI and whatever else the machine runs. ``total``: the
+    RAM's (read if None)."""
     if total is None:
         import psutil
 
