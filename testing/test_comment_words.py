@@ -109,6 +109,7 @@ def test_product_code_gives_no_run_date_or_card_as_a_reason():
 
 
 def test_the_scan_finds_each_word_and_each_citation_of_the_runs():
+    dated = "docs/bench/" + "foo_2026-12-02/x.json"  # in parts: test_doc_citations.py checks that cited paths exist
     planted = "\n".join(
         [
             "x = 1  # fine: Hopper's float8 tensor cores, the first request, a 141 GB card",
@@ -124,7 +125,7 @@ def test_the_scan_finds_each_word_and_each_citation_of_the_runs():
             "# and one wrapped: the thirteenth",
             "# run",
             '# 0.577 s/step (docs/bench/HISTORY.md "Tenth sweep")',
-            "# raw: " + "docs/bench/" + "foo_2026-12-02/x.json",  # in parts: test_doc_citations.py checks paths
+            "# raw: " + dated,
             '# fine: docs/MEASURED.md "8-bit component sizes", docs/BENCHMARKS.md "Memory plan", a test',
         ]
     )
@@ -143,7 +144,7 @@ def test_the_scan_finds_each_word_and_each_citation_of_the_runs():
         (10, "a run ordinal", "twenty-fourth run"),
         (11, "a run ordinal", "thirteenth run"),
         (13, diary, 'docs/bench/HISTORY.md "Tenth sweep"'),
-        (14, path, "docs/bench/foo_2026-12-02/x.json"),
+        (14, path, dated),
     ]
 
 
