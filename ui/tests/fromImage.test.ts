@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL, DEFAULT_SAMPLE, generateBody } from '../src/components/generate/formState';
 import { remember } from '../src/components/generate/formMemory';
 import {
-  dragMargin, effectiveStrength, isImageResult, namesEngineFiles, outpaintSize, startFromEntry, startProblem, takesStartImage, upscaleBody,
+  dragMargin, effectiveStrength, isImageResult, isVideoResult, namesEngineFiles, outpaintSize, startFromEntry, startProblem, takesStartImage,
+  takesStartVideo, upscaleBody,
 } from '../src/components/generate/fromImage';
 import { fromConfig, fromEmbedded } from '../src/components/generate/restore';
 import { parametersSettings } from '../src/utils/parameters';
@@ -134,6 +135,39 @@ describe('Upscale ×2 and Use as input on a result', () => {
     expect(isImageResult(entry())).toBe(true);
     expect(isImageResult(entry({ name: 'r.mp4', meta: { result: { kind: 'video' } } }))).toBe(false);
     expect(isImageResult(entry({ name: 'r.webp', meta: null }))).toBe(true);
+  });
+});
+
+describe('the start video (video-to-video)', () => {
+  const wan22 = { ...family('wan22_5b', ['txt2img', 'vid2vid']), modality: 'video' } as ArchInfo;
+  const clip = { ref: '/out/outputs/v.mp4', preview: '/api/files/v', info: 'gallery result v.mp4' };
+
+  it('sends init_video by its ref and strength once picked, only where the family lists vid2vid', () => {
+    expect(takesStartVideo(wan22)).toBe(true);
+    expect([takesStartVideo(wan), takesStartVideo(sd1), takesStartVideo(family('old'))]).toEqual([false, false, false]);
+    const s = { ...DEFAULT_SAMPLE, init_video: clip };
+    expect(generateBody(wan22, model, s, stream).sample).toMatchObject({ init_video: '/out/outputs/v.mp4' });
+    expect('strength' in generateBody(wan22, model, s, stream).sample).toBe(false); // the engine's 0.75
+    expect(generateBody(wan22, model, { ...s, strength: -2 }, stream).sample.strength).toBe(0);
+    expect('init_video' in generateBody(wan, model, s, stream).sample).toBe(false);
+    expect('init_video' in generateBody(sd1, model, s, stream).sample).toBe(false);
+    expect(namesEngineFiles({ init_video: 'abc' })).toBe(true);
+  });
+
+  it('tells a video result from an image, and keeps neither across reloads', () => {
+    expect(isVideoResult(entry({ name: 'r.mp4', meta: { result: { kind: 'video' } } }))).toBe(true);
+    expect(isVideoResult(entry({ name: 'r.webp', meta: { result: { kind: 'video' } } }))).toBe(true); // animated WebP
+    expect(isVideoResult(entry({ name: 'r.mp4', meta: null }))).toBe(true);
+    expect(isVideoResult(entry())).toBe(false);
+    const m = remember(null, { ...model, arch: 'wan22_5b' }, { ...DEFAULT_SAMPLE, init_video: { ...clip, preview: 'blob:v' } });
+    expect(JSON.stringify(m)).not.toContain('blob:v');
+  });
+
+  it('comes back from a config by its path', () => {
+    const r = fromConfig({ model: { arch: 'wan22_5b', name_or_path: 'tiny:wan22_5b' }, sample: { prompt: 'p', init_video: '/o/v.mp4', strength: 0.5 } });
+    expect(r.init_video).toBe('/o/v.mp4');
+    expect(r.sample.strength).toBe(0.5);
+    expect('init_video' in r.sample).toBe(false);
   });
 });
 

@@ -82,7 +82,7 @@ export interface ArchInfo {
 
 /**
  * txt2img; img2img: `sample.init_image` with `strength`; inpaint: with `mask` or `outpaint` too; vid2vid:
- * `sample.init_video` with `strength` (Wan, LTX-Video; the form does not offer it yet)
+ * `sample.init_video` with `strength` (Wan, LTX-Video: the form's Start video panel)
  */
 export type Task = 'txt2img' | 'img2img' | 'inpaint' | 'vid2vid';
 

@@ -7,7 +7,7 @@ import GenerateForm from '@/components/generate/GenerateForm';
 import PreviewPanel from '@/components/generate/PreviewPanel';
 import QueueList from '@/components/generate/QueueList';
 import { archChoice } from '@/components/generate/archOptions';
-import { isImageResult, namesEngineFiles, takesStartImage, tasksOf, upscaleBody } from '@/components/generate/fromImage';
+import { isImageResult, isVideoResult, namesEngineFiles, takesStartImage, takesStartVideo, tasksOf, upscaleBody } from '@/components/generate/fromImage';
 import { fromConfig } from '@/components/generate/restore';
 import { type GenerateFormState, useGenerateForm } from '@/components/generate/useGenerateForm';
 import { useCompareMode } from '@/hooks/useCompareMode';
@@ -63,7 +63,8 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
   };
 
   // a result as the start image, or upscaled by its own family with its own settings (fromImage.ts)
-  const useAsInput = takesStartImage(form.arch) ? form.startFrom : undefined;
+  const useAsInput = takesStartImage(form.arch) || takesStartVideo(form.arch) ? form.startFrom : undefined;
+  const canUseAsInput = (entry: OutputEntry) => (isVideoResult(entry) ? takesStartVideo(form.arch) : isImageResult(entry) && takesStartImage(form.arch));
   const canUpscale = (entry: OutputEntry) => {
     const family = archChoice(archs, String(entry.meta?.config?.model?.arch ?? ''));
     return isImageResult(entry) && tasksOf(family).includes('img2img') && upscaleBody(entry) !== null;
@@ -100,7 +101,7 @@ export default function GenerateClient({ initialJobId }: { initialJobId: string 
         )
       }
       queue={<QueueList queue={gen.queue} onCancel={(id) => void gen.cancelRun(id)} onMove={gen.moveRun} onCancelAll={gen.cancelAll} view={gen.view} latent={gen.latent} />}
-      results={<Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} onUseAsInput={useAsInput} canUpscale={canUpscale} onUpscale={upscale} upscalers={upscalerFiles.data?.upscalers} upscaler={upscaler} onUpscaler={setUpscaler} />}
+      results={<Gallery jobId={jobId} online={online} version={outputsVersion} onReuse={reuse} onUseAsInput={useAsInput} canUseAsInput={canUseAsInput} canUpscale={canUpscale} onUpscale={upscale} upscalers={upscalerFiles.data?.upscalers} upscaler={upscaler} onUpscaler={setUpscaler} />}
     />
   );
 }

@@ -29,8 +29,10 @@ interface Props {
   /** bumped when a generation finishes: list again now rather than at the next poll */
   version: number;
   onReuse: (entry: OutputEntry) => void;
-  /** the result as the form's start image (absent: the form's family cannot start from one) */
+  /** the result as the form's start image or video (absent: the form's family cannot start from one) */
   onUseAsInput?: (entry: OutputEntry) => void;
+  /** which results the form can start from (default: images) */
+  canUseAsInput?: (entry: OutputEntry) => boolean;
   /** queue the result upscaled ×2 by its own family and settings, where that family can */
   canUpscale?: (entry: OutputEntry) => boolean;
   onUpscale?: (entry: OutputEntry) => void;
@@ -40,25 +42,26 @@ interface Props {
   onUpscaler?: (path: string) => void;
 }
 
-/** "Use as input" and "Upscale ×2" on an image result (where the form's and the result's families can). */
+/** "Use as input" and "Upscale ×2" on a result (where the form's and the result's families can). */
 function FromImageButtons(props: {
   entry: OutputEntry;
   onUseAsInput?: (entry: OutputEntry) => void;
+  canUseAsInput?: (entry: OutputEntry) => boolean;
   canUpscale?: (entry: OutputEntry) => boolean;
   onUpscale?: (entry: OutputEntry) => void;
   className: string;
   testPrefix: string;
 }) {
-  const { entry, onUseAsInput, canUpscale, onUpscale, className, testPrefix } = props;
+  const { entry, onUseAsInput, canUseAsInput = isImageResult, canUpscale, onUpscale, className, testPrefix } = props;
   const [queued, setQueued] = useState(false);
-  if (!isImageResult(entry)) return null;
-  const upscale = onUpscale && canUpscale?.(entry);
-  if (!onUseAsInput && !upscale) return null;
+  const usable = onUseAsInput && canUseAsInput(entry);
+  const upscale = onUpscale && isImageResult(entry) && canUpscale?.(entry);
+  if (!usable && !upscale) return null;
   const btn = 'btn-ghost px-2 py-0.5 text-xs';
   return (
     <div className={className}>
-      {onUseAsInput && (
-        <button type="button" className={btn} onClick={() => onUseAsInput(entry)} title="Start the next picture from this one (image-to-image, inpainting)" data-testid={`${testPrefix}-use-input`}>
+      {usable && (
+        <button type="button" className={btn} onClick={() => onUseAsInput(entry)} title="Start the next one from this one (image-to-image, inpainting, video-to-video)" data-testid={`${testPrefix}-use-input`}>
           Use as input
         </button>
       )}
@@ -106,7 +109,7 @@ function parseFilter(value: string): { arch: string | null; model: string | null
 }
 
 export default function Gallery(props: Props) {
-  const { jobId, online, version, onReuse, onUseAsInput, canUpscale, onUpscale, upscalers, upscaler, onUpscaler } = props;
+  const { jobId, online, version, onReuse, onUseAsInput, canUseAsInput, canUpscale, onUpscale, upscalers, upscaler, onUpscaler } = props;
   const outputs = useOutputs(jobId, online, version);
   const [open, setOpen] = useState<number | null>(null);
   const [search, setSearch] = useState('');
@@ -358,7 +361,7 @@ export default function Gallery(props: Props) {
                 </div>
                 <div className="break-words">{captionParts(o.meta).join(' · ')}</div>
               </div>
-              <FromImageButtons entry={o} onUseAsInput={onUseAsInput} canUpscale={canUpscale} onUpscale={onUpscale} className="mt-1 flex flex-wrap gap-1" testPrefix="gallery" />
+              <FromImageButtons entry={o} onUseAsInput={onUseAsInput} canUseAsInput={canUseAsInput} canUpscale={canUpscale} onUpscale={onUpscale} className="mt-1 flex flex-wrap gap-1" testPrefix="gallery" />
               {mediaKind(o.name) === 'audio' && <Media url={o.url} name={o.name} />}
             </li>
           );
@@ -386,6 +389,7 @@ export default function Gallery(props: Props) {
             <FromImageButtons
               entry={e}
               onUseAsInput={onUseAsInput && ((x) => (onUseAsInput(x), setOpen(null)))}
+              canUseAsInput={canUseAsInput}
               canUpscale={canUpscale}
               onUpscale={onUpscale}
               className="contents"

@@ -18,7 +18,8 @@ import PromptBar, { type Notice } from './PromptBar';
 import PromptPanel from './PromptPanel';
 import RestoreDrop, { type RestoreStatus } from './RestoreDrop';
 import StartImage from './StartImage';
-import { takesStartImage } from './fromImage';
+import StartVideo from './StartVideo';
+import { takesStartImage, takesStartVideo } from './fromImage';
 import type { GenerateFormState } from './useGenerateForm';
 import { usePromptHistory } from './usePromptHistory';
 
@@ -113,6 +114,7 @@ export default function GenerateForm({ form, archs, jobId, online, running, onGe
           {arch && takesStartImage(arch) && (
             <StartImage arch={arch} jobId={jobId} sample={sample} onSample={form.setSample} mask={form.mask} onUploading={setStartUploading} disabled={false} />
           )}
+          {arch && takesStartVideo(arch) && <StartVideo jobId={jobId} sample={sample} onSample={form.setSample} onUploading={setStartUploading} disabled={false} />}
           <PromptPanel
             arch={arch}
             modelPath={model.name_or_path}

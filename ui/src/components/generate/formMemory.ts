@@ -27,7 +27,7 @@ const NUMBERS = ['width', 'height', 'num_inference_steps', 'guidance_scale', 'se
 export function remember(memory: FormMemory | null, model: ModelForm, sample: SampleForm): FormMemory {
   const { arch, ...modelRest } = model;
   // the start image is not kept either, for the same reasons
-  const { prompt, negative_prompt, ctrl_imgs: _controls, init_image: _start, ...rest } = sample;
+  const { prompt, negative_prompt, ctrl_imgs: _controls, init_image: _start, init_video: _video, ...rest } = sample;
   return { arch, prompt, negative_prompt, byArch: { ...memory?.byArch, [arch]: { model: { ...modelRest, loras: [...model.loras] }, sample: rest } } };
 }
 

@@ -1,6 +1,6 @@
 /** The generate form: values, arch defaults and size snapping (the engine snaps too and reports it). */
 import type { ArchDefaults, ArchInfo, LoraChoice, SamplerInfo, Speed } from '@/utils/types';
-import { DEFAULT_START, type StartFields, startFields } from './fromImage';
+import { DEFAULT_START, type StartFields, startFields, videoStartFields } from './fromImage';
 
 export interface ModelForm {
   arch: string;
@@ -197,7 +197,7 @@ export function generateBody(arch: ArchInfo, model: ModelForm, s: SampleForm, st
   if (takesLyrics(arch) && s.lyrics.trim()) sample.lyrics = s.lyrics;
   // the engine reads the references in order: an emptied first slot must not leave ctrl_img unset
   s.ctrl_imgs.filter((c): c is ControlRef => Boolean(c)).slice(0, CONTROL_KEYS.length).forEach((c, i) => (sample[CONTROL_KEYS[i]] = c.ref));
-  Object.assign(sample, startFields(arch, s, mask));
+  Object.assign(sample, startFields(arch, s, mask), videoStartFields(arch, s));
   if (s.batch_count > 1) sample.batch_count = s.batch_count;
   if (s.speed && s.speed !== 'lossless') sample.speed = s.speed;
   const sampler = samplerFor(arch, s.sampler);

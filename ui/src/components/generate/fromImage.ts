@@ -35,6 +35,8 @@ export interface StartFields {
   inpaint_area?: InpaintArea;
   /** only_masked: pixels of context around the mask's box */
   inpaint_padding?: number;
+  /** video-to-video (a family listing `vid2vid`): the start video, re-noised to `strength` as a start image is */
+  init_video?: ControlRef | null;
 }
 
 export const DEFAULT_START: StartFields = {
@@ -55,6 +57,11 @@ export function tasksOf(arch: Pick<ArchInfo, 'tasks'> | undefined): Task[] {
 export function takesStartImage(arch: Pick<ArchInfo, 'tasks'> | undefined): boolean {
   const t = tasksOf(arch);
   return t.includes('img2img') || t.includes('inpaint');
+}
+
+/** Whether the form offers a start video: the family does video-to-video (Wan 2.1/2.2, LTX-Video). */
+export function takesStartVideo(arch: Pick<ArchInfo, 'tasks'> | undefined): boolean {
+  return tasksOf(arch).includes('vid2vid');
 }
 
 export function canInpaint(arch: Pick<ArchInfo, 'tasks'> | undefined): boolean {
@@ -114,9 +121,17 @@ export function startFields(arch: Pick<ArchInfo, 'tasks'>, s: Partial<StartField
   return out;
 }
 
+/** The sample fields of the start video: none without one, or on a family that cannot start from one. */
+export function videoStartFields(arch: Pick<ArchInfo, 'tasks'>, s: Partial<StartFields>): Record<string, unknown> {
+  if (!s.init_video || !takesStartVideo(arch)) return {};
+  const out: Record<string, unknown> = { init_video: s.init_video.ref };
+  if (typeof s.strength === 'number' && Number.isFinite(s.strength)) out.strength = Math.min(1, Math.max(0, s.strength));
+  return out;
+}
+
 /** A request that names files of one engine (uploads to its assets, results of its gallery) must go to it. */
 export function namesEngineFiles(sample: Record<string, unknown>): boolean {
-  return ['ctrl_img', 'ctrl_img_2', 'ctrl_img_3', 'init_image', 'mask'].some((k) => typeof sample[k] === 'string' && sample[k]);
+  return ['ctrl_img', 'ctrl_img_2', 'ctrl_img_3', 'init_image', 'mask', 'init_video'].some((k) => typeof sample[k] === 'string' && sample[k]);
 }
 
 /** A gallery result as the start image: its path on the engine's machine, shown through /api/files. */
@@ -126,6 +141,11 @@ export function startFromEntry(entry: Pick<OutputEntry, 'name' | 'path' | 'url' 
     ref: { ref: entry.path, preview: entry.url, info: `gallery result ${entry.name}` },
     ...(typeof r?.width === 'number' && typeof r?.height === 'number' ? { width: r.width, height: r.height } : {}),
   };
+}
+
+export function isVideoResult(entry: Pick<OutputEntry, 'name' | 'meta'>): boolean {
+  const kind = entry.meta?.result?.kind;
+  return kind ? kind === 'video' : /\.(mp4|webm)$/i.test(entry.name);
 }
 
 export function isImageResult(entry: Pick<OutputEntry, 'name' | 'meta'>): boolean {
@@ -169,6 +189,7 @@ export function upscaleBody(entry: Pick<OutputEntry, 'path' | 'name' | 'meta'>, 
 /** The start settings a resolved config (sidecar or `aitk` chunk) holds: what restore puts back. */
 export interface RestoredStart {
   init_image?: string;
+  init_video?: string;
   strength?: number;
   mask_blur?: number;
   outpaint?: Outpaint;
@@ -179,6 +200,7 @@ export interface RestoredStart {
 export function startFromConfig(s: Record<string, unknown>): RestoredStart {
   const out: RestoredStart = {};
   if (typeof s.init_image === 'string' && s.init_image) out.init_image = s.init_image;
+  if (typeof s.init_video === 'string' && s.init_video) out.init_video = s.init_video;
   if (typeof s.strength === 'number' && s.strength >= 0 && s.strength <= 1) out.strength = s.strength;
   if (typeof s.mask_blur === 'number' && Number.isFinite(s.mask_blur)) out.mask_blur = s.mask_blur;
   if (s.inpaint_area === 'whole' || s.inpaint_area === 'only_masked') out.inpaint_area = s.inpaint_area;

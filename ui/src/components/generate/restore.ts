@@ -13,11 +13,13 @@ export interface Restored {
   arch?: string;
   name_or_path?: string;
   loras?: LoraChoice[];
-  sample: Partial<Omit<SampleForm, 'ctrl_imgs' | 'init_image'>>;
+  sample: Partial<Omit<SampleForm, 'ctrl_imgs' | 'init_image' | 'init_video'>>;
   /** server paths (or asset ids) of the references, in order */
   controls: string[];
   /** the start image's server path (the form checks that it still exists before it shows it) */
   init_image?: string;
+  /** the start video's server path, checked the same way */
+  init_video?: string;
   source: 'config' | 'parameters';
 }
 
@@ -43,9 +45,9 @@ export function fromConfig(cfg: ConfigLike): Restored {
   const controls = [first, s.ctrl_img_2, s.ctrl_img_3].filter((c): c is string => typeof c === 'string' && c.length > 0);
   // strength, mask blur and outpaint margins; the start image by its path (the mask is not put back: the file
   // names the asset, which the engine may have evicted, and a mask is quick to paint again)
-  const { init_image, ...start } = startFromConfig(s);
+  const { init_image, init_video, ...start } = startFromConfig(s);
   Object.assign(sample, start);
-  const out: Restored = { sample, controls, source: 'config', ...(init_image ? { init_image } : {}) };
+  const out: Restored = { sample, controls, source: 'config', ...(init_image ? { init_image } : {}), ...(init_video ? { init_video } : {}) };
   const m = cfg.model;
   if (m?.arch) out.arch = m.arch;
   if (m?.name_or_path) out.name_or_path = m.name_or_path;

@@ -16,7 +16,7 @@ import {
 import { type ModelPick, archForPick } from './library';
 import type { MaskHandle } from './MaskEditor';
 import type { Restored } from './restore';
-import { canInpaint, startFields, startFromEntry, takesStartImage } from './fromImage';
+import { canInpaint, isVideoResult, startFields, startFromEntry, takesStartImage, takesStartVideo } from './fromImage';
 
 const CPU_DEFAULT = 'builtin:shapes';
 
@@ -43,6 +43,7 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
         ctrl_imgs: current.sample.ctrl_imgs.slice(0, controlSlots(a)),
         // the start image and its settings stay with the picture, whichever family runs it next
         init_image: current.sample.init_image,
+        init_video: current.sample.init_video,
         strength: current.sample.strength,
         mask_blur: current.sample.mask_blur,
         inpaint_area: current.sample.inpaint_area,
@@ -147,20 +148,26 @@ export function useGenerateForm(archs: ArchInfo[], device: string | undefined) {
     if (r.sample.output_ext && !a.output_exts.includes(r.sample.output_ext)) next.output_ext = base.sample.output_ext;
     setSample(next);
     // the start image comes back where its file still is (a result deleted since, or another machine's path, not)
-    const init = r.init_image;
-    if (init && takesStartImage(a)) {
-      void apiFetch(`/api/files/${encodeURIComponent(init)}`, { method: 'HEAD' })
-        .then((res) => res.ok && setSample((s) => ({ ...s, init_image: controlFromPath(init) })))
+    const starts = [
+      ['init_image', r.init_image, takesStartImage(a)],
+      ['init_video', r.init_video, takesStartVideo(a)],
+    ] as const;
+    for (const [key, path, takes] of starts) {
+      if (!path || !takes) continue;
+      void apiFetch(`/api/files/${encodeURIComponent(path)}`, { method: 'HEAD' })
+        .then((res) => res.ok && setSample((s) => ({ ...s, [key]: controlFromPath(path) })))
         .catch(() => undefined);
     }
     return null;
   };
 
-  /** "Use as input" on a gallery result: its path is the start image, the size its own. */
+  /** "Use as input" on a gallery result: its path is the start image (or video), the size its own. */
   const startFrom = (entry: OutputEntry) => {
     const { ref, width, height } = startFromEntry(entry);
     const div = arch?.divisibility ?? 8;
-    setSample((s) => ({ ...s, init_image: ref, ...(width && height ? { width: snap(width, div), height: snap(height, div) } : {}) }));
+    const key = isVideoResult(entry) ? 'init_video' : 'init_image';
+    if (!(key === 'init_video' ? takesStartVideo(arch) : takesStartImage(arch))) return;
+    setSample((s) => ({ ...s, [key]: ref, ...(width && height ? { width: snap(width, div), height: snap(height, div) } : {}) }));
   };
 
   // the mask editor's pixels (StartImage -> MaskEditor), and the asset id of the last mask sent

@@ -1,0 +1,151 @@
+'use client';
+/**
+ * The start video of video-to-video, shown where the family lists that task (GET /models `tasks`: Wan 2.1/2.2,
+ * LTX-Video): an mp4 or animated WebP picked or dropped (uploaded to the engine's POST /assets, which decodes every
+ * frame to verify it), or a gallery video dropped or sent with "Use as input" (its path, nothing uploaded). The
+ * engine fits the clip to the form's frames and size (toolkit/models/from_video.py); the strength slider says how
+ * much of it is re-noised, as for a start image.
+ */
+import { type Dispatch, type SetStateAction, useEffect, useState } from 'react';
+import { uploadAsset } from '@/utils/assets';
+import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
+import type { ControlRef, SampleForm } from './formState';
+import { effectiveStrength } from './fromImage';
+
+const ACCEPT = 'video/mp4,image/webp,image/gif';
+
+interface Props {
+  jobId: string | null;
+  sample: SampleForm;
+  onSample: Dispatch<SetStateAction<SampleForm>>;
+  onUploading: (uploading: boolean) => void;
+  disabled: boolean;
+}
+
+/** A file the browser plays in a <video> (an mp4); an animated WebP or GIF shows in an <img>. */
+const playsAsVideo = (ref: ControlRef) => /\.mp4$/i.test(ref.ref) || /\bvideo\b|\.mp4\b/i.test(ref.info);
+
+export default function StartVideo({ jobId, sample, onSample, onUploading, disabled }: Props) {
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState('');
+  const video = sample.init_video ?? null;
+  const strength = effectiveStrength(sample.strength, false);
+
+  useEffect(() => onUploading(pending), [pending, onUploading]);
+
+  const setVideo = (ref: ControlRef | null) => {
+    setError('');
+    onSample((s) => {
+      const old = s.init_video?.preview;
+      if (old?.startsWith('blob:') && old !== ref?.preview) URL.revokeObjectURL(old);
+      return { ...s, init_video: ref };
+    });
+  };
+
+  async function upload(file: File) {
+    if (disabled || !jobId) return;
+    setError('');
+    setPending(true);
+    try {
+      const asset = await uploadAsset(jobId, file, file.name);
+      const kind = file.type === 'video/mp4' ? 'video' : 'animation';
+      setVideo({ ref: asset.id, preview: URL.createObjectURL(file), info: `uploaded ${kind} ${asset.width}×${asset.height}` });
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setPending(false);
+    }
+  }
+
+  return (
+    <section
+      className="card mb-4"
+      data-testid="start-video"
+      data-ref={video?.ref ?? ''}
+      onDragOver={(e) => {
+        e.preventDefault();
+        e.dataTransfer.dropEffect = 'copy';
+      }}
+      onDrop={(e) => {
+        e.preventDefault(); // taken: the page-wide drop (restore settings) leaves it alone
+        if (disabled) return;
+        const result = e.dataTransfer.types.includes(OUTPUT_DRAG_TYPE) ? draggedOutput((t) => e.dataTransfer.getData(t)) : null;
+        if (result) return setVideo({ ref: result.path, preview: result.url, info: `gallery result ${result.name}` });
+        const file = e.dataTransfer.files[0];
+        if (file) void upload(file);
+      }}
+    >
+      <div className={`flex items-center gap-2 ${video ? 'mb-2' : 'mb-1'}`}>
+        <h2 className="text-sm font-semibold" title="video-to-video">
+          Start video
+        </h2>
+        {video && (
+          <button type="button" className="btn-ghost ml-auto px-2 py-0.5 text-xs" disabled={disabled} onClick={() => setVideo(null)} data-testid="start-video-clear">
+            Clear
+          </button>
+        )}
+      </div>
+      {video ? (
+        <>
+          {playsAsVideo(video) ? (
+            <video src={video.preview} className="block h-auto w-full rounded" muted loop autoPlay playsInline data-testid="start-video-preview" />
+          ) : (
+            <img src={video.preview} alt="start video" className="block h-auto w-full rounded" data-testid="start-video-preview" />
+          )}
+          <div className="mt-1 truncate text-xs text-gray-400" title={video.ref} data-testid="start-video-info">
+            {video.info} · fitted to the frames and size below
+          </div>
+        </>
+      ) : (
+        <div className="rounded border border-dashed border-gray-600 px-2 py-1 text-xs text-gray-400" data-testid="start-video-zone">
+          {pending ? (
+            'uploading…'
+          ) : (
+            <>
+              Optional: drop an mp4, <em>Use as input</em> on a video result, or{' '}
+              <label className="cursor-pointer text-sky-400 hover:underline" htmlFor="start-video-file">
+                choose a file
+              </label>
+            </>
+          )}
+        </div>
+      )}
+      <input
+        id="start-video-file"
+        type="file"
+        accept={ACCEPT}
+        className="sr-only"
+        disabled={disabled || !jobId}
+        onChange={(e) => {
+          const file = e.target.files?.[0];
+          e.target.value = ''; // the same file again is a new pick
+          if (file) void upload(file);
+        }}
+        data-testid="start-video-file"
+      />
+      {error && <div className="mt-1 text-xs text-rose-400" data-testid="start-video-error">{error}</div>}
+      {video && (
+        <div className="mt-2">
+          <label className="label flex items-center gap-2" htmlFor="video-strength">
+            Strength
+            <span className="tabular-nums text-gray-200" data-testid="video-strength-value">{strength.toFixed(2)}</span>
+            {(sample.strength ?? null) === null && <span className="text-gray-500">(default)</span>}
+          </label>
+          <input
+            id="video-strength"
+            type="range"
+            min={0}
+            max={1}
+            step={0.05}
+            value={strength}
+            disabled={disabled}
+            onChange={(e) => onSample((s) => ({ ...s, strength: Number(e.target.value) }))}
+            className="w-full"
+            title="How much of the start video is re-noised: 0 keeps it, 1 keeps nothing"
+            data-testid="video-strength"
+          />
+        </div>
+      )}
+    </section>
+  );
+}
