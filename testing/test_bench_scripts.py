@@ -532,3 +532,29 @@ def test_fraction_probe_times_the_step_with_and_without_the_budget_in_alternatin
     assert [r["order"] for r in rows["rounds"]] == [["whole", "24 GiB"], ["24 GiB", "whole"]]
     assert all(r["median_s"][name] > 0 for r in rows["rounds"] for name in ("whole", "24 GiB"))
     assert set(rows["median_s"]) == {"whole", "24 GiB"} and rows["fraction"] is None  # no fraction on CPU
+
+
+def test_grid_bench_tiny_run_times_the_grid_beside_plain_and_by_hand_without_reloading(tmp_path, tiny_cache):
+    """testing/bench/grid_bench.py (issue #58's GPU line) on tiny SD 1.5: 16 cells per stage, one LoRA load per
+    checkpoint and no pool miss in the grid or by hand; its queue's stages parse as the GPU machine would run them."""
+    from testing.bench.grid_bench import build_parser
+
+    for line in (ROOT / "testing/bench/queues/issue58_grids.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, script, *args = line.split()
+            parsed = build_parser().parse_args(["--out", f"/tmp/R/{name}", "--models", "/tmp/m", *args])
+            assert script == "grid_bench.py" and parsed.real and parsed.device == "cuda" and 16 <= parsed.rank <= 32
+    out = tmp_path / "grid_bench.json"
+    cmd = [sys.executable, "testing/bench/grid_bench.py", "--tiny", "--arch", "sd1", "--steps", "2"]
+    cmd += ["--out", str(out), "--models", str(tmp_path / "m")]
+    done = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    for stage, loads in (("plain", 0), ("grid", 4), ("by_hand", 4)):
+        row = result[stage]
+        assert row["cells"] == 16 and row["counters_delta"]["requests"] == 16 and row["total_s"] > 0, stage
+        assert row["lora_loads"] == loads and not row["base_reloaded"] and row["counters_delta"]["misses"] == 0, stage
+    assert result["grid"]["pages"] == 1 and result["grid"]["grid_over_plain"] > 0
+    assert result["by_hand"]["by_hand_over_plain"] > 0 and result["lora_warm"]["lora_loads"] == 1

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from testing.engine_harness import EngineHarness
+from testing.lora_files import random_lora
 from testing.original_layouts import (
     BFL_LORA_DOUBLE,
     BFL_LORA_SINGLE,
@@ -38,22 +39,7 @@ AITK = {  # arch -> AI Toolkit's key for a diffusers PEFT key of the transformer
 
 
 def transformer_lora(arch: str, subfolder: str = "transformer") -> dict:
-    import torch
-    from peft import LoraConfig, get_peft_model_state_dict
-
-    from toolkit.models.components.loading import import_class
-    from toolkit.models.registry import get_model_class
-    from toolkit.models.tiny import tiny_checkpoint
-
-    component = get_model_class(arch).components[subfolder]
-    model = import_class(component.cls).from_pretrained(tiny_checkpoint(arch), subfolder=subfolder)
-    model.add_adapter(LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=TARGETS))
-    torch.manual_seed(3)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "lora_" in name:
-                p.copy_(torch.randn_like(p) * 0.3)
-    return {k: v.contiguous() for k, v in get_peft_model_state_dict(model).items()}
+    return random_lora(arch, subfolder, rank=RANK, targets=TARGETS, seed=3, scale=0.3)
 
 
 @pytest.fixture(scope="module")
