@@ -94,9 +94,9 @@ async def load(client_info: dict, args) -> tuple[list, float]:
         if warm[0]["outcome"] != "result":  # every request would fail the same way: a window of 0 images/s
             raise RuntimeError(f"the first request failed: {warm[0]}")
 
-        async def closed_loop(i: int, deadline: float, into: list) -> None:
+        async def closed_loop(i: int, deadline: float, into: list, at_least: int) -> None:
             rng = random.Random(i + 1)
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline or len(into) < at_least:
                 await one_request(http, args, rng, into)
 
         async def poisson(deadline: float, into: list) -> None:
@@ -106,21 +106,26 @@ async def load(client_info: dict, args) -> tuple[list, float]:
                 tasks.append(asyncio.create_task(one_request(http, args, random.Random(rng.random()), into)))
             await asyncio.gather(*tasks)
 
-        async def drive(seconds: float, into: list) -> None:
+        async def drive(seconds: float, into: list, at_least: int = 0) -> None:
             deadline = time.monotonic() + seconds
             if args.rate:
                 await poisson(deadline, into)
             else:
-                await asyncio.gather(*(closed_loop(i, deadline, into) for i in range(args.clients)))
+                await asyncio.gather(*(closed_loop(i, deadline, into, at_least) for i in range(args.clients)))
 
         # The same load, unmeasured, first: shapes the denoiser has not seen yet (every batch size) cost a
-        # compile or a kernel search once, which a short window would count as throughput lost.
-        await drive(args.warmup, [])
+        # compile or a kernel search once, which a short window would count as throughput lost. A compile can
+        # outlast any fixed warm-up, so it also lasts until two rounds of every client's requests have ended.
+        await drive(args.warmup, [], at_least=2 * args.clients)
+        before = (await http.get("/health")).json().get("compile", {})
         start = time.monotonic()
         await drive(args.duration, rows)
         window = time.monotonic() - start
         health = (await http.get("/health")).json()
-    return rows, window, health.get("batching")
+    # graphs compiled inside the window: its throughput paid for a compile
+    after = health.get("compile", {})
+    compiled = {k: [before.get(k), after.get(k)] for k in ("graphs", "seconds", "failed")}
+    return rows, window, health.get("batching") | {"compile_in_window": compiled}
 
 
 def percentile(values: list, q: float):
