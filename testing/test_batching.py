@@ -204,7 +204,9 @@ def test_an_out_of_memory_batch_halves_and_every_request_still_gets_its_image(tm
         out[i] = model.generate_media(copy.deepcopy(gens[i]), batch=batcher.member(str(i))).image
 
     try:
-        with step_batching.gathering(step_batching.denoisers(model), step_batching.other_modules(model)):
+        with step_batching.gathering(
+            step_batching.denoisers(model), step_batching.other_modules(model), batcher.one_at_a_time
+        ):
             threads = [threading.Thread(target=run, args=(i,)) for i in range(len(gens))]
             [t.start() for t in threads]
             [t.join(120) for t in threads]
@@ -229,12 +231,58 @@ def run_together(model, gens: list) -> tuple[dict, step_batching.StepBatcher]:
         except Exception as e:  # the assertion below names it
             errors[i] = e
 
-    with step_batching.gathering(step_batching.denoisers(model), step_batching.other_modules(model)):
+    with step_batching.gathering(
+        step_batching.denoisers(model), step_batching.other_modules(model), batcher.one_at_a_time
+    ):
         threads = [threading.Thread(target=run, args=(i,)) for i in range(len(gens))]
         [t.start() for t in threads]
         [t.join(300) for t in threads]
     assert not errors, errors
     return out, batcher
+
+
+def test_a_members_tokenizers_run_one_thread_at_a_time_and_the_resident_pipeline_keeps_its_own(tiny_cache):
+    """SD 1.5's pipeline tokenizes a prompt with ``padding="max_length"`` and again with ``"longest"``; a fast
+    tokenizer keeps that setting on its one shared object, so two requests encoding at once got a 2-token
+    negative prompt beside a 77-token prompt (a ``torch.cat`` error with 8 clients on CPU). A member's copy of the
+    pipeline calls its tokenizers under the batch's lock; the resident pipeline and its config are untouched."""
+    model = get_model_class("sd1")("cpu", ModelConfig(name_or_path="tiny:sd1", arch="sd1"))
+    model.load_model()
+    resident = model.task_pipeline("txt2img")
+    config_before = dict(resident.config)
+    batcher = step_batching.StepBatcher()
+    own = batcher.member("a").pipeline(resident)
+    tokenizer = resident.tokenizer
+    assert own.tokenizer is not tokenizer and isinstance(own.tokenizer, type(tokenizer))
+    assert resident.tokenizer is tokenizer and dict(resident.config) == config_before
+    assert own.tokenizer.model_max_length == tokenizer.model_max_length and len(own.tokenizer) == len(tokenizer)
+    assert own.text_encoder is resident.text_encoder  # modules stay shared: gathering locks their calls
+
+    held = threading.Event()
+
+    def hold():
+        with batcher.one_at_a_time:
+            held.set()
+            time.sleep(0.5)
+
+    finished = {}
+
+    def tokenize(name, call):
+        held.wait()
+        call()
+        finished[name] = time.monotonic()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    started = time.monotonic()
+    calls = {"call": lambda: own.tokenizer("a red circle"), "method": lambda: own.tokenizer.tokenize("a red circle")}
+    threads = [threading.Thread(target=tokenize, args=item) for item in calls.items()]
+    [t.start() for t in threads]
+    [t.join(10) for t in threads + [holder]]
+    assert set(finished) == {"call", "method"}
+    assert all(t - started >= 0.45 for t in finished.values()), "a tokenizer call ran while the batch's lock was held"
+    ids = own.tokenizer("a red circle", padding="max_length", max_length=77, truncation=True).input_ids
+    assert ids == tokenizer("a red circle", padding="max_length", max_length=77, truncation=True).input_ids
 
 
 @pytest.mark.parametrize("arch", ["sd1", "pixart_sigma"])  # diffusers' task classes; the engine's own start

@@ -35,7 +35,9 @@ class BatchGroup:
 
         self.key, self.holder, self.plan, self.limit = key, holder, plan, limit
         self.batcher = step_batching.StepBatcher()
-        self._wrapped = step_batching.gathering(step_batching.denoisers(holder), step_batching.other_modules(holder))
+        self._wrapped = step_batching.gathering(
+            step_batching.denoisers(holder), step_batching.other_modules(holder), self.batcher.one_at_a_time
+        )
         self._wrapped.__enter__()
         self.members: set = set()  # request ids
         self.changed = threading.Condition()

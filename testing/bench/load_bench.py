@@ -173,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--compile", default="auto", help="engine.compile for both settings (off: Flux.1 under auto runs alone)"
     )
+    parser.add_argument(
+        "--stacks", type=float, default=0, help="seconds between samples of every engine thread's stack (0: none)"
+    )
     parser.add_argument("--out", default="load_bench.json")
     parser.add_argument("--real", action="store_true", help="build the real-size checkpoint into --models first")
     parser.add_argument("--models", default="/tmp/aitk_models")
@@ -203,6 +206,8 @@ def main() -> int:
         options = {"max_batch": max_batch, "compile": args.compile}
         if args.model:  # request paths to checkpoints load only from the engine's model roots
             options["model_roots"] = [str(Path(args.model).resolve().parent)]
+        if args.stacks:  # where the threads wait: beside the JSON, one file per setting
+            options |= {"stacks": Path(f"{args.out}.stacks_{max_batch}.txt"), "stacks_every_s": args.stacks}
         with engine_process(folder, args.device, log=folder / "engine.log", **options) as client:
             info = {"url": client.url, "token": client.http.headers["Authorization"].split()[-1]}
             rows, window, batching = asyncio.run(load(info, args))

@@ -26,6 +26,7 @@ from toolkit.models.lora_hotswap import apply_to_slots
 from toolkit.models.memory_inputs import MemoryInputs
 from toolkit.models.modulation import follow_schedule
 from toolkit.models.prompt_cache import prompt_cache
+from toolkit.models.rng_state import RngState
 from toolkit.models.speed import step_cache
 from toolkit.models.streaming import STREAM_ATTR
 from toolkit.models.task_pipelines import TaskPipelines
@@ -372,7 +373,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
 
         RNG state and module placement are put back even when a hook raises (a cancel), so the next request on
         this holder with the same seed reproduces an uncancelled run byte for byte."""
-        rng = _RngState.capture()
+        rng = RngState.capture()
         placement = self._placement()
         try:
             self.prepare_gen_config(gen)
@@ -406,7 +407,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
     def _sample(self, pipeline, gen: GenerateImageConfig, batch=None) -> GeneratedMedia:
         import torch
 
-        torch.manual_seed(gen.seed)
+        RngState.seed(gen.seed)
         generator = torch.Generator(device="cpu").manual_seed(gen.seed)
         self._status_update("Encoding prompt", "encoding")
         hook = self._step_callback(gen, batch) if self.sample_step_hook or batch else None
@@ -525,22 +526,3 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
 def _module_device(module) -> Optional[str]:
     first = next(iter(module.parameters()), None) if hasattr(module, "parameters") else None
     return str(first.device) if first is not None else None
-
-
-class _RngState:
-    def __init__(self, cpu, cuda):
-        self.cpu, self.cuda = cpu, cuda
-
-    @classmethod
-    def capture(cls) -> "_RngState":
-        import torch
-
-        cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
-        return cls(torch.get_rng_state(), cuda)
-
-    def restore(self) -> None:
-        import torch
-
-        torch.set_rng_state(self.cpu)
-        if self.cuda is not None:
-            torch.cuda.set_rng_state_all(self.cuda)

@@ -60,11 +60,15 @@ class Member:
     copies: dict = field(default_factory=dict)
 
     def pipeline(self, pipeline):
-        """The request's own copy of ``pipeline``: the same modules, its own scheduler and per-call state."""
+        """The request's own copy of ``pipeline``: the same modules, its own scheduler and per-call state, and
+        its tokenizers and processors used one thread at a time (``OneAtATime``)."""
         own = self.copies.get(id(pipeline))
         if own is None:
             own = copy.copy(pipeline)
             own.scheduler = copy.deepcopy(pipeline.scheduler)
+            for name, value in _stateful_helpers(pipeline):
+                # past DiffusionPipeline.__setattr__, which would write the proxy into the shared config
+                object.__setattr__(own, name, OneAtATime(value, self.batcher.one_at_a_time))
             setattr(own, RESIDENT_ATTR, pipeline)
             self.copies[id(pipeline)] = own
         return own
@@ -85,10 +89,55 @@ class Member:
         self.batcher.leave(self)
 
 
+def _stateful_helpers(pipeline):
+    """The pipeline's components without weights that a call drives through shared state: tokenizers and
+    processors. A fast tokenizer sets padding and truncation on its one Rust object and then encodes; SD 1.5's
+    pipeline asks for ``padding="max_length"`` and then ``"longest"`` (its truncation warning), so two requests
+    encoding at once got a 2-token negative prompt beside a 77-token prompt (``testing/test_batching.py``)."""
+    import torch
+
+    for name, value in (getattr(pipeline, "components", None) or {}).items():
+        if name != "scheduler" and callable(value) and not isinstance(value, torch.nn.Module):
+            yield name, value
+
+
+class OneAtATime:
+    """``inner`` (a tokenizer, a processor) called, and its methods run, under ``lock``; everything else read
+    through. ``isinstance`` sees the inner object's class, as pipelines that test a tokenizer's type expect."""
+
+    def __init__(self, inner, lock):
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_lock", lock)
+
+    @property
+    def __class__(self):
+        return type(self._inner)
+
+    def __call__(self, *args, **kwargs):
+        with self._lock:
+            return self._inner(*args, **kwargs)
+
+    def __getattr__(self, name):
+        value = getattr(self._inner, name)
+        if not callable(value) or isinstance(value, type):
+            return value
+
+        def locked(*args, **kwargs):
+            with self._lock:
+                return value(*args, **kwargs)
+
+        return locked
+
+    def __len__(self):  # len(tokenizer): its vocabulary
+        return len(self._inner)
+
+
 class StepBatcher:
-    """The rounds of one batch. ``sizes``: requests per merged call (a histogram), for ``/metrics``."""
+    """The rounds of one batch. ``sizes``: requests per merged call (a histogram), for ``/metrics``.
+    ``one_at_a_time``: the lock the encoders, VAE and tokenizers of a batch run under (``gathering``)."""
 
     def __init__(self):
+        self.one_at_a_time = threading.RLock()
         self._cv = threading.Condition()
         self._sampling: set = set()
         self._waiting: list[_Call] = []
@@ -140,13 +189,14 @@ class StepBatcher:
 
 
 @contextlib.contextmanager
-def gathering(denoisers: list, others: list = ()):
+def gathering(denoisers: list, others: list = (), one_at_a_time=None):
     """For the duration: each denoiser's ``forward`` goes through the batch when called from a member's thread (a
     thread outside any batch calls it as before), and the other modules (encoders, VAE) run for one thread at a
-    time. Causal video VAEs keep each chunk's features on the module between calls (Wan's, Qwen-Image's): two
-    decodes at once read each other's, and the video came out wrong."""
+    time, under ``one_at_a_time`` (the batcher's lock, which its members' tokenizers take too). Causal video VAEs
+    keep each chunk's features on the module between calls (Wan's, Qwen-Image's): two decodes at once read each
+    other's, and the video came out wrong."""
     wrapped = []
-    one_at_a_time = threading.RLock()
+    one_at_a_time = one_at_a_time or threading.RLock()
     for module in denoisers:
         wrapped.append((module, "forward", _wrap(module, "forward", _gathered)))
     for module in others:
