@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from extensions_built_in.inference_engine.protocol import FrameDecoder  # noqa: E402
 
+ENGINE_TIMINGS = ("queued_s", "load_s", "sample_s", "step_s", "save_s", "gc_s", "total_s")
 PROMPTS = ["a red circle", "a lighthouse at dusk", "two cats on a sofa", "a bowl of ramen", "a snowy mountain"]
 
 
@@ -56,7 +57,7 @@ async def one_request(http: httpx.AsyncClient, args, rng: random.Random, rows: l
     started, first_latent, cancel_at = time.monotonic(), None, None
     if rng.random() < args.cancel_share:
         cancel_at = rng.randint(1, max(1, args.steps - 1))
-    outcome = "lost"
+    outcome, timings = "lost", {}
     async with http.stream("POST", "/generate", json=body(args, rng), timeout=httpx.Timeout(30, read=600)) as r:
         if r.status_code != 200:
             detail = (await r.aread()).decode(errors="replace")[:500]
@@ -70,7 +71,7 @@ async def one_request(http: httpx.AsyncClient, args, rng: random.Random, rows: l
                 if frame.type == "progress" and cancel_at and frame.header["step"] == cancel_at:
                     await http.post(f"/cancel/{r.headers['x-request-id']}")
                 if frame.type == "result":
-                    outcome = "result"
+                    outcome, timings = "result", frame.header.get("timings") or {}
                 if frame.type == "error":
                     outcome = frame.header.get("code", "error")
     rows.append(
@@ -80,6 +81,8 @@ async def one_request(http: httpx.AsyncClient, args, rng: random.Random, rows: l
             "latency_s": time.monotonic() - started,
             "first_latent_s": first_latent,
             "cancel_asked": cancel_at is not None,
+            # the engine's own split of the request: a slow step or a slow everything-else
+            **{k: timings.get(k) for k in ENGINE_TIMINGS},
         }
     )
 
@@ -135,6 +138,30 @@ def percentile(values: list, q: float):
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 4)
 
 
+def stack_summary(path: Path, top: int = 15) -> dict:
+    """Where the generating threads were in the samples of ``--stacks``: the share of samples per (innermost
+    frame, innermost frame of this repository), e.g. waiting for a round (step_batching.py call) or in a
+    convolution under the merged call (step_batching.py _run_group)."""
+    import re
+
+    counts, n = Counter(), 0
+    for sample in path.read_text().split("--- ")[1:]:
+        for thread in sample.split("thread ")[1:]:
+            frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', thread)
+            if not any(f[0].endswith("base_model.py") for f in frames):
+                continue  # not a generating thread
+            ours = [f for f in frames if str(ROOT) in f[0] and "site-packages" not in f[0]]
+            inner = f"{Path(frames[-1][0]).name}:{frames[-1][2]}"
+            counts[(inner, f"{Path(ours[-1][0]).name}:{ours[-1][2]}:{ours[-1][1]}" if ours else "")] += 1
+            n += 1
+    return {"samples": n, "top": [[round(c / n, 4), *key] for key, c in counts.most_common(top)] if n else []}
+
+
+def _median(values: list):
+    values = [v for v in values if isinstance(v, (int, float))]
+    return round(statistics.median(values), 4) if values else None
+
+
 def summary(rows: list, window: float, batching, max_batch: int) -> dict:
     done = [r for r in rows if r["outcome"] == "result"]
     latencies = [r["latency_s"] for r in done]
@@ -152,6 +179,7 @@ def summary(rows: list, window: float, batching, max_batch: int) -> dict:
         "cancelled": sum(r["outcome"] == "cancelled" for r in rows),
         "lost": sum(r["outcome"] == "lost" for r in rows),
         "outcomes": dict(Counter(r["outcome"] for r in rows)),
+        "engine_medians": {k: _median([r.get(k) for r in done]) for k in ENGINE_TIMINGS},
         "batching": batching,
     }
 
@@ -212,6 +240,8 @@ def main() -> int:
             info = {"url": client.url, "token": client.http.headers["Authorization"].split()[-1]}
             rows, window, batching = asyncio.run(load(info, args))
         results["settings"].append(summary(rows, window, batching, max_batch))
+        if args.stacks:
+            results["settings"][-1]["stacks"] = stack_summary(options["stacks"])
         print(json.dumps(results["settings"][-1]), flush=True)
         Path(args.out).write_text(json.dumps(results, indent=1))
     off, on = results["settings"]
