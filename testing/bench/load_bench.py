@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from extensions_built_in.inference_engine.protocol import FrameDecoder  # noqa: E402
 
-ENGINE_TIMINGS = ("queued_s", "load_s", "sample_s", "step_s", "save_s", "gc_s", "total_s")
+ENGINE_TIMINGS = ("queued_s", "load_s", "sample_s", "step_s", "hook_ms", "save_s", "gc_s", "total_s")
 PROMPTS = ["a red circle", "a lighthouse at dusk", "two cats on a sofa", "a bowl of ramen", "a snowy mountain"]
 
 
