@@ -318,7 +318,7 @@ def test_merge_concatenates_what_carries_the_batch_and_keeps_what_is_shared():
     class Call:
         def __init__(self, hidden, t, ids, cond):
             self.args, self.kwargs = (hidden,), {"timestep": t, "img_ids": ids, "added": {"time_ids": cond}}
-            self.names = ("hidden_states",)
+            self.names, self.forward = ("hidden_states",), "the unet's forward"
             sizes_.append(hidden.shape[0])
 
     ids = torch.arange(12.0).reshape(4, 3)
@@ -334,6 +334,12 @@ def test_merge_concatenates_what_carries_the_batch_and_keeps_what_is_shared():
     c = Call(torch.zeros(1, 4, 9), torch.tensor(1.0), ids, torch.zeros(1, 6))
     with pytest.raises(step_batching.Incompatible):
         step_batching.merge([a, c])
+    # equal timesteps go per row too, uncompared: comparing two CUDA scalars waits for the GPU every round
+    same = Call(torch.ones(1, 4, 8), torch.tensor(900.0), ids, torch.zeros(1, 6))
+    assert step_batching.merge([a, same])[1]["timestep"].tolist() == [900.0, 900.0, 900.0]
+    # each call is placed by its group's first call: c (another width) opens a group of its own
+    assert step_batching._groups([a, b, c, same]) == [[a, b, same], [c]]
+    assert step_batching._groups([a, b, c, same], max_calls=2) == [[a, b], [c], [same]]
 
 
 @pytest.mark.parametrize("arch", ["flex2", "hidream"])

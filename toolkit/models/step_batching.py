@@ -312,12 +312,15 @@ def run_round(calls: list[_Call], batcher: StepBatcher) -> None:
 
 
 def _groups(calls: list[_Call], max_calls: Optional[int] = None) -> list[list[_Call]]:
-    """Calls to the same module whose arguments merge, first come first placed, at most ``max_calls`` a group."""
+    """Calls to the same module whose arguments merge, first come first placed, at most ``max_calls`` a group.
+    A call joins a group whose first call it merges with: what merges (the shapes past the batch, the values
+    that must agree) is the same between any two of a group, so each call is tried once per group, not with the
+    whole group again."""
     groups: list[list[_Call]] = []
     for call in calls:
         for group in groups:
             room = max_calls is None or len(group) < max_calls
-            if room and group[0].forward == call.forward and _merges(group + [call]):
+            if room and group[0].forward == call.forward and _merges([group[0], call]):
                 group.append(call)
                 break
         else:
@@ -468,10 +471,12 @@ def _merge_tensors(values: list, sizes: list[int], name: str):
     first = values[0]
     if first.dim() > 0 and all(v.shape[0] == n and v.shape[1:] == first.shape[1:] for v, n in zip(values, sizes)):
         return torch.cat(values)
-    if all(v.shape == first.shape and (v is first or torch.equal(v, first)) for v in values[1:]):
-        return first
+    # Per row even when they agree: comparing two CUDA scalars waits for the GPU, every round, and a model that
+    # takes a timestep per call takes one per row (diffusers' pipelines pass both)
     if name in TIMESTEP_NAMES and all(v.dim() == 0 or v.shape == (1,) for v in values):
         return torch.cat([v.reshape(1).expand(n) for v, n in zip(values, sizes)])
+    if all(v.shape == first.shape and (v is first or torch.equal(v, first)) for v in values[1:]):
+        return first
     raise Incompatible(name)
 
 
