@@ -205,6 +205,32 @@ def test_grid_pages_are_labelled_and_carry_every_cell(engine, training):
         assert marked == {"grid": frames[0].request_id, "cell": i, "page": os.path.basename(result["path"])}
 
 
+def find(page: np.ndarray, cell: np.ndarray):
+    """Where ``cell``'s pixels are in ``page`` (top left), or None."""
+    h, w = cell.shape[:2]
+    hits = np.argwhere((page[: page.shape[0] - h + 1, : page.shape[1] - w + 1] == cell[0, 0]).all(-1))
+    return next(((int(y), int(x)) for y, x in hits if np.array_equal(page[y : y + h, x : x + w], cell)), None)
+
+
+def test_a_video_grid_shows_each_cell_s_first_frame_and_its_cells_stay_videos(engine):
+    """A Wan LoRA compared like a picture one: each slot holds the first frame of its cell's clip (as the mp4
+    decodes), and each cell's own file is the video the viewer plays."""
+    from toolkit.models.from_video import read_frames
+
+    body = body_for("wan21", steps=2, seed=11, num_frames=5, output_ext="mp4")
+    body["axes"] = [{"name": "seed", "values": [1, 2]}]
+    frames = run_grid(engine, body)
+    result, results = grid_result(frames), cell_results(frames)
+    assert sorted(results) == [0, 1] and all(
+        r["kind"] == "video" and r["path"].endswith(".mp4") for r in results.values()
+    )
+    page = pixels(result["path"])
+    stills = {i: np.asarray(read_frames(r["path"], 1)[0], dtype=np.int16) for i, r in results.items()}
+    spots = {i: find(page, still) for i, still in stills.items()}
+    assert all(spots.values()) and spots[0][1] < spots[1][1], spots  # seed 1's column, then seed 2's
+    assert not np.array_equal(stills[0], stills[1])
+
+
 def test_cancelling_one_cell_ends_only_that_cell(engine, training):
     h = engine
     body = base(steps=2) | {"axes": [{"name": "seed", "values": [1, 2, 3, 4]}]}

@@ -4,7 +4,8 @@ and the JSON that replays it. No torch.
 The first axis labels the columns, the second the rows; each page names its third-axis value in a title line.
 A LoRA's label carries its training step. The pictures keep the cells' own pixels (no resampling), each cell
 at the top left of a slot as large as the largest cell, so a cell's pixels can be compared with the file it
-came from. A cell that failed or was cancelled is a grey slot with the reason.
+came from. A video cell shows its first frame (a contact sheet's poster; the cell's own file plays in the
+viewer), a sound cell a grey slot saying so, and a cell that failed or was cancelled a grey slot with the reason.
 
 Every page carries, in its ``aitk`` text (``toolkit/media_info.py``, read back by ``read_info``), the first
 cell's resolved request as any result does (so a tool that restores settings from an image still can) plus
@@ -126,7 +127,7 @@ def compose_page(plan: GridPlan, page: int, images: dict):
                 canvas.paste(image.convert("RGB"), (left, cell_top))
             else:
                 draw.rectangle((left, cell_top, left + cw - 1, cell_top + ch - 1), fill=EMPTY)
-                reason = (plan.cells[index].error or {}).get("code") or "missing"
+                reason = _slot_text(plan.cells[index])
                 draw.text((left + PAD, cell_top + PAD), fit(draw, reason, face, cw - 2 * PAD), INK, face)
     return canvas
 
@@ -163,18 +164,46 @@ def grid_texts(plan: GridPlan, page: int) -> dict:
     return {PARAMETERS: text, FULL: json.dumps(full, sort_keys=True, default=str)}
 
 
-def read_cell_images(plan: GridPlan) -> dict:
+def _slot_text(cell) -> str:
+    """What an empty slot says: why the cell has no picture."""
+    if cell.error:
+        return cell.error.get("code") or "failed"
+    path = (cell.result or {}).get("path") or ""
+    return "sound" if path.lower().endswith(SOUND_EXTS) else "missing"
+
+
+SOUND_EXTS = (".wav", ".flac", ".mp3", ".ogg")
+VIDEO_EXTS = (".mp4", ".webm", ".mov")
+
+
+def cell_still(path: str):
+    """A cell's picture on the page (RGB), or None for a sound: an image itself, a video's first frame (an
+    animated WebP's too, as Pillow opens it)."""
     from PIL import Image
 
+    lower = path.lower()
+    if lower.endswith(SOUND_EXTS):
+        return None
+    if lower.endswith(VIDEO_EXTS):
+        from toolkit.models.from_video import read_frames
+
+        return read_frames(path, 1)[0]
+    with Image.open(path) as im:
+        return im.convert("RGB")
+
+
+def read_cell_images(plan: GridPlan) -> dict:
     images = {}
     for cell in plan.cells:
         path = (cell.result or {}).get("path")
         if path and os.path.isfile(path):
             try:
-                with Image.open(path) as im:
-                    images[cell.index] = im.convert("RGB")
-            except OSError:
+                still = cell_still(path)
+            except (OSError, ValueError):
                 cell.error = {"code": "unreadable", "message": f"{path} could not be read"}
+                continue
+            if still is not None:
+                images[cell.index] = still
     return images
 
 

@@ -2,7 +2,8 @@
 /**
  * A compare grid as it fills in: the columns' labels (a checkpoint's step) over the cells, the rows' labels
  * beside them, a page per value of the third axis. Each cell paints its latest latent as the main preview does
- * (projected with its own start frame's factors, drawn at latent resolution and scaled by CSS), then its result.
+ * (projected with its own start frame's factors, drawn at latent resolution and scaled by CSS), then its result
+ * (a video cell plays its clip, muted, in a loop).
  * A click opens the cell in the result viewer, with ←/→ through the grid's cells; the viewer's "Reuse" sends the
  * cell's settings to the form.
  */
@@ -25,6 +26,20 @@ function CellPicture({ picture }: { picture: Picture }) {
   return <canvas ref={canvas} className="pixelated h-full w-full object-contain" data-testid="grid-cell-latent" />;
 }
 
+/** A finished cell: its picture, its clip playing muted in a loop, or a sound's mark (the viewer plays it). */
+function CellResult({ result, alt }: { result: NonNullable<GridCell['result']>; alt: string }) {
+  if (result.kind === 'video' && !/\.webp$/i.test(result.path))
+    return <video src={result.url} className="h-full w-full object-contain" muted loop autoPlay playsInline aria-label={alt} data-testid="grid-cell-result" />;
+  if (result.kind === 'audio')
+    return (
+      <span className="absolute inset-0 flex items-center justify-center text-3xl text-gray-500" aria-label={alt} data-testid="grid-cell-result">
+        ♪
+      </span>
+    );
+  // eslint-disable-next-line @next/next/no-img-element
+  return <img src={result.url} alt={alt} className="h-full w-full object-contain" data-testid="grid-cell-result" />;
+}
+
 function Cell({ cell, onOpen }: { cell: GridCell; onOpen: () => void }) {
   const pct = cell.total ? Math.round((100 * cell.step) / cell.total) : 0;
   return (
@@ -41,8 +56,7 @@ function Cell({ cell, onOpen }: { cell: GridCell; onOpen: () => void }) {
       data-request-id={cell.requestId ?? ''}
     >
       {cell.result ? (
-        // eslint-disable-next-line @next/next/no-img-element
-        <img src={cell.result.url} alt={Object.values(cell.labels).join(', ')} className="h-full w-full object-contain" data-testid="grid-cell-result" />
+        <CellResult result={cell.result} alt={Object.values(cell.labels).join(', ')} />
       ) : cell.picture ? (
         <CellPicture picture={cell.picture} />
       ) : (
