@@ -86,6 +86,22 @@ def test_issue57s_queue_parses_as_load_bench_would_on_the_gpu_machine():
         assert parsed.arch in ARCHS and parsed.real and parsed.device == "cuda"
 
 
+def test_the_next_sessions_queue_parses_as_each_script_would_and_reuses_each_build():
+    """testing/bench/queues/issues56_57_58_next.txt: every stage parses as its script would on the GPU machine, and
+    the stages of one family sit together (KEEP_MODELS=1 reuses its folder; the disk holds three families)."""
+    import importlib
+
+    stages = _stages("issues56_57_58_next.txt")
+    assert len({name for name, *_ in stages}) == len(stages)
+    order = []
+    for name, script, args, _ in stages:
+        module = importlib.import_module("testing.bench." + script.removesuffix(".py"))
+        parsed = module.build_parser().parse_args(["--out", f"/tmp/R/{name}", "--models", "/tmp/m", *args])
+        family = getattr(parsed, "arch", None) or parsed.families
+        order.append(family)
+    assert order == ["sd1", "sdxl", "sdxl", "flux", "flux"]
+
+
 def test_issue62s_queue_names_only_stages_and_flags_that_exist_with_an_estimate_each():
     """testing/bench/queues/issue62_cards.txt: every stage parses as its script would parse it on the GPU machine
     (gpu_queue.sh adds --out and --models), names families that exist, and carries its device-time estimate; the
