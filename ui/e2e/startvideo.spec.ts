@@ -37,6 +37,8 @@ async function generateAndWait() {
 const panel = () => page.getByTestId('start-video');
 
 test('a gallery video as the start video: the result records it and its strength, Reuse brings both back', async () => {
+  // the form's starting settings (remembered, or the demo model) are decided once the engine's families load
+  await expect(page.getByTestId('generate-form')).toHaveAttribute('data-ready', 'true');
   await page.getByTestId('arch-select').selectOption('wan21');
   await expect(page.getByTestId('model-path')).toHaveValue('tiny:wan21');
   await expect(page.getByTestId('start-image')).toHaveCount(0); // Wan 2.1 does not start from a picture

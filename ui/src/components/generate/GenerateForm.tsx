@@ -109,7 +109,7 @@ export default function GenerateForm({ form, archs, jobId, online, running, onGe
       <div className="gen-side" data-testid="side-panel">
         <div className="gen-engine">{engine}</div>
         <div className="gen-queue">{queue}</div>
-        <div className="gen-settings" onKeyDown={keys} data-testid="generate-form">
+        <div className="gen-settings" onKeyDown={keys} data-testid="generate-form" data-ready={form.ready}>
           <ModelPanel archs={archs} model={model} onArch={form.changeArch} onChange={form.setModel} onPick={form.pickModel} disabled={false} jobId={jobId} online={online} />
           {arch && takesStartImage(arch) && (
             <StartImage arch={arch} jobId={jobId} sample={sample} onSample={form.setSample} mask={form.mask} onUploading={setStartUploading} disabled={false} />
