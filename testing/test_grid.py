@@ -92,6 +92,13 @@ def pixels(path) -> np.ndarray:
     return np.asarray(Image.open(path).convert("RGB"), dtype=np.int16)
 
 
+def find(page: np.ndarray, cell: np.ndarray):
+    """Where ``cell``'s pixels are in ``page`` (top left), or None."""
+    h, w = cell.shape[:2]
+    hits = np.argwhere((page[: page.shape[0] - h + 1, : page.shape[1] - w + 1] == cell[0, 0]).all(-1))
+    return next(((int(y), int(x)) for y, x in hits if np.array_equal(page[y : y + h, x : x + w], cell)), None)
+
+
 def lora_loads(frames) -> list[str]:
     return [
         f.header["message"]
@@ -184,13 +191,7 @@ def test_grid_pages_are_labelled_and_carry_every_cell(engine, training):
     # Each cell's own pixels, in its slot: find every cell's image in the page where the layout puts it.
     page = pixels(result["path"])
     cells = {i: pixels(r["path"]) for i, r in results.items()}
-    size = cells[0].shape[0]
-    spots = {}
-    for i, cell in cells.items():
-        hits = np.argwhere((page[: page.shape[0] - size + 1, : page.shape[1] - size + 1] == cell[0, 0]).all(-1))
-        spots[i] = next(
-            ((int(y), int(x)) for y, x in hits if np.array_equal(page[y : y + size, x : x + size], cell)), None
-        )
+    spots = {i: find(page, cell) for i, cell in cells.items()}
     assert all(spots.values()), spots
     xs = sorted({x for _, x in spots.values()})
     ys = sorted({y for y, _ in spots.values()})
@@ -203,13 +204,6 @@ def test_grid_pages_are_labelled_and_carry_every_cell(engine, training):
     for i, r in results.items():  # its cells name it, so the UI's gallery shows the grid in their place
         marked = listed[os.path.basename(r["path"])]["meta"]["grid_cell"]
         assert marked == {"grid": frames[0].request_id, "cell": i, "page": os.path.basename(result["path"])}
-
-
-def find(page: np.ndarray, cell: np.ndarray):
-    """Where ``cell``'s pixels are in ``page`` (top left), or None."""
-    h, w = cell.shape[:2]
-    hits = np.argwhere((page[: page.shape[0] - h + 1, : page.shape[1] - w + 1] == cell[0, 0]).all(-1))
-    return next(((int(y), int(x)) for y, x in hits if np.array_equal(page[y : y + h, x : x + w], cell)), None)
 
 
 def test_a_video_grid_shows_each_cell_s_first_frame_and_its_cells_stay_videos(engine):
