@@ -10,6 +10,7 @@ import { useEffect, useRef, useState } from 'react';
 import { apiFetch, errorMessage } from '@/utils/api';
 import { imageOf } from '@/utils/imageFiles';
 import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
+import FilePick from './FilePick';
 import type { ControlRef } from './formState';
 
 const ACCEPT = 'image/png,image/jpeg,image/webp,image/bmp';
@@ -134,19 +135,7 @@ export default function ControlImages({ jobId, slots, required, value, onChange,
               <label className={`mt-1 cursor-pointer text-sky-400 hover:underline ${ref || pending[slot] ? 'sr-only' : ''}`} htmlFor={id}>
                 choose a file
               </label>
-              <input
-                id={id}
-                type="file"
-                accept={ACCEPT}
-                className="sr-only"
-                disabled={disabled || !jobId}
-                onChange={(e) => {
-                  const file = e.target.files?.[0];
-                  e.target.value = ''; // the same file again is a new pick
-                  if (file) void upload(slot, file);
-                }}
-                data-testid={id}
-              />
+              <FilePick id={id} accept={ACCEPT} disabled={disabled || !jobId} onFile={(file) => void upload(slot, file)} />
               {errors[slot] && <div className="mt-1 text-rose-400" data-testid={`${id}-error`}>{errors[slot]}</div>}
             </div>
           );

@@ -12,8 +12,10 @@ import { imageOf } from '@/utils/imageFiles';
 import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
 import type { ArchInfo } from '@/utils/types';
 import { type ControlRef, type SampleForm, controlSlots, snap } from './formState';
+import FilePick from './FilePick';
 import MaskEditor, { type MaskHandle } from './MaskEditor';
 import OutpaintFrame from './OutpaintFrame';
+import StrengthSlider from './StrengthSlider';
 import { DEFAULT_INPAINT_PADDING, DEFAULT_MASK_BLUR, type InpaintArea, NO_OUTPAINT, OUTPAINT_SIDES, canInpaint, effectiveStrength, outpaintSize, outpaints, startProblem } from './fromImage';
 
 const ACCEPT = 'image/png,image/jpeg,image/webp,image/bmp';
@@ -187,43 +189,19 @@ export default function StartImage({ arch, jobId, sample, onSample, mask, onUplo
           )}
         </div>
       )}
-      <input
-        id="start-image-file"
-        type="file"
-        accept={ACCEPT}
-        className="sr-only"
-        disabled={disabled || !jobId}
-        onChange={(e) => {
-          const file = e.target.files?.[0];
-          e.target.value = ''; // the same file again is a new pick
-          if (file) void upload(file);
-        }}
-        data-testid="start-image-file"
-      />
+      <FilePick id="start-image-file" accept={ACCEPT} disabled={disabled || !jobId} onFile={(file) => void upload(file)} />
       {error && <div className="mt-1 text-xs text-rose-400" data-testid="start-image-error">{error}</div>}
 
       {image && (
         <div className="mt-2 space-y-2">
-          <div>
-            <label className="label flex items-center gap-2" htmlFor="strength">
-              Strength
-              <span className="tabular-nums text-gray-200" data-testid="strength-value">{strength.toFixed(2)}</span>
-              {(sample.strength ?? null) === null && <span className="text-gray-500">(default)</span>}
-            </label>
-            <input
-              id="strength"
-              type="range"
-              min={0}
-              max={1}
-              step={0.05}
-              value={strength}
-              disabled={disabled}
-              onChange={(e) => setStart('strength', Number(e.target.value))}
-              className="w-full"
-              title="How much of the start image is re-noised: 0 keeps it, 1 keeps nothing"
-              data-testid="strength"
-            />
-          </div>
+          <StrengthSlider
+            id="strength"
+            value={strength}
+            picked={(sample.strength ?? null) !== null}
+            what="start image"
+            disabled={disabled}
+            onChange={(v) => setStart('strength', v)}
+          />
           {inpaint && (
             <div className="grid grid-cols-2 gap-2">
               <div>

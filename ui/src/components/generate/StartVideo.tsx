@@ -9,8 +9,10 @@
 import { type Dispatch, type SetStateAction, useEffect, useState } from 'react';
 import { uploadAsset } from '@/utils/assets';
 import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
+import FilePick from './FilePick';
 import type { ControlRef, SampleForm } from './formState';
 import { effectiveStrength } from './fromImage';
+import StrengthSlider from './StrengthSlider';
 
 const ACCEPT = 'video/mp4,image/webp,image/gif';
 
@@ -110,39 +112,17 @@ export default function StartVideo({ jobId, sample, onSample, onUploading, disab
           )}
         </div>
       )}
-      <input
-        id="start-video-file"
-        type="file"
-        accept={ACCEPT}
-        className="sr-only"
-        disabled={disabled || !jobId}
-        onChange={(e) => {
-          const file = e.target.files?.[0];
-          e.target.value = ''; // the same file again is a new pick
-          if (file) void upload(file);
-        }}
-        data-testid="start-video-file"
-      />
+      <FilePick id="start-video-file" accept={ACCEPT} disabled={disabled || !jobId} onFile={(file) => void upload(file)} />
       {error && <div className="mt-1 text-xs text-rose-400" data-testid="start-video-error">{error}</div>}
       {video && (
         <div className="mt-2">
-          <label className="label flex items-center gap-2" htmlFor="video-strength">
-            Strength
-            <span className="tabular-nums text-gray-200" data-testid="video-strength-value">{strength.toFixed(2)}</span>
-            {(sample.strength ?? null) === null && <span className="text-gray-500">(default)</span>}
-          </label>
-          <input
+          <StrengthSlider
             id="video-strength"
-            type="range"
-            min={0}
-            max={1}
-            step={0.05}
             value={strength}
+            picked={(sample.strength ?? null) !== null}
+            what="start video"
             disabled={disabled}
-            onChange={(e) => onSample((s) => ({ ...s, strength: Number(e.target.value) }))}
-            className="w-full"
-            title="How much of the start video is re-noised: 0 keeps it, 1 keeps nothing"
-            data-testid="video-strength"
+            onChange={(v) => onSample((s) => ({ ...s, strength: v }))}
           />
         </div>
       )}
