@@ -182,9 +182,9 @@ class LTX2Model(BaseModel):
         width=768, height=512, num_inference_steps=40, guidance_scale=4.0, num_frames=121, fps=24, output_ext="mp4"
     )
     # Sampling measured at real size: the full card at 768x512x121 with CFG peaked 2.9 GiB above the loaded weights
-    # (docs/MEASURED.md "LTX-2's working sets"; 6.5 GiB if the encoder's peak is counted as sampling's, which the
-    # stage timers keep apart). Under 24 GiB sampling ran out with 5.5 GiB (the same heading) beside a float8 transformer, 16-bit
-    # transients of its layers included, which plans now count apart; until a float8 LTX-2 stream is measured the
+    # (docs/MEASURED.md "LTX-2's working sets"; 6.5 GiB if the encoder's peak is counted as sampling's, which the stage
+    # timers keep apart). Under 24 GiB sampling ran out with 5.5 GiB (the same heading) beside a float8 transformer,
+    # 16-bit transients of its layers included, which plans now count apart; until a float8 LTX-2 stream is measured the
     # estimate keeps 1.6x the measured peak (~4.7 GiB over 6144 latent positions) instead of the usual 15 %. Decoding
     # fits in LTX's doubled per-pixel rate (measured 6.4 GiB).
     # Encoding: Gemma 3 12B returns all 49 hidden states (1024 tokens x 3840, stacked into a second copy) and the
