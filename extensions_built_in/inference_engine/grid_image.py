@@ -22,7 +22,7 @@ from typing import Optional
 
 from extensions_built_in.inference_engine.grid_plan import GridPlan
 from extensions_built_in.inference_engine.outputs import Outputs, read_json, sidecar_of
-from toolkit.media import save_media
+from toolkit.media import AUDIO_EXTS, VIDEO_EXTS, save_media
 from toolkit.media_info import FULL, PARAMETERS, parameters_text
 
 FONT_SIZE = 18
@@ -168,23 +168,20 @@ def _slot_text(cell) -> str:
     """What an empty slot says: why the cell has no picture."""
     if cell.error:
         return cell.error.get("code") or "failed"
-    path = (cell.result or {}).get("path") or ""
-    return "sound" if path.lower().endswith(SOUND_EXTS) else "missing"
+    return "sound" if _ext((cell.result or {}).get("path") or "") in AUDIO_EXTS else "missing"
 
 
-SOUND_EXTS = (".wav", ".flac", ".mp3", ".ogg")
-VIDEO_EXTS = (".mp4", ".webm", ".mov")
+def _ext(path: str) -> str:
+    return os.path.splitext(path)[1].lower().lstrip(".")
 
 
 def cell_still(path: str):
-    """A cell's picture on the page (RGB), or None for a sound: an image itself, a video's first frame (an
-    animated WebP's too, as Pillow opens it)."""
+    """A cell's picture on the page (RGB), or None for a sound: an image itself, a video's first frame."""
     from PIL import Image
 
-    lower = path.lower()
-    if lower.endswith(SOUND_EXTS):
+    if _ext(path) in AUDIO_EXTS:
         return None
-    if lower.endswith(VIDEO_EXTS):
+    if _ext(path) in VIDEO_EXTS:
         from toolkit.models.from_video import read_frames
 
         return read_frames(path, 1)[0]

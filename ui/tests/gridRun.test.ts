@@ -68,9 +68,9 @@ describe('the grid stream', () => {
     expect(state.cells[4]).toMatchObject({ status: 'running', step: 1, total: 2, stage: 'sampling' });
     expect(state.cells[4].picture).toMatchObject({ width: 2, height: 2 });
     expect(state.cells[4].latents).toBe(1);
-    state = gridReduce(state, frame('result', { request_id: 'r4', cell: 4, path: '/o/r4.png', url: '/api/files/r4', kind: 'image', width: 64, height: 64, seed: 1 }));
+    state = gridReduce(state, frame('result', { request_id: 'r4', cell: 4, path: '/o/r4.png', url: '/api/files/r4', width: 64, height: 64, seed: 1 }));
     state = gridReduce(state, frame('error', { request_id: 'r2', cell: 2, code: 'cancelled', message: 'Cancelled' }));
-    expect(state.cells[4]).toMatchObject({ status: 'done', result: { url: '/api/files/r4', kind: 'image' } });
+    expect(state.cells[4]).toMatchObject({ status: 'done', result: { url: '/api/files/r4' } });
     expect(state.cells[2]).toMatchObject({ status: 'failed', error: { code: 'cancelled' } });
     expect(doneCount(state)).toBe(1);
     // the grid's own end: its pages and replay body

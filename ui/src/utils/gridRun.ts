@@ -54,8 +54,7 @@ export interface GridCell {
   picture: Picture | null;
   /** latent frames painted so far */
   latents: number;
-  /** `kind`: image, video or audio (the viewer plays a video or sound cell) */
-  result: { path: string; url: string; kind?: string; width?: number; height?: number; seed?: number } | null;
+  result: { path: string; url: string; width?: number; height?: number; seed?: number } | null;
   config: Record<string, unknown> | null;
   error: { code: string; message: string } | null;
 }
@@ -149,12 +148,7 @@ export function gridReduce(state: GridState, frame: Frame): GridState {
       }
       break;
     case 'result':
-      next = {
-        ...cell,
-        status: 'done',
-        stage: 'done',
-        result: { path: String(h.path), url: String(h.url), kind: typeof h.kind === 'string' ? h.kind : undefined, width: h.width as number, height: h.height as number, seed: h.seed as number },
-      };
+      next = { ...cell, status: 'done', stage: 'done', result: { path: String(h.path), url: String(h.url), width: h.width as number, height: h.height as number, seed: h.seed as number } };
       break;
     case 'error':
       next = { ...cell, status: 'failed', stage: String(h.code), error: { code: String(h.code), message: String(h.message) } };

@@ -12,6 +12,7 @@ import { apiFetch, errorMessage } from '@/utils/api';
 import { type GridCell, type GridState, pageCount, pageRows } from '@/utils/gridRun';
 import type { Picture } from '@/utils/engineStream';
 import type { OutputEntry } from '@/utils/types';
+import { mediaKind } from './Media';
 import Viewer from './Viewer';
 
 function CellPicture({ picture }: { picture: Picture }) {
@@ -28,9 +29,9 @@ function CellPicture({ picture }: { picture: Picture }) {
 
 /** A finished cell: its picture, its clip playing muted in a loop, or a sound's mark (the viewer plays it). */
 function CellResult({ result, alt }: { result: NonNullable<GridCell['result']>; alt: string }) {
-  if (result.kind === 'video' && !/\.webp$/i.test(result.path))
-    return <video src={result.url} className="h-full w-full object-contain" muted loop autoPlay playsInline aria-label={alt} data-testid="grid-cell-result" />;
-  if (result.kind === 'audio')
+  const kind = mediaKind(result.path);
+  if (kind === 'video') return <video src={result.url} className="h-full w-full object-contain" muted loop autoPlay playsInline aria-label={alt} data-testid="grid-cell-result" />;
+  if (kind === 'audio')
     return (
       <span className="absolute inset-0 flex items-center justify-center text-3xl text-gray-500" aria-label={alt} data-testid="grid-cell-result">
         ♪

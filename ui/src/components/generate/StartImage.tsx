@@ -7,7 +7,7 @@
  * image sets the size to its own, snapped to the family, as A1111's img2img starts.
  */
 import { type Dispatch, type MutableRefObject, type SetStateAction, useCallback, useEffect, useRef, useState } from 'react';
-import { uploadAsset } from '@/utils/assets';
+import { useAssetUpload } from '@/hooks/useAssetUpload';
 import { imageOf } from '@/utils/imageFiles';
 import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
 import type { ArchInfo } from '@/utils/types';
@@ -31,8 +31,8 @@ interface Props {
 }
 
 export default function StartImage({ arch, jobId, sample, onSample, mask, onUploading, disabled }: Props) {
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState('');
+  const uploads = useAssetUpload(jobId, disabled, onUploading);
+  const { pending, error, setError } = uploads;
   const [painted, setPainted] = useState(false);
   const [natural, setNatural] = useState<{ width: number; height: number } | null>(null);
   const image = sample.init_image;
@@ -46,8 +46,6 @@ export default function StartImage({ arch, jobId, sample, onSample, mask, onUplo
     sizeFromImage.current = false;
     onSample((s) => ({ ...s, width: snap(width, div), height: snap(height, div) }));
   };
-
-  useEffect(() => onUploading(pending), [pending, onUploading]);
 
   /** The start image, and the form's size set to its own (snapped) when it is known. */
   const setImage = useCallback(
@@ -64,19 +62,10 @@ export default function StartImage({ arch, jobId, sample, onSample, mask, onUplo
     [onSample, div],
   );
 
-  async function upload(file: File) {
-    if (disabled || !jobId) return;
-    setError('');
-    setPending(true);
-    try {
-      const asset = await uploadAsset(jobId, file, file.name);
-      setImage({ ref: asset.id, preview: URL.createObjectURL(file), info: `uploaded ${asset.width}×${asset.height}` }, asset.width, asset.height);
-    } catch (e) {
-      setError((e as Error).message);
-    } finally {
-      setPending(false);
-    }
-  }
+  const upload = (file: File) =>
+    uploads.upload(file, (asset) =>
+      setImage({ ref: asset.id, preview: URL.createObjectURL(file), info: `uploaded ${asset.width}×${asset.height}` }, asset.width, asset.height),
+    );
 
   // Ctrl+V of an image outside a text field sets the start image (an edit family's control slots take it there)
   const uploadRef = useRef(upload);

@@ -6,10 +6,11 @@
  * engine fits the clip to the form's frames and size (toolkit/models/from_video.py); the strength slider says how
  * much of it is re-noised, as for a start image.
  */
-import { type Dispatch, type SetStateAction, useEffect, useState } from 'react';
-import { uploadAsset } from '@/utils/assets';
+import type { Dispatch, SetStateAction } from 'react';
+import { useAssetUpload } from '@/hooks/useAssetUpload';
 import { OUTPUT_DRAG_TYPE, draggedOutput } from '@/utils/outputDrag';
 import FilePick from './FilePick';
+import { mediaKind } from './Media';
 import type { ControlRef, SampleForm } from './formState';
 import { effectiveStrength } from './fromImage';
 import StrengthSlider from './StrengthSlider';
@@ -24,16 +25,14 @@ interface Props {
   disabled: boolean;
 }
 
-/** A file the browser plays in a <video> (an mp4); an animated WebP or GIF shows in an <img>. */
-const playsAsVideo = (ref: ControlRef) => /\.mp4$/i.test(ref.ref) || /\bvideo\b|\.mp4\b/i.test(ref.info);
+/** A file the browser plays in a <video> (a gallery mp4, or an uploaded one); an animated WebP or GIF is an <img>. */
+const playsAsVideo = (ref: ControlRef) => mediaKind(ref.ref) === 'video' || ref.info.startsWith('uploaded video');
 
 export default function StartVideo({ jobId, sample, onSample, onUploading, disabled }: Props) {
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState('');
+  const uploads = useAssetUpload(jobId, disabled, onUploading);
+  const { pending, error, setError } = uploads;
   const video = sample.init_video ?? null;
   const strength = effectiveStrength(sample.strength, false);
-
-  useEffect(() => onUploading(pending), [pending, onUploading]);
 
   const setVideo = (ref: ControlRef | null) => {
     setError('');
@@ -44,20 +43,11 @@ export default function StartVideo({ jobId, sample, onSample, onUploading, disab
     });
   };
 
-  async function upload(file: File) {
-    if (disabled || !jobId) return;
-    setError('');
-    setPending(true);
-    try {
-      const asset = await uploadAsset(jobId, file, file.name);
+  const upload = (file: File) =>
+    uploads.upload(file, (asset) => {
       const kind = file.type === 'video/mp4' ? 'video' : 'animation';
       setVideo({ ref: asset.id, preview: URL.createObjectURL(file), info: `uploaded ${kind} ${asset.width}×${asset.height}` });
-    } catch (e) {
-      setError((e as Error).message);
-    } finally {
-      setPending(false);
-    }
-  }
+    });
 
   return (
     <section
