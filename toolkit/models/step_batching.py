@@ -14,6 +14,12 @@ experts by timestep). Sharing the one call they all make batches every family wh
 with each family's math unchanged, and image-to-image's cut schedule and inpainting's blend stay the hooks on
 the member's own scheduler that they are alone (toolkit/models/latent_start.py).
 
+Members take turns between their calls (``StepBatcher.turn``): one member's code between two denoiser calls runs
+while the others wait on a lock rather than for the GIL. PyTorch lets go of the GIL around every op, so eight
+threads stepping at once hand it over at every launch, and on a fast GPU the handovers, not the work, set the
+pace of a round (docs/BENCHMARKS.md "Batching"). Sampling in turn loses nothing: the GIL ran them one at a
+time anyway.
+
 What cannot be merged is never forced: calls that disagree run as separate groups in the same round; a batch out
 of memory is halved until it fits (one call alone that does not fit raises to its own request only); any other
 failure of a merged call reruns its calls one by one, so batching never fails a request that runs alone.
@@ -58,6 +64,7 @@ class Member:
     batcher: "StepBatcher"
     name: str
     copies: dict = field(default_factory=dict)
+    has_turn: bool = False
 
     def pipeline(self, pipeline):
         """The request's own copy of ``pipeline``: the same modules, its own scheduler and per-call state, and
@@ -138,6 +145,7 @@ class StepBatcher:
 
     def __init__(self):
         self.one_at_a_time = threading.RLock()
+        self.turn = threading.Lock()  # held by the member running its own code between two calls
         self._cv = threading.Condition()
         self._sampling: set = set()
         self._waiting: list[_Call] = []
@@ -152,9 +160,20 @@ class StepBatcher:
         return Member(self, name)
 
     def leave(self, member: Member) -> None:
+        self._give_turn(member)
         with self._cv:
             self._sampling.discard(member)
             self._cv.notify_all()
+
+    def _give_turn(self, member: Member) -> None:
+        if member.has_turn:
+            member.has_turn = False
+            self.turn.release()
+
+    def _take_turn(self, member: Member) -> None:
+        # never under the condition's lock: the member holding the turn takes that lock to make its next call
+        self.turn.acquire()
+        member.has_turn = True
 
     def sampling_members(self) -> int:
         with self._cv:
@@ -163,10 +182,12 @@ class StepBatcher:
     def call(self, member: Member, forward, args: tuple, kwargs: dict, names: tuple = ()):
         """``forward(*args, **kwargs)`` for ``member``, run with the other members' calls of this round."""
         call = _Call(member, forward, args, kwargs, names)
+        self._give_turn(member)
         with self._cv:
             self._sampling.add(member)
             self._waiting.append(call)
-            self._cv.notify_all()
+            # No wake-up for the others: a round this call completes, this thread runs itself (below); one that
+            # is running wakes them all when it ends.
             while not call.done:
                 if not self._busy and self._round_ready():
                     batch, self._waiting, self._busy = self._waiting, [], True
@@ -179,6 +200,7 @@ class StepBatcher:
                         self._cv.notify_all()
                 else:
                     self._cv.wait()
+        self._take_turn(member)
         if call.error is not None:
             raise call.error
         return call.result
