@@ -537,3 +537,26 @@ def test_only_masked_on_the_demo_model_paints_the_square_in_a_larger_picture(sha
     assert out.shape == (128, 192, 3) and _colour(out, "red").sum() == 0
     assert (green & inside).sum() > 0.2 * inside.sum() and (green & ~inside).sum() == 0  # the square, in the box
     assert (_colour(out, "blue") & ~inside).sum() >= 0.95 * (_colour(pixels, "blue") & ~inside).sum()
+
+
+@pytest.mark.parametrize("task", [from_image.IMG2IMG, from_image.INPAINT])
+def test_a_task_pipeline_shares_the_resident_weights_in_their_own_dtype(task):
+    """diffusers' ``from_pipe`` casts what it shares to float32 unless told a dtype: the resident bfloat16 UNet became
+    float32 in place (twice its memory, several times its step, and every later text-to-image request ran so too).
+    The task pipeline holds the resident modules themselves, each with the dtype and storage it had."""
+    import torch
+
+    m = get_model_class("sd1")("cpu", ModelConfig(name_or_path="builtin:shapes", arch="sd1", dtype="bfloat16"))
+    m.load_model()
+    before = {
+        role: {n: (p.dtype, p.data_ptr()) for n, p in module.named_parameters()}
+        for role, module in m.parts.items()
+        if isinstance(module, torch.nn.Module)
+    }
+    built = m.task_pipeline(task)
+    named = {from_image.IMG2IMG: m.img2img_pipeline, from_image.INPAINT: m.inpaint_pipeline}
+    assert type(built).__name__ == named[task]
+    assert built.unet is m.parts["unet"] and built.vae is m.parts["vae"]
+    assert next(m.parts["unet"].parameters()).dtype == torch.bfloat16
+    after = {role: {n: (p.dtype, p.data_ptr()) for n, p in m.parts[role].named_parameters()} for role in before}
+    assert after == before

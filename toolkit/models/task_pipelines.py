@@ -16,6 +16,18 @@ from toolkit.models.components.loading import import_class
 from toolkit.models.step_batching import RESIDENT_ATTR
 
 
+def from_resident(cls, pipeline):
+    """``cls.from_pipe(pipeline)`` with every shared module left in the dtype it has. diffusers' ``from_pipe`` ends by
+    casting the new pipeline, that is the resident modules it shares, to the dtype it is given, float32 when none
+    is: a bfloat16 denoiser became float32 in place, twice its memory (an image-to-image request out of memory on a
+    24 GiB card) and several times its step, for every later request too (docs/BENCHMARKS.md "Starting from an
+    image"). No one dtype is right for all of them (an upcast VAE, 8-bit layers), so the cast is skipped."""
+    keeping = type(cls.__name__, (cls,), {"to": lambda self, *args, **kwargs: self})
+    built = keeping.from_pipe(pipeline)
+    built.__class__ = cls
+    return built
+
+
 class TaskPipelines:
     # Why a family starts from no image at all: the 422's words (request_checks.py).
     cannot_start: ClassVar[str] = ""
@@ -55,7 +67,7 @@ class TaskPipelines:
             raise ValueError(f"{self.arch} cannot {task} (no diffusers pipeline for it)")
         built = self._task_pipelines.get(key)
         if built is None:
-            built = import_class(f"diffusers.{name}").from_pipe(self.get_generation_pipeline())
+            built = from_resident(import_class(f"diffusers.{name}"), self.get_generation_pipeline())
             built.set_progress_bar_config(disable=True)
             self._task_pipelines[key] = built
         return built
