@@ -20,6 +20,7 @@ import collections
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Optional
 
 # Requests ``max_batch: 0`` admits at most, whatever the plan's spare memory holds: a cap until docs/BENCHMARKS.md
@@ -72,7 +73,8 @@ class EngineBatching:
     def _init_batching(self) -> None:
         self._group = None
         self._admitting = threading.Lock()
-        self._threads: list[threading.Thread] = []
+        self._member_threads: Optional[ThreadPoolExecutor] = None
+        self._running: list = []  # the open group's joined requests (futures)
         self.batch_sizes: collections.Counter = collections.Counter()  # requests per denoiser call, closed groups
         self.batch_halvings = 0
 
@@ -140,14 +142,19 @@ class EngineBatching:
                     return
                 group.join(req.id)
                 self._announce_positions()
-                # A daemon: an engine stopping (Ctrl+C) cancels its requests and never waits on a thread to exit.
-                thread = threading.Thread(
-                    target=self._execute, args=(req, group), name=f"batch-{req.id[:8]}", daemon=True
-                )
-                self._threads.append(thread)
-                thread.start()
+                self._running.append(self._threads_for_members().submit(self._execute, req, group))
         finally:
             self._admitting.release()
+
+    def _threads_for_members(self) -> ThreadPoolExecutor:
+        """The threads joined requests run on, kept from one request to the next. cuDNN's execution plans for
+        convolutions and attention are cached per thread (PyTorch keeps them ``thread_local``): a request on a
+        thread of its own built every plan of its encoders and VAE again. An engine stopping (Ctrl+C) cancels its
+        requests, so the wait for these threads at exit is the wait for one step."""
+        if self._member_threads is None:
+            workers = max(AUTO_MAX, self.settings.max_batch)
+            self._member_threads = ThreadPoolExecutor(workers, thread_name_prefix="batch-member")
+        return self._member_threads
 
     def _drain_group(self) -> None:
         """Main thread, after its own request: the group's other requests finish (more may still join), then
@@ -159,9 +166,8 @@ class EngineBatching:
             self._admit()
         with self._admitting:  # no member's step hook is admitting now; none will find the group again
             self._group = None
-        for thread in self._threads:
-            thread.join()
-        self._threads.clear()
+        wait(self._running)
+        self._running.clear()
         group.close()
         self.batch_sizes.update(group.batcher.sizes)
         self.batch_halvings += group.batcher.halvings

@@ -14,6 +14,10 @@ experts by timestep). Sharing the one call they all make batches every family wh
 with each family's math unchanged, and image-to-image's cut schedule and inpainting's blend stay the hooks on
 the member's own scheduler that they are alone (toolkit/models/latent_start.py).
 
+Every round runs on one thread kept for the process (``on_denoiser_thread``), whichever member completes it: cuDNN
+caches its convolution and attention plans per thread, and a round led by each request's own thread built them
+all again, every round (docs/BENCHMARKS.md "Batching").
+
 Members take turns between their calls (``StepBatcher.turn``): one member's code between two denoiser calls runs
 while the others wait on a lock rather than for the GIL. PyTorch lets go of the GIL around every op, so eight
 threads stepping at once hand it over at every launch, and on a fast GPU the handovers, not the work, set the
@@ -32,6 +36,7 @@ import contextlib
 import copy
 import inspect
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -193,7 +198,7 @@ class StepBatcher:
                     batch, self._waiting, self._busy = self._waiting, [], True
                     self._cv.release()
                     try:
-                        run_round(batch, self)
+                        on_denoiser_thread(run_round, batch, self)
                     finally:
                         self._cv.acquire()
                         self._busy = False
@@ -320,6 +325,28 @@ def refusal(model, gen) -> Optional[str]:
 
 
 # ---------------------------------------------------------------------------------------------- one round
+_denoiser_thread = None
+_denoiser_thread_made = threading.Lock()
+
+
+def on_denoiser_thread(fn, *args):
+    """``fn(*args)`` on the process's one denoiser thread, under the caller's grad and inference modes (both are
+    per thread in torch); its error raises here."""
+    global _denoiser_thread
+    import torch
+
+    with _denoiser_thread_made:
+        if _denoiser_thread is None:
+            _denoiser_thread = ThreadPoolExecutor(1, thread_name_prefix="denoiser")
+    inference, grad = torch.is_inference_mode_enabled(), torch.is_grad_enabled()
+
+    def run():
+        with torch.inference_mode(inference), torch.set_grad_enabled(grad):
+            return fn(*args)
+
+    return _denoiser_thread.submit(run).result()
+
+
 def run_round(calls: list[_Call], batcher: StepBatcher) -> None:
     """Every call of the round gets its result or its own error: groups of calls that merge run as one call each,
     in arrival order. Nothing leaves a call unanswered (its thread would wait forever)."""
