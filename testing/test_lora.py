@@ -83,3 +83,51 @@ def test_quantize_with_a_qtype_this_device_cannot_run_is_422(engine_server):
     body["model"].update(qtype="nf17")
     r = engine_server.client.http.post("/generate", json=body)
     assert r.status_code == 422 and "not supported" in r.text
+
+
+def text_encoder_lora(path, seed: int) -> str:
+    """A random LoRA on the tiny SD1 text encoder's attention projections as well as its UNet's."""
+    import torch
+    from diffusers import StableDiffusionPipeline
+    from peft import LoraConfig, get_peft_model_state_dict
+    from transformers import CLIPTextModel
+
+    from testing.test_lora_formats import RANK, peft_lora
+    from toolkit.models.tiny import tiny_checkpoint
+
+    encoder = CLIPTextModel.from_pretrained(tiny_checkpoint("sd1"), subfolder="text_encoder")
+    encoder.add_adapter(
+        LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=["q_proj", "v_proj"])
+    )
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for name, p in encoder.named_parameters():
+            if "lora_" in name:
+                p.copy_(torch.randn_like(p) * 0.5)
+    StableDiffusionPipeline.save_lora_weights(
+        str(path),
+        unet_lora_layers=peft_lora(seed),
+        text_encoder_lora_layers=get_peft_model_state_dict(encoder),
+        safe_serialization=True,
+    )
+    return str(path / "pytorch_lora_weights.safetensors")
+
+
+def test_a_prompt_encodes_once_for_every_denoiser_lora_and_again_for_one_on_the_text_encoder(tmp_path, loras):
+    """A compare grid's checkpoints: each LoRA builds its own pipeline around the pooled modules, and a LoRA that
+    adapts the denoiser alone leaves the encoding as it was, so the same prompt is answered from the prompt cache
+    (the images still match fresh engines: the test above). A LoRA on the text encoder changes the encoding: its
+    prompt is encoded again."""
+    encoder_lora = text_encoder_lora(tmp_path / "te", seed=3)
+    h = EngineHarness(tmp_path / "resident", lora_roots=[str(tmp_path.parent), str(tmp_path)])
+    try:
+        image_of(h, with_lora(loras["a"]))
+        cached = h.client.health()["prompt_cache"]
+        image_of(h, with_lora(loras["b"]))
+        after_b = h.client.health()["prompt_cache"]
+        image_of(h, with_lora(encoder_lora))
+        after_te = h.client.health()["prompt_cache"]
+    finally:
+        h.close()
+    assert after_b["misses"] == cached["misses"] and after_b["hits"] > cached["hits"], (cached, after_b)
+    assert after_te["misses"] > after_b["misses"], (after_b, after_te)

@@ -236,6 +236,17 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
         if wanted:
             pipe.set_adapters(list(wanted), adapter_weights=[weight for _, weight in wanted.values()])
 
+    def encoding_loras(self) -> tuple:
+        """The LoRAs that change what the text encoders give (the prompt cache's key): all of them once one reaches
+        an encoder, else none. Most LoRAs adapt the denoiser alone, and then a prompt is encoded once for all of
+        them, as a compare grid's checkpoints need (docs/BENCHMARKS.md "Compare grids")."""
+        loras = tuple(self.model_config.lora_list())
+        listed = getattr(self.pipeline, "get_list_adapters", None)
+        if not loras or listed is None:
+            return loras
+        denoisers = {role for role, comp in self.components.items() if comp.source == "main"}
+        return loras if any(adapters for role, adapters in listed().items() if role not in denoisers) else ()
+
     def lora_load_kwargs(self, path: str) -> dict:
         """Extra arguments for diffusers' LoRA loader for this file: a family with two denoisers routes some
         files to the second one."""
@@ -417,7 +428,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
             torch.inference_mode(),
             attention_kernels(self.attention),
             step_cache(self, gen),
-            prompt_cache(pipeline, tuple(self.model_config.lora_list())),
+            prompt_cache(pipeline, self.encoding_loras()),
             samplers.sampling_with(pipeline, self.scheduler_for(pipeline, gen)),
             self._started_from_latents(pipeline, gen),
             step_hook(pipeline, hook),

@@ -8,7 +8,8 @@ makes expensive: on a 24 GiB card HiDream's four encoders visit and stream, 1.67
 The cache wraps the pipeline's ``encode_prompt`` for one generation. Its key is everything the call could
 depend on: every argument (tensors and images by content), the pipeline's own simple settings that its
 ``__call__`` sets before encoding (``_guidance_scale``, ``_clip_skip``: some families read them inside), and the
-LoRAs the holder applies. A pipeline whose modules change (a re-plan loads another encoder) starts empty.
+LoRAs that reach a text encoder. The cache belongs to the pipeline's modules, not to the pipeline: pipelines
+built around the same modules share it, and other modules (a re-plan loads another encoder) start empty.
 Arguments it cannot key (a generator, an unknown object) are never cached. Entries live in host memory and are
 copied back to where they were made on a hit (the caller may change them in place).
 """
@@ -22,7 +23,6 @@ import weakref
 from collections import OrderedDict
 from typing import Any
 
-ATTR = "_aitk_prompt_cache"
 MAX_ENTRY_BYTES = 256 * 1024**2  # LTX-2's Gemma 3 hands back all 49 hidden states: ~400 MB per prompt
 MAX_BYTES = 1024**3  # per model, in host memory (HiDream's four encoders: ~40 MB a prompt)
 SETTINGS = {"entries": 16}  # engine.prompt_cache (0: off)
@@ -74,6 +74,9 @@ class _Cache:
         self.entries: OrderedDict = OrderedDict()  # key -> (bytes, outputs)
         self.lock = threading.Lock()  # requests sharing steps encode on threads of their own (step_batching.py)
 
+    def alive(self) -> bool:
+        return all(r() is not None for r in self.modules)
+
     def same_modules(self, modules: tuple) -> bool:
         return len(modules) == len(self.modules) and all(r() is m for r, m in zip(self.modules, modules))
 
@@ -103,12 +106,21 @@ class _Cache:
         return out
 
 
+_caches: dict = {}  # the modules' ids -> their cache
+_caches_lock = threading.Lock()
+
+
 def _cache_of(pipeline) -> _Cache:
+    """The cache of the pipeline's modules, whichever pipeline holds them: the engine builds a pipeline per set of
+    LoRAs around the same pooled modules, and a compare grid's checkpoints would each have started empty."""
     modules = tuple(m for m in pipeline.components.values() if hasattr(m, "parameters"))
-    cache = getattr(pipeline, ATTR, None)
-    if cache is None or not cache.same_modules(modules):
-        cache = _Cache(modules)
-        setattr(pipeline, ATTR, cache)
+    key = tuple(id(m) for m in modules)
+    with _caches_lock:
+        cache = _caches.get(key)
+        if cache is None or not cache.same_modules(modules):
+            for stale in [k for k, c in _caches.items() if not c.alive()]:
+                del _caches[stale]
+            cache = _caches[key] = _Cache(modules)
     return cache
 
 
