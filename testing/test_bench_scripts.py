@@ -258,7 +258,8 @@ def test_a_background_run_is_waited_for_in_pieces_and_its_results_come_back(tmp_
     results, out = tmp_path / "results", tmp_path / "out"
     env = {**os.environ, "OUT": str(out)}
     many = " ".join(f"{results}/stacks{i}.txt" for i in range(9))  # more than a call brings back
-    run = f"mkdir -p {results}; echo 1 > {results}/a.json; touch {many}; sleep 8; echo 2 > {results}/b.json; exit 4"
+    late = f"echo 2 > {results}/b.json; echo '{{\"cells\": 16}}' > {results}/zz_grid"  # JSON under a bare name too
+    run = f"mkdir -p {results}; echo 1 > {results}/a.json; touch {many}; sleep 8; {late}; exit 4"
     subprocess.run(["bash", script, "start", name, str(results), "--", "bash", "-c", run], check=True, env=env)
     first = subprocess.run(["bash", script, "wait", name, "3"], env=env, capture_output=True, text=True)
     assert first.returncode == 3 and "still running" in first.stdout
@@ -267,6 +268,7 @@ def test_a_background_run_is_waited_for_in_pieces_and_its_results_come_back(tmp_
     last = subprocess.run(["bash", script, "wait", name, "30"], env=env, capture_output=True, text=True)
     assert last.returncode == 0 and "exit code 4" in last.stdout
     assert (out / name / "b.json").read_text().strip() == "2" and (out / f"{name}.rc").read_text().strip() == "4"
+    assert json.loads((out / name / "zz_grid").read_text()) == {"cells": 16}  # before the stack samples
     assert len([f for f in out.rglob("*") if f.is_file()]) == 8  # the JSON first, the call's limit kept
     started = time.monotonic()  # a fresh machine, which never started the run: the wait says so at once
     never = subprocess.run(["bash", script, "wait", f"{name}never", "30"], env=env, capture_output=True, text=True)

@@ -21,8 +21,14 @@ state() { echo "/tmp/aitk_bg_$1"; }
 bring_back() {
     local from=$1 to=$2 out=$3 room f
     [ -d "$from" ] || return 0
-    (cd "$from" && find . -type f -name '*.json' | sort) >/tmp/aitk_bg_files
-    (cd "$from" && find . -type f ! -name '*.json' | sort) >>/tmp/aitk_bg_files
+    # JSON by content, not by name: load_bench.py and grid_bench.py write theirs to the queue entry's bare name, and
+    # a grid's came after a run's stack samples and was left behind.
+    : >/tmp/aitk_bg_files
+    : >/tmp/aitk_bg_rest
+    while read -r f; do
+        if [ "$(head -c1 "$from/$f")" = "{" ]; then echo "$f" >>/tmp/aitk_bg_files; else echo "$f" >>/tmp/aitk_bg_rest; fi
+    done < <(cd "$from" && find . -type f | sort)
+    cat /tmp/aitk_bg_rest >>/tmp/aitk_bg_files
     room=$((7 - $(find "$out" -type f | wc -l)))  # one left for NAME.rc
     while read -r f && [ "$room" -gt 0 ]; do
         mkdir -p "$to/$(dirname "$f")" && cp "$from/$f" "$to/$f" && room=$((room - 1))
