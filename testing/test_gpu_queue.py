@@ -99,7 +99,7 @@ def test_the_next_sessions_queue_parses_as_each_script_would_and_reuses_each_bui
         parsed = module.build_parser().parse_args(["--out", f"/tmp/R/{name}", "--models", "/tmp/m", *args])
         family = getattr(parsed, "arch", None) or parsed.families
         order.append(family)
-    assert order == ["sd1", "sdxl", "sdxl", "flux", "flux"]
+    assert order == ["sd1", "sdxl", "sdxl", "sdxl", "flux", "flux"]
 
 
 def test_issue62s_queue_names_only_stages_and_flags_that_exist_with_an_estimate_each():
