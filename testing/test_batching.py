@@ -15,7 +15,7 @@ from PIL import Image
 from testing.engine_harness import EngineHarness, wait_for
 from testing.stream_contract import body_for
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.models import step_batching, tiny
+from toolkit.models import step_batching, step_merge, tiny
 from toolkit.models.registry import get_model_class
 
 MIN_PSNR_DB = 40.0  # batched against alone: the same math, only the matmuls' blocking may differ
@@ -108,6 +108,8 @@ def test_requests_joining_mid_run_get_their_own_steps_stream_and_image(engines, 
         n for size, n in before.items() if int(size) > 1
     )
     assert shared > 0, "the requests sampled together at least once"
+    timing = batched.client.health()["batching"]  # where a round's time goes: the members' own work, the round's
+    assert timing["member_own_ms"] > 0 and timing["round_ms"] > 0, timing
     scrape = batched.client.http.get("/metrics").text
     merged = [line for line in scrape.splitlines() if line.startswith("aitk_engine_denoiser_calls_total{requests=")]
     assert any(not line.startswith('aitk_engine_denoiser_calls_total{requests="1"}') for line in merged), merged
@@ -324,19 +326,19 @@ def test_merge_concatenates_what_carries_the_batch_and_keeps_what_is_shared():
     ids = torch.arange(12.0).reshape(4, 3)
     a = Call(torch.zeros(2, 4, 8), torch.tensor(900.0), ids, torch.ones(2, 6))
     b = Call(torch.ones(1, 4, 8), torch.tensor(500.0), ids.clone(), torch.zeros(1, 6))
-    args, kwargs, sizes = step_batching.merge([a, b])
+    args, kwargs, sizes = step_merge.merge([a, b])
     assert sizes == [2, 1] and args[0].shape == (3, 4, 8)
     assert kwargs["timestep"].tolist() == [900.0, 900.0, 500.0], "each request's own timestep, per row"
     assert kwargs["img_ids"] is ids, "equal shared inputs pass once"
     assert kwargs["added"]["time_ids"].shape == (3, 6)
-    parts = step_batching.split((torch.arange(3.0),), sizes)
+    parts = step_merge.split((torch.arange(3.0),), sizes)
     assert [p[0].tolist() for p in parts] == [[0.0, 1.0], [2.0]]
     c = Call(torch.zeros(1, 4, 9), torch.tensor(1.0), ids, torch.zeros(1, 6))
-    with pytest.raises(step_batching.Incompatible):
-        step_batching.merge([a, c])
+    with pytest.raises(step_merge.Incompatible):
+        step_merge.merge([a, c])
     # equal timesteps go per row too, uncompared: comparing two CUDA scalars waits for the GPU every round
     same = Call(torch.ones(1, 4, 8), torch.tensor(900.0), ids, torch.zeros(1, 6))
-    assert step_batching.merge([a, same])[1]["timestep"].tolist() == [900.0, 900.0, 900.0]
+    assert step_merge.merge([a, same])[1]["timestep"].tolist() == [900.0, 900.0, 900.0]
     # each call is placed by its group's first call: c (another width) opens a group of its own
     assert step_batching._groups([a, b, c, same]) == [[a, b, same], [c]]
     assert step_batching._groups([a, b, c, same], max_calls=2) == [[a, b], [c], [same]]

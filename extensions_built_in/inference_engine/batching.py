@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import json
+import statistics
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -77,6 +78,8 @@ class EngineBatching:
         self._running: list = []  # the open group's joined requests (futures)
         self.batch_sizes: collections.Counter = collections.Counter()  # requests per denoiser call, closed groups
         self.batch_halvings = 0
+        self.batch_own_s: collections.deque = collections.deque(maxlen=4096)  # StepBatcher.own_s, closed groups
+        self.batch_round_s: collections.deque = collections.deque(maxlen=4096)
 
     # ------------------------------------------------------------------ who may join
     def batch_key(self, req) -> Optional[tuple]:
@@ -171,6 +174,8 @@ class EngineBatching:
         group.close()
         self.batch_sizes.update(group.batcher.sizes)
         self.batch_halvings += group.batcher.halvings
+        self.batch_own_s.extend(group.batcher.own_s)
+        self.batch_round_s.extend(group.batcher.round_s)
         self.pool.release_unused(stop=lambda: len(self.queue) > 0)
 
     def _wait_for_company(self, req) -> None:
@@ -188,6 +193,9 @@ class EngineBatching:
         group = self._group
         if group is not None:
             sizes.update(group.batcher.sizes)
+        own, rounds = list(self.batch_own_s), list(self.batch_round_s)
+        if group is not None:
+            own, rounds = own + list(group.batcher.own_s), rounds + list(group.batcher.round_s)
         rows = sum(n * count for n, count in sizes.items())
         shared = sum(n * count for n, count in sizes.items() if n > 1)
         return {
@@ -196,4 +204,11 @@ class EngineBatching:
             "shared_share": round(shared / rows, 4) if rows else 0.0,
             "halvings": self.batch_halvings + (group.batcher.halvings if group is not None else 0),
             "open": sorted(group.members) if group is not None else [],
+            # medians of the recent steps: a member's own work between two calls, and a round on the denoiser thread
+            "member_own_ms": _median_ms(own),
+            "round_ms": _median_ms(rounds),
         }
+
+
+def _median_ms(seconds: list) -> Optional[float]:
+    return round(statistics.median(seconds) * 1000, 3) if seconds else None
