@@ -189,25 +189,30 @@ def cell_still(path: str):
         return im.convert("RGB")
 
 
-def read_cell_images(plan: GridPlan) -> dict:
-    images = {}
-    for cell in plan.cells:
-        path = (cell.result or {}).get("path")
-        if path and os.path.isfile(path):
-            try:
-                still = cell_still(path)
-            except (OSError, ValueError):
-                cell.error = {"code": "unreadable", "message": f"{path} could not be read"}
-                continue
-            if still is not None:
-                images[cell.index] = still
-    return images
+def read_cell(cell):
+    """The cell's still for its page (None: no file, or a sound); an unreadable file becomes the cell's error."""
+    path = (cell.result or {}).get("path")
+    if not path or not os.path.isfile(path):
+        return None
+    try:
+        return cell_still(path)
+    except (OSError, ValueError):
+        cell.error = {"code": "unreadable", "message": f"{path} could not be read"}
+        return None
 
 
-def save_grid(plan: GridPlan, folder: str, grid_id: str) -> dict:
+def read_cell_images(plan: GridPlan, read: Optional[dict] = None) -> dict:
+    """Every cell's still by index; ``read``: those already read as their cells finished (grid_run.py)."""
+    read = read or {}
+    images = {cell.index: read[cell.index] if cell.index in read else read_cell(cell) for cell in plan.cells}
+    return {index: still for index, still in images.items() if still is not None}
+
+
+def save_grid(plan: GridPlan, folder: str, grid_id: str, read: Optional[dict] = None) -> dict:
     """The pages, each with its sidecar (what ``GET /outputs`` lists as ``meta``: the gallery shows a grid as one
-    item from it), and the replay JSON (``grid_<id>.replay.json``, a body ``POST /grid`` takes as it is)."""
-    images = read_cell_images(plan)
+    item from it), and the replay JSON (``grid_<id>.replay.json``, a body ``POST /grid`` takes as it is).
+    ``read``: cells' stills already read (``read_cell_images``)."""
+    images = read_cell_images(plan, read)
     pages = len(plan.axes[2].values) if len(plan.axes) > 2 else 1
     paths = []
     for page in range(pages):

@@ -14,7 +14,7 @@ import os
 import time
 from typing import Optional
 
-from extensions_built_in.inference_engine.grid_image import save_grid
+from extensions_built_in.inference_engine.grid_image import read_cell, save_grid
 from extensions_built_in.inference_engine.grid_plan import Cell, GridPlan
 from extensions_built_in.inference_engine.grid_stream import GridFrames
 from extensions_built_in.inference_engine.protocol import FrameDecoder, FrameEncoder, encode_frame
@@ -55,6 +55,9 @@ class GridRun:
         self.started = time.monotonic()
         self.current = None  # the request the task waits on: heartbeats say its stage
         self.task: Optional[asyncio.Task] = None
+        # Each finished cell's still, read while the next cells sample: a page of 16 1024² cells read back only
+        # after the last one added to the wait for the grid (docs/BENCHMARKS.md "Compare grids").
+        self.stills: dict = {}
 
     def start(self) -> None:
         self.frames.append(
@@ -103,6 +106,9 @@ class GridRun:
     def put(self, reader: CellReader, frames: list[tuple]) -> None:
         for type, data in frames:
             self.frames.append(type, reader.cell.index, data)
+        cell = reader.cell
+        if cell.result and cell.index not in self.stills:
+            self.stills[cell.index] = asyncio.ensure_future(asyncio.to_thread(read_cell, cell))
 
     async def outcome(self) -> list[tuple]:
         """The grid's last frames: its ``result`` when any cell made an image, then ``error`` when the grid was
@@ -111,7 +117,8 @@ class GridRun:
         frames = []
         if done:
             try:
-                saved = await asyncio.to_thread(save_grid, self.plan, self.engine.output_folder, self.id)
+                read = {index: await still for index, still in self.stills.items()}
+                saved = await asyncio.to_thread(save_grid, self.plan, self.engine.output_folder, self.id, read)
             except Exception as e:  # a full disk, an unwritable folder: the cells' own results stand
                 message = f"saving the grid failed: {e}"
                 return [("error", self.encoder.frame("error", code="internal", message=message)),
