@@ -140,8 +140,9 @@ def test_family_sweep_tiny_run_checks_each_output_and_records_the_plan(tmp_path,
         assert len(run["engines"]) == 2 and all(e["ok"] and e["step_s"] > 0 for e in run["engines"])
         # --repeats 2: one more warm and one more new-prompt request per engine, a prompt of its own each
         assert all(e["requests"] == 2 for e in run["engines"]) and len(run["repeats"]["new_prompt"]) == 1
-        # 3 prompts, and the image-to-image pipeline's own cache (from_pipe: a pipeline object of its own) once
-        assert run["prompt_cache"]["misses"] == 4 and run["repeats"]["warm"][0]["step_s"] > 0
+        # 3 prompts; the image-to-image pipeline (from_pipe: a pipeline object of its own) shares the cache of the
+        # modules it holds, so its prompt, the warm one, hits
+        assert run["prompt_cache"]["misses"] == 3 and run["repeats"]["warm"][0]["step_s"] > 0
         assert run["host_ram_budget"] == {"requested_gb": 64.0, "bytes": 64 * 2**30} and run["engine_peak_rss_gb"] > 0
         # --from-image: image-to-image at 0.5 from the warm result, and its upscale x2 at twice the size
         assert run["img2img_0.5"]["output"]["ok"] and run["img2img_0.5"]["timings"]["total_s"] > 0
