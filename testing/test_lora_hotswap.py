@@ -246,3 +246,27 @@ def test_a_lora_on_the_modulation_projections_reaches_the_tables_rows(
     assert np.abs(mod - mod2).max() > 10 and np.abs(mod - none).max() > 10
     for name, image in (("mod", mod), ("mod2", mod2), ("base", none)):
         assert np.abs(image - ref[name]).max() <= 2, name
+
+
+def test_a_slot_is_padded_only_as_far_as_its_file_needs_and_made_again_for_a_higher_rank(
+    tmp_path, loras, eager_compile, monkeypatch
+):
+    """Padding costs LoRA matmul time every step in proportion to the slot's rank, so a slot is made for its first
+    file's rank (rounded up to a power of two, at least ``HOTSWAP_MIN_RANK``, here 4): a rank-8 file makes it again
+    at 8 (one recompile, said in the status), and a rank-4 file then swaps into it in place."""
+    monkeypatch.setattr("toolkit.models.lora_hotswap.HOTSWAP_MIN_RANK", 4)
+    h = engine(tmp_path, loras, "compiled")
+    try:
+        _, said = run(h, body(loras["a"]))
+        assert any("later LoRAs of rank up to 4 on these layers hot-swap into it" in m for m in said), said
+        first = graphs(h)
+        wide, said = run(h, body(loras["wide"]))
+        assert any("its rank 8 is over the rank 4 slot_0 was made for" in m and "recompiles" in m for m in said)
+        assert any("rank up to 8" in m for m in said) and graphs(h) > first, said
+        grown = graphs(h)
+        on_b, said = run(h, body(loras["b"]))
+        assert any("hot-swapped into slot_0" in m for m in said) and graphs(h) == grown, said
+    finally:
+        h.close()
+    ref = uncompiled(tmp_path, loras, {"wide": body(loras["wide"]), "b": body(loras["b"])})
+    assert np.abs(wide - ref["wide"]).max() <= 2 and np.abs(on_b - ref["b"]).max() <= 2

@@ -4,10 +4,11 @@ torch.compile guards on the denoiser's structure. Today's adapters are named per
 modules and changed the active adapter list, and every switch recompiled (tens of seconds to minutes on a GPU).
 A compiled denoiser instead keeps its LoRAs in fixed adapters, ``slot_0``, ``slot_1``, … (one per LoRA of a
 request), and diffusers' hot-swap (``load_lora_weights(..., hotswap=True)`` over PEFT's ``peft.utils.hotswap``)
-refills them in place. ``enable_lora_hotswap`` pads each slot to ``HOTSWAP_RANK`` when it is created and keeps
-its scale in a tensor, so a LoRA of any rank up to that swaps in with no change to a shape, a module or a
-guarded value. Slots a request does not use stay active at scale 0 (x + 0·lora(x) is exactly x): the active
-list never changes either.
+refills them in place. ``enable_lora_hotswap`` pads each slot when it is created (``slot_rank``: the file's rank
+rounded up to a power of two, at least ``HOTSWAP_MIN_RANK``) and keeps its scale in a tensor, so a LoRA of any
+rank up to the slot's swaps in with no change to a shape, a module or a guarded value; one of a higher rank (up to
+``HOTSWAP_RANK``) makes the slot again at its own, which recompiles once. Slots a request does not use stay
+active at scale 0 (x + 0·lora(x) is exactly x): the active list never changes either.
 
 Where a swap cannot apply, the slot is deleted and the file loads into it anew, which recompiles, and the status
 says so: a LoRA over the rank ceiling, one that targets other layers than the slot's or has a config PEFT will
@@ -25,11 +26,14 @@ from dataclasses import dataclass
 
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora, no_match, read_layers, sources
 
-# The rank every slot is padded to: a LoRA of rank up to it swaps in without a shape change. 128 is the value
-# diffusers' hot-swap docs use, and it covers the ranks trainers write by default (AI Toolkit: 16-32; 64-128 for
-# style LoRAs). Padding costs memory and LoRA matmul time per slot in proportion to it (a rank-128 slot holds 8x
-# a rank-16 file's weights), small beside the base layers. A file of higher rank loads unpadded and recompiles.
+# The highest rank a slot is padded to: 128 is the value diffusers' hot-swap docs use, and it covers the ranks
+# trainers write by default (AI Toolkit: 16-32; 64-128 for style LoRAs). A file of higher rank loads unpadded and
+# recompiles. A slot is padded only as far as its first file needs (``slot_rank``): padding costs LoRA matmul time
+# every step in proportion to it, and Flux.1's steps with rank-32 LoRAs in slots of 128 took 16 % longer than
+# plain ones (docs/BENCHMARKS.md "Compare grids"); the floor keeps a rank-4 or rank-16 file from recompiling at the
+# next, larger one.
 HOTSWAP_RANK = 128
+HOTSWAP_MIN_RANK = 32
 SLOT = "slot_"
 UNLESS = " (unless torch.compile has this adapter layout cached from before)"
 _RECORD = "_aitk_lora_slots"  # on the first denoiser: slot -> Held
@@ -53,6 +57,11 @@ def apply_to_slots(model, pipe, loras: list) -> bool:
         return False
     Slots(model, pipe, denoisers).apply(loras)
     return True
+
+
+def slot_rank(rank: int) -> int:
+    """What a new slot for a file of ``rank`` is padded to."""
+    return min(HOTSWAP_RANK, max(HOTSWAP_MIN_RANK, 1 << max(0, rank - 1).bit_length()))
 
 
 def file_rank(path: str) -> int:
@@ -137,6 +146,8 @@ class Slots:
             reason = f"its rank {rank} is over the hot-swap ceiling {HOTSWAP_RANK}"
         elif slot in self.adapters() and not self.swappable(slot):
             reason = f"{slot} held a LoRA that cannot be hot-swapped"
+        elif slot in self.adapters() and rank > self.padded_rank(slot):
+            reason = f"its rank {rank} is over the rank {self.padded_rank(slot)} {slot} was made for"
         elif slot in self.adapters():
             self.model.print_and_status_update(f"Loading {arch}: LoRA {name} (hot-swap into {slot})", "loading")
             try:
@@ -157,27 +168,31 @@ class Slots:
         if not padded and reason is None:
             reason = f"a LoRA over rank {HOTSWAP_RANK} is loaded beside it"
         try:
-            message = self.fresh(slot, path, kwargs, padded)
+            message = self.fresh(slot, path, kwargs, slot_rank(rank) if padded else 0)
         except LoraMismatch:
             if not padded:
                 raise
-            message = self.fresh(slot, path, kwargs, False)  # if the padding failed; a true mismatch fails again
+            message = self.fresh(slot, path, kwargs, 0)  # if the padding failed; a true mismatch fails again
         self.record[slot] = held
         for layer in self.layers(slot, everywhere=True):
             vars(layer).setdefault(_UNIT, {})[slot] = float(layer.scaling[slot])
-        if reason is None and not self.swappable(slot):
+        swappable = self.swappable(slot)
+        if reason is None and not swappable:
             reason = "it has text-encoder layers, which diffusers cannot hot-swap"
+        later = f"later LoRAs of rank up to {self.padded_rank(slot)} on these layers hot-swap into it"
         if reason is not None:
-            message += f" ({slot}; {reason}: loaded as a new adapter, so the compiled denoiser recompiles{UNLESS})"
+            message += f" ({slot}; {reason}: loaded as a new adapter, so the compiled denoiser recompiles{UNLESS}"
+            message += f"; {later})" if swappable else ")"
         else:
-            message += f" ({slot}: later LoRAs of rank up to {HOTSWAP_RANK} on these layers hot-swap into it)"
+            message += f" ({slot}: {later})"
         self.model.print_and_status_update(message, "loading")
 
-    def fresh(self, slot: str, path: str, kwargs: dict, padded: bool) -> str:
-        """Load the file as the new adapter ``slot``; ``padded``: prepared for later hot-swaps into it."""
+    def fresh(self, slot: str, path: str, kwargs: dict, padded: int) -> str:
+        """Load the file as the new adapter ``slot``; ``padded``: the rank it is padded to for later hot-swaps into
+        it (0: not prepared for them)."""
         try:
             if padded:  # diffusers pads the new slot and puts its scale in a tensor right after injecting it
-                self.pipe.enable_lora_hotswap(target_rank=HOTSWAP_RANK, check_compiled="ignore")
+                self.pipe.enable_lora_hotswap(target_rank=padded, check_compiled="ignore")
             return load_lora(self.pipe, path, slot, self.model.arch, **kwargs)
         finally:
             for module in self.denoisers:
@@ -216,15 +231,17 @@ class Slots:
         )
 
     def swappable(self, slot: str) -> bool:
-        """The slot lives only in the denoisers, padded to the ceiling with its scale in a tensor."""
+        """The slot lives only in the denoisers, padded (one rank on every layer) with its scale in a tensor."""
         import torch
 
         if any(slot in t.scaling for c in self.others() for t in lora_layers(c)):
             return False
         tuned = self.layers(slot)
-        return bool(tuned) and all(
-            isinstance(t.scaling[slot], torch.Tensor) and t.lora_A[slot].weight.shape[0] == HOTSWAP_RANK for t in tuned
-        )
+        ranks = {t.lora_A[slot].weight.shape[0] for t in tuned}
+        return bool(tuned) and len(ranks) == 1 and all(isinstance(t.scaling[slot], torch.Tensor) for t in tuned)
+
+    def padded_rank(self, slot: str) -> int:
+        return max((t.lora_A[slot].weight.shape[0] for t in self.layers(slot)), default=0)
 
     def max_rank(self) -> int:
         return max(
