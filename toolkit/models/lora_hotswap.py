@@ -28,10 +28,10 @@ from toolkit.models.lora import LoraMismatch, adapter_name, load_lora, no_match,
 
 # The highest rank a slot is padded to: 128 is the value diffusers' hot-swap docs use, and it covers the ranks
 # trainers write by default (AI Toolkit: 16-32; 64-128 for style LoRAs). A file of higher rank loads unpadded and
-# recompiles. A slot is padded only as far as its first file needs (``slot_rank``): padding costs LoRA matmul time
-# every step in proportion to it, and Flux.1's steps with rank-32 LoRAs in slots of 128 took 16 % longer than
-# plain ones (docs/BENCHMARKS.md "Compare grids"); the floor keeps a rank-4 or rank-16 file from recompiling at the
-# next, larger one.
+# recompiles. A slot is padded only as far as its first file needs (``slot_rank``): the padded rows are multiplied
+# every step like real ones, so a rank-32 file in a slot of 128 does four times the LoRA matmuls it needs, a cost a
+# compare grid pays on every cell (docs/BENCHMARKS.md "Compare grids"); the floor keeps a rank-4 or rank-16 file from
+# recompiling at the next, larger one.
 HOTSWAP_RANK = 128
 HOTSWAP_MIN_RANK = 32
 SLOT = "slot_"
