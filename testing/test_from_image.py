@@ -1,11 +1,10 @@
 """Starting from an image (toolkit/models/from_image.py): image-to-image at a strength and inpainting a masked
-region, on every family that declares diffusers' task pipelines, and through the engine.
+region, on every family that declares diffusers' task pipelines (through the API: test_from_image_engine.py).
 
 Tiny checkpoints have random VAEs whose encodings are near zero, so on them only the mechanics can be checked
 (what runs, how many steps, what is kept); how close a result stays to its input is measured on builtin:shapes,
 whose VAE and UNet are trained."""
 
-import json
 import pathlib
 
 import numpy as np
@@ -13,10 +12,8 @@ import pytest
 import torch
 from PIL import Image
 
-from testing.stream_contract import body_for
 from testing.test_models import gen_config
 from toolkit.config_modules import GenerateImageConfig, ModelConfig
-from toolkit.media_info import PARAMETERS, read_info
 from toolkit.models import from_image, latent_start
 from toolkit.models.registry import ARCHS, get_model_class
 
@@ -43,7 +40,11 @@ def test_the_families_that_start_from_an_image_are_these():
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("inputs")
+    return write_inputs(tmp_path_factory.mktemp("inputs"))
+
+
+def write_inputs(folder: pathlib.Path) -> pathlib.Path:
+    """A random 64² start image and a mask over its middle 32² square."""
     rng = np.random.default_rng(0)
     Image.fromarray(rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)).save(folder / "init.png")
     mask = np.zeros((64, 64), np.uint8)
@@ -269,65 +270,6 @@ def test_the_demo_model_inpaints_a_green_square_where_its_red_circle_was(shapes)
     assert kept_blue.sum() >= 0.95 * (_colour(source, "blue") & ~inside).sum()
 
 
-def test_the_engine_takes_a_start_image_and_mask_and_writes_them_into_the_file(engine_server, inputs):
-    client = engine_server.client
-    init, mask = client.upload_asset(str(inputs / "init.png")), client.upload_asset(str(inputs / "mask.png"))
-    assert "inpaint" in next(m for m in client.models() if m["arch"] == "sd1")["tasks"]
-    answer = client.generate_wait(body_for("sd1", steps=4, seed=3, init_image=init["id"], mask=mask["id"]))
-    text = read_info(answer["result"]["path"])[PARAMETERS]
-    assert "Denoising strength: 1.0, Mask blur: 4, Init image: " in text and "Mask image: " in text
-    sidecar = json.loads(pathlib.Path(answer["result"]["path"]).with_suffix(".json").read_text())
-    assert sidecar["config"]["sample"]["strength"] == 1.0  # the default a mask runs with, recorded
-    varied = client.generate_wait(body_for("sd1", steps=4, seed=3, init_image=init["id"]))
-    assert "Denoising strength: 0.75" in read_info(varied["result"]["path"])[PARAMETERS]
-
-
-@pytest.mark.parametrize(
-    "sample,field,says",
-    [
-        ({"mask": "x"}, "mask", "needs the image it masks"),
-        ({"init_image": "0" * 32}, "init_image", "unknown asset"),
-        ({"init_image": "../../etc/passwd"}, "init_image", None),
-        ({"strength": 1.5, "init_image": "x"}, "strength", None),
-        ({"mask_blur": -1}, "mask_blur", None),
-    ],
-)
-def test_bad_start_images_are_422s_naming_the_field(engine_server, sample, field, says):
-    import httpx
-
-    r = httpx.post(
-        f"{engine_server.url}/generate",
-        json=body_for("sd1", **sample),
-        headers={"Authorization": f"Bearer {engine_server.TOKEN}"},
-        timeout=60,
-    )
-    assert r.status_code == 422, r.text
-    detail = r.json()["detail"]
-    assert any(d["loc"][-1] == field for d in detail), detail
-    assert says is None or says in str(detail)
-
-
-@pytest.mark.parametrize(
-    "arch,field,says",
-    [
-        ("flux_kontext", "init_image", "flux_kontext cannot start from an image (image-to-image): an edit model"),
-        ("hunyuan_video", "init_image", "hunyuan_video cannot start from an image (image-to-image): a video family"),
-    ],
-)
-def test_a_family_that_cannot_start_from_an_image_says_why_by_name(engine_server, inputs, arch, field, says):
-    import httpx
-
-    asset = engine_server.client.upload_asset(str(inputs / "init.png"))
-    sample = {"init_image": asset["id"]} | ({"mask": asset["id"]} if field == "mask" else {})
-    r = httpx.post(
-        f"{engine_server.url}/generate",
-        json=body_for(arch, **sample),
-        headers={"Authorization": f"Bearer {engine_server.TOKEN}"},
-        timeout=60,
-    )
-    assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == field and says in r.text, r.text
-
-
 def test_outpaint_grows_the_canvas_and_keeps_the_input_where_it_was(shapes):
     m, folder, source, _ = shapes
     margins = {"left": 16, "right": 0, "top": 8, "bottom": 8}
@@ -349,55 +291,6 @@ def test_outpaint_grows_the_canvas_and_keeps_the_input_where_it_was(shapes):
     assert np.array_equal(out[8 + 8 : 8 + 64 - 8, 16 + 8 : 16 + 64], source[8:56, 8:64])
     fill = np.pad(source, ((8, 8), (16, 0), (0, 0)), mode="edge")  # the start the margins were given
     assert np.abs(out[:, :10].astype(int) - fill[:, :10]).mean() > 3  # and the sampler repainted them
-
-
-def test_the_engine_upscales_and_outpaints_from_the_start_images_size(engine_server, inputs):
-    client = engine_server.client
-    init = client.upload_asset(str(inputs / "init.png"))
-    up = client.generate_wait(body_for("sd1", steps=4, init_image=init["id"], upscale={"factor": 2}))
-    assert (up["result"]["width"], up["result"]["height"]) == (128, 128)
-    assert "Denoising strength: 0.35" in read_info(up["result"]["path"])[PARAMETERS]  # the refine's default
-    grown = client.generate_wait(body_for("sd1", steps=4, init_image=init["id"], outpaint={"left": 32, "top": 16}))
-    assert (grown["result"]["width"], grown["result"]["height"]) == (96, 80)
-
-
-@pytest.mark.parametrize(
-    "sample,loc,says",
-    [
-        ({"upscale": {"factor": 2}}, ["sample", "upscale"], "needs the image"),
-        ({"outpaint": {"left": 8}}, ["sample", "outpaint"], "needs the image"),
-        ({"upscale": {"factor": 9}}, ["sample", "upscale", "factor"], None),
-        ({"outpaint": {"left": -1}}, ["sample", "outpaint", "left"], None),
-    ],
-)
-def test_bad_canvases_are_422s_naming_the_field(engine_server, sample, loc, says):
-    import httpx
-
-    r = httpx.post(
-        f"{engine_server.url}/generate",
-        json=body_for("sd1", **sample),
-        headers={"Authorization": f"Bearer {engine_server.TOKEN}"},
-        timeout=60,
-    )
-    assert r.status_code == 422, r.text
-    detail = r.json()["detail"]
-    assert any(d["loc"][1 : 1 + len(loc)] == loc for d in detail), detail
-    assert says is None or says in str(detail)
-
-
-def test_an_upscaler_model_outside_the_model_folders_is_refused_by_name_and_a_huge_canvas_too(engine_server, inputs):
-    import httpx
-
-    asset = engine_server.client.upload_asset(str(inputs / "init.png"))
-    headers = {"Authorization": f"Bearer {engine_server.TOKEN}"}
-    for sample, loc in (
-        ({"upscale": {"factor": 2, "model": "/nowhere/4x-UltraSharp.pth"}}, ["sample", "upscale", "model"]),
-        ({"outpaint": {"left": 2048, "right": 2048}}, ["sample", "outpaint"]),
-    ):
-        r = httpx.post(
-            f"{engine_server.url}/generate", json=body_for("sd1", init_image=asset["id"], **sample), headers=headers
-        )
-        assert r.status_code == 422 and r.json()["detail"][0]["loc"][1:] == loc, r.text
 
 
 @pytest.mark.parametrize("arch,variant", [("sd1", "inpainting"), ("flux", "fill")])
@@ -466,30 +359,6 @@ def test_the_crop_box_grows_to_the_requests_aspect_and_stays_inside_the_image():
     # padded past three edges: clipped to 130x100, and the image is too short to make that square
     assert crop_box(mask, 100, 1.0) == (0, 0, 130, 100)
     assert crop_box(Image.new("L", (64, 64)), 8, 1.0) is None  # nothing masked: nothing to crop
-
-
-def test_the_engine_writes_only_masked_into_the_file_and_refuses_it_without_a_mask(engine_server, inputs):
-    import httpx
-
-    client = engine_server.client
-    init, mask = client.upload_asset(str(inputs / "init.png")), client.upload_asset(str(inputs / "mask.png"))
-    body = body_for("sd1", init_image=init["id"], mask=mask["id"], inpaint_area="only_masked", inpaint_padding=16)
-    answer = client.generate_wait(body)
-    assert (answer["result"]["width"], answer["result"]["height"]) == (64, 64)
-    assert "Inpaint area: Only masked, Masked area padding: 16" in read_info(answer["result"]["path"])[PARAMETERS]
-    sidecar = json.loads(pathlib.Path(answer["result"]["path"]).with_suffix(".json").read_text())
-    assert (sidecar["config"]["sample"]["inpaint_area"], sidecar["config"]["sample"]["inpaint_padding"]) == (
-        "only_masked",
-        16,
-    )
-    headers = {"Authorization": f"Bearer {engine_server.TOKEN}"}
-    for sample in (
-        {"init_image": init["id"], "inpaint_area": "only_masked"},
-        {"init_image": init["id"], "mask": mask["id"], "inpaint_area": "only_masked", "outpaint": {"left": 8}},
-        {"init_image": init["id"], "mask": mask["id"], "inpaint_area": "everywhere"},
-    ):
-        r = httpx.post(f"{engine_server.url}/generate", json=body_for("sd1", **sample), headers=headers, timeout=60)
-        assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "inpaint_area", r.text
 
 
 @pytest.mark.parametrize("arch", ["chroma_radiance", "prx_pixel", "zimage_l2p"])
