@@ -58,3 +58,15 @@ def random_lora(
         key: (torch.randn(value.shape, generator=generator) * scale).to(dtype or torch.float32).contiguous()
         for key, value in get_peft_model_state_dict(model).items()
     }
+
+
+def randomize_adapters(model, seed: int, scale: float = 0.5) -> None:
+    """Every LoRA weight PEFT added to ``model`` (``init_lora_weights=False``) drawn again as N(0, ``scale``²) from
+    torch's generator seeded with ``seed``, in parameter order: a LoRA whose effect a test can see."""
+    import torch
+
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_" in name:
+                p.copy_(torch.randn_like(p) * scale)

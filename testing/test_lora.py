@@ -87,11 +87,11 @@ def test_quantize_with_a_qtype_this_device_cannot_run_is_422(engine_server):
 
 def text_encoder_lora(path, seed: int) -> str:
     """A random LoRA on the tiny SD1 text encoder's attention projections as well as its UNet's."""
-    import torch
     from diffusers import StableDiffusionPipeline
     from peft import LoraConfig, get_peft_model_state_dict
     from transformers import CLIPTextModel
 
+    from testing.lora_files import randomize_adapters
     from testing.test_lora_formats import RANK, peft_lora
     from toolkit.models.tiny import tiny_checkpoint
 
@@ -99,11 +99,7 @@ def text_encoder_lora(path, seed: int) -> str:
     encoder.add_adapter(
         LoraConfig(r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=["q_proj", "v_proj"])
     )
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        for name, p in encoder.named_parameters():
-            if "lora_" in name:
-                p.copy_(torch.randn_like(p) * 0.5)
+    randomize_adapters(encoder, seed)
     StableDiffusionPipeline.save_lora_weights(
         str(path),
         unet_lora_layers=peft_lora(seed),

@@ -17,10 +17,10 @@ RANK = 4
 
 def peft_lora(seed: int, arch: str = "sd1") -> dict:
     """PEFT state dict of a random rank-4 LoRA on a tiny UNet's attention projections."""
-    import torch
     from diffusers import UNet2DConditionModel
     from peft import LoraConfig, get_peft_model_state_dict
 
+    from testing.lora_files import randomize_adapters
     from toolkit.models.tiny import tiny_checkpoint
 
     unet = UNet2DConditionModel.from_pretrained(tiny_checkpoint(arch), subfolder="unet")
@@ -29,11 +29,7 @@ def peft_lora(seed: int, arch: str = "sd1") -> dict:
             r=RANK, lora_alpha=RANK, init_lora_weights=False, target_modules=["to_q", "to_k", "to_v", "to_out.0"]
         )
     )
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        for name, p in unet.named_parameters():
-            if "lora_" in name:
-                p.copy_(torch.randn_like(p) * 0.5)
+    randomize_adapters(unet, seed)
     return {k: v.contiguous() for k, v in get_peft_model_state_dict(unet).items()}
 
 

@@ -7,7 +7,6 @@ import os
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 from testing.engine_harness import EngineHarness
@@ -22,15 +21,12 @@ def flux_lora(seed: int, rank: int = 4, targets=TARGETS) -> dict:
     from diffusers import FluxTransformer2DModel
     from peft import LoraConfig, get_peft_model_state_dict
 
+    from testing.lora_files import randomize_adapters
     from toolkit.models.tiny import tiny_checkpoint
 
     model = FluxTransformer2DModel.from_pretrained(tiny_checkpoint("flux"), subfolder="transformer")
     model.add_adapter(LoraConfig(r=rank, lora_alpha=rank, init_lora_weights=False, target_modules=targets))
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "lora_" in name:
-                p.copy_(torch.randn_like(p) * 0.5)
+    randomize_adapters(model, seed)
     return {f"transformer.{k}": v.contiguous() for k, v in get_peft_model_state_dict(model).items()}
 
 

@@ -325,17 +325,15 @@ def make_sdxl_lora(unet_folder: str, out_folder: str, seed: int, device: str, dt
     from diffusers import StableDiffusionXLPipeline, UNet2DConditionModel
     from peft import LoraConfig, get_peft_model_state_dict
 
+    from testing.lora_files import randomize_adapters
+
     unet = UNet2DConditionModel.from_pretrained(unet_folder, torch_dtype=dtype).to(device)
     unet.add_adapter(
         LoraConfig(
             r=rank, lora_alpha=rank, init_lora_weights=False, target_modules=["to_q", "to_k", "to_v", "to_out.0"]
         )
     )
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        for name, p in unet.named_parameters():
-            if "lora_" in name:
-                p.copy_(torch.randn_like(p) * 0.01)
+    randomize_adapters(unet, seed, scale=0.01)
     StableDiffusionXLPipeline.save_lora_weights(
         out_folder, unet_lora_layers=get_peft_model_state_dict(unet), safe_serialization=True
     )
