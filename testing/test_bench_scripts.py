@@ -420,8 +420,9 @@ def test_fraction_probe_times_the_step_with_and_without_the_budget_in_alternatin
 
 
 def test_grid_bench_tiny_run_times_the_grid_beside_plain_and_by_hand_without_reloading(tmp_path, tiny_cache):
-    """testing/bench/grid_bench.py (issue #58's GPU line) on tiny SD 1.5: 16 cells per stage, one LoRA load per
-    checkpoint and no pool miss in the grid or by hand; its queue's stages parse as the GPU machine would run them."""
+    """testing/bench/grid_bench.py (issue #58's GPU line) on tiny SD 1.5 with ``engine.lora_patch``: 16 cells per
+    stage, one LoRA load per checkpoint and no pool miss in the grid or by hand, then plain cells again; its queue's
+    stages parse as the GPU machine would run them."""
     from testing.bench.grid_bench import build_parser
 
     for line in (ROOT / "testing/bench/queues/issue58_grids.txt").read_text().splitlines():
@@ -430,7 +431,7 @@ def test_grid_bench_tiny_run_times_the_grid_beside_plain_and_by_hand_without_rel
             parsed = build_parser().parse_args(["--out", f"/tmp/R/{name}", "--models", "/tmp/m", *args])
             assert script == "grid_bench.py" and parsed.real and parsed.device == "cuda" and 16 <= parsed.rank <= 32
     out = tmp_path / "grid_bench.json"
-    cmd = [sys.executable, "testing/bench/grid_bench.py", "--tiny", "--arch", "sd1", "--steps", "2"]
+    cmd = [sys.executable, "testing/bench/grid_bench.py", "--tiny", "--arch", "sd1", "--steps", "2", "--lora-patch"]
     cmd += ["--out", str(out), "--models", str(tmp_path / "m")]
     done = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"}
@@ -443,3 +444,5 @@ def test_grid_bench_tiny_run_times_the_grid_beside_plain_and_by_hand_without_rel
         assert row["lora_loads"] == loads and not row["base_reloaded"] and row["counters_delta"]["misses"] == 0, stage
     assert result["grid"]["pages"] == 1 and result["grid"]["grid_over_plain"] > 0
     assert result["by_hand"]["by_hand_over_plain"] > 0 and result["lora_warm"]["lora_loads"] == 1
+    assert result["plain_after"]["cells"] == 4 and result["plain_after"]["lora_loads"] == 0
+    assert result["args"]["lora_patch"]

@@ -112,7 +112,13 @@ class Engine(EngineLine, EngineBatching, EngineProgress):  # engine_line.py, bat
         # engine.attention: a bad setting or an FA4 that cannot run stops the engine here, not a request
         check_attention(settings.attention, device, os.path.join(cache_dir(), "flash_attn_cute"))
         self.resident = ResidentModel(
-            device, self.pool, self._status_of_running, self.counters, self.compiler, settings.attention
+            device,
+            self.pool,
+            self._status_of_running,
+            self.counters,
+            self.compiler,
+            settings.attention,
+            lora_patch=settings.lora_patch,
         )
         # Each model's recent prompts, encoded (toolkit/models/prompt_cache.py).
         prompts.configure(settings.prompt_cache)

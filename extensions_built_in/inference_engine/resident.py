@@ -37,6 +37,7 @@ class ResidentModel:
         counters: Optional[dict] = None,
         compiler: Optional[DenoiserCompile] = None,
         attention: str = "auto",
+        lora_patch: bool = False,
     ):
         """``compiler``: ``engine.compile`` (off when not given); ``attention``: ``engine.attention``, checked at
         start-up by the engine (toolkit/models/attention.py ``check_attention``)."""
@@ -49,6 +50,7 @@ class ResidentModel:
         self.counters.setdefault("holder_builds", 0)
         self.compiler = compiler if compiler is not None else DenoiserCompile("off", device)
         self.attention_mode = attention
+        self.lora_patch = lora_patch  # engine.lora_patch (toolkit/models/lora_patch.py)
 
     def for_request(self, model_class, model_config: ModelConfig, plan, emit_status: Callable[[str], None]):
         """Same config and plan: the resident holder. Otherwise a new one; out of memory while loading, every
@@ -114,6 +116,7 @@ class ResidentModel:
         holder.plan = plan
         holder.attention = resolve_attention(self.attention_mode, model_class.arch, self.device)
         holder.will_compile = self.compiler.will_compile(plan)  # read by the LoRA load, before the compile below
+        holder.lora_patch = self.lora_patch
         holder.add_status_update_hook(self._status_hook)
         try:
             with active_pool(self.pool):

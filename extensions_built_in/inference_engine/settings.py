@@ -59,6 +59,10 @@ class EngineSettings:
     # company (0: never slower alone).
     max_batch: int = _setting(1, int)
     batch_wait_ms: float = _setting(0.0, float)
+    # LoRAs added into a resident denoiser's weights while they are wanted, the originals copied back exactly
+    # afterwards (toolkit/models/lora_patch.py): steps at the base model's speed for a host copy of the weights
+    # the LoRAs touch. Off: unmerged adapters, what every LoRA test and the hot-swap slots were built on.
+    lora_patch: bool = _setting(False, bool)
     # Uploads (assets.py).
     assets_max_gb: float = _setting(2.0, float)
     assets_max_age_hours: float = _setting(168.0, float)

@@ -18,7 +18,9 @@ One engine, started as users start it (``run.py``, its own process), after one p
   compiled one, its hot-swap slots and their compile) is paid once per engine, not per grid;
 - ``grid``: ``POST /grid``, 4 checkpoints x 4 prompts, streamed to its end (the labelled pages included);
 - ``by_hand``: the same 16 cells as separate ``/generate`` requests, A1111-style: per checkpoint, 4 requests
-  naming that LoRA.
+  naming that LoRA;
+- ``plain_after``: the 4 prompts again with no LoRA: whether plain steps went back to their speed once LoRAs had
+  been used (hot-swap slots stay at scale 0; ``--lora-patch`` copies the original weights back).
 
 Same steps, size and seed throughout. Per stage: total and per-cell median wall time, the engine's own per-request
 load and sample seconds, ``/health`` counters before and after (pool misses and holder builds that stay put: the
@@ -169,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int, default=25)
     parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--compile", default="auto", help="engine.compile")
+    parser.add_argument("--lora-patch", action="store_true", help="engine.lora_patch: LoRAs added into the weights")
     parser.add_argument("--out", default="grid_bench.json", help="the JSON file (a folder: grid_bench.json in it)")
     parser.add_argument("--real", action="store_true", help="build the real-size checkpoint into --models first")
     parser.add_argument("--models", default="/tmp/aitk_models")
@@ -201,7 +204,7 @@ def main(argv=None) -> int:
     loras = {"folder": str(lora_folder), "files": checkpoints, "write_s": round(time.monotonic() - started, 2)}
     results = {"args": vars(args), "loras": loras}
     body, folder = base_body(args), Path(tempfile.mkdtemp(prefix="grid_bench_"))
-    options = {"compile": args.compile, "lora_roots": [str(lora_folder.resolve())]}
+    options = {"compile": args.compile, "lora_patch": args.lora_patch, "lora_roots": [str(lora_folder.resolve())]}
     if args.model:  # request paths to checkpoints load only from the engine's model roots
         options["model_roots"] = [str(Path(args.model).resolve().parent)]
     with engine_process(folder, args.device, log=folder / "engine.log", start_timeout=600, **options) as client:
@@ -211,6 +214,7 @@ def main(argv=None) -> int:
             ("lora_warm", lambda: requests_stage(client, [with_cell(body, PROMPTS[0], warm_lora)])),
             ("grid", lambda: grid_stage(client, body, checkpoints)),
             ("by_hand", lambda: requests_stage(client, [with_cell(body, p, c) for c in checkpoints for p in PROMPTS])),
+            ("plain_after", lambda: requests_stage(client, [with_cell(body, p) for p in PROMPTS])),
         )
         for name, run in stages:
             results[name] = run()

@@ -23,6 +23,8 @@ from toolkit.models.attention import attention_kernels
 from toolkit.models.components.loading import end_group_offload_call, import_class, load_component
 from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
 from toolkit.models.lora_hotswap import apply_to_slots
+from toolkit.models.lora_patch import patch_loras
+from toolkit.models.lora_patch import restore as restore_patched
 from toolkit.models.memory_inputs import MemoryInputs
 from toolkit.models.modulation import follow_schedule
 from toolkit.models.prompt_cache import prompt_cache
@@ -164,6 +166,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
         self._after_sample_hooks: list[Hook] = []
         # Whether a denoiser (role, module) is or will be compiled; the resident engine sets engine.compile's answer.
         self.will_compile: Callable[[str, Any], bool] = lambda role, module: bool(getattr(module, "_aitk_compiled", 0))
+        self.lora_patch = False  # engine.lora_patch: LoRAs added into the denoiser's weights, not run as adapters
 
     @property
     def sample_step_hook(self) -> Optional[Callable[["SampleStep"], None]]:
@@ -215,12 +218,16 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
 
         Adapters stay unmerged (PEFT): the base weights never change, so a denoiser shared through the pool
         keeps its identity, and switching LoRAs loads only the adapter. Adapters this config does not want are
-        deleted, so a holder without a LoRA samples exactly the base model."""
+        deleted, so a holder without a LoRA samples exactly the base model. Under ``engine.lora_patch`` they are
+        added into the weights instead, with the originals kept and copied back exactly (lora_patch.py)."""
         pipe, loras = self.pipeline, self.model_config.lora_list()
         if not hasattr(pipe, "get_list_adapters"):
             if loras:
                 raise LoraMismatch(f"{self.arch}: its pipeline cannot load LoRA weights")
             return
+        if self.lora_patch and patch_loras(self, pipe, loras):
+            return  # engine.lora_patch: in the weights, the originals kept (toolkit/models/lora_patch.py)
+        restore_patched(self)
         if apply_to_slots(self, pipe, loras):
             return  # a compiled denoiser: LoRAs hot-swap into fixed slots instead of recompiling it
         wanted = {adapter_name(path): (path, weight) for path, weight in loras}

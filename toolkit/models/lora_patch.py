@@ -1,0 +1,197 @@
+"""``engine.lora_patch``: a request's LoRAs added into the resident denoiser's weights for as long as they are
+wanted, and the original weights copied back, bit for bit, when they change.
+
+Unmerged adapters (toolkit/models/base_model.py ``apply_lora``) leave the base weights alone, but every step pays
+for them: each LoRA layer reads its input again and reads and writes its output twice more. On SDXL at 1024² that
+made a LoRA step 1.67× a plain one (docs/BENCHMARKS.md "Compare grids"). ComfyUI and Forge instead patch the
+weights for the run; their users expect a LoRA to cost nothing per step. Patching here keeps the pool's promise
+that a shared denoiser is the checkpoint it was loaded from: before the first patch, each weight a LoRA touches is
+copied to the host once (``Patched.originals``), and every change of LoRAs starts by copying those back, so a plain
+request after any number of LoRA switches runs the checkpoint's exact weights. No rounding builds up, unlike
+``unfuse_lora``, which subtracts the delta again in the weights' own precision.
+
+The file's layers are found by diffusers' own loaders (every layout ``load_lora`` reads), each layer's delta comes
+from PEFT (``get_delta_weight``), and the adapters are then unloaded, so the denoiser has its original modules again
+and a compiled one keeps its graphs: only values change, in place. What cannot be patched this way runs as adapters
+(the caller's path) with a status line saying why: a denoiser streamed, offloaded or quantized (its weights are not
+all resident in their own dtype), a LoRA that reaches a text encoder (the prompt cache is keyed by the LoRAs only
+then), DoRA, LoRA biases or embeddings (not a plain delta on a weight)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from toolkit.models.lora import adapter_name, load_lora
+
+STATE = "_aitk_lora_patch"  # on each denoiser module: its Patched
+
+
+@dataclass(eq=False)
+class Patched:
+    """A denoiser's patch: which LoRAs are in its weights (``key``), and the originals of every weight any LoRA
+    has touched, kept for the module's lifetime (they never change) as (parameter, host copy)."""
+
+    key: tuple = ()
+    originals: dict = field(default_factory=dict)  # id(parameter) -> (parameter, host copy)
+
+    def nbytes(self) -> int:
+        return sum(copy.numel() * copy.element_size() for _, copy in self.originals.values())
+
+
+def patch_loras(model, pipe, loras: list) -> bool:
+    """Make the denoisers' weights hold ``loras`` ((path, multiplier) pairs) and nothing else. False when they
+    cannot be patched (the reason in the status); the caller then applies them as adapters, after ``restore``."""
+    denoisers = _denoisers(model)
+    if not denoisers:
+        return False
+    if why := _not_patchable(model, denoisers):
+        if loras:
+            model.print_and_status_update(f"{model.arch}: LoRAs stay unmerged adapters ({why})", "loading")
+        return False
+    key = tuple((adapter_name(path), float(weight)) for path, weight in loras)
+    if all(_state(m).key == key for m in denoisers.values()) and not _adapters(pipe):
+        return True  # already in the weights (or nothing wanted and nothing there)
+    restore(model)
+    if _adapters(pipe):
+        pipe.unload_lora_weights()  # adapters from a request that could not patch: the original modules again
+    if not loras:
+        return True
+    # PEFT freezes the layers it wraps; the flags come back with the modules, or a compiled denoiser's guards on
+    # them would trace it again
+    trainable = [(p, p.requires_grad) for m in denoisers.values() for p in m.parameters()]
+    for (path, _), (name, _) in zip(loras, key):
+        model.print_and_status_update(f"Loading {model.arch}: LoRA {os.path.basename(path)}", "loading")
+        model.print_and_status_update(
+            load_lora(pipe, path, name, model.arch, **model.lora_load_kwargs(path)), "loading"
+        )
+    if why := _not_patchable_adapters(pipe, denoisers):
+        _unload(pipe, trainable)
+        model.print_and_status_update(f"{model.arch}: LoRAs stay unmerged adapters ({why})", "loading")
+        return False
+    multipliers = dict(key)
+    for module in denoisers.values():
+        _add_deltas(module, multipliers)
+    _unload(pipe, trainable)
+    for module in denoisers.values():
+        _state(module).key = key
+    kept = sum(_state(m).nbytes() for m in denoisers.values()) / 2**30
+    model.print_and_status_update(
+        f"{model.arch}: LoRAs added into the weights; the originals ({kept:.2f} GiB) wait on the host and are "
+        "copied back when the LoRAs change",
+        "loading",
+    )
+    return True
+
+
+def restore(model) -> None:
+    """The denoisers' original weights back (exact copies), where a patch changed them."""
+    import torch
+
+    for module in _denoisers(model).values():
+        state = getattr(module, STATE, None)
+        if state is None or not state.key:
+            continue
+        with torch.no_grad():
+            for param, original in state.originals.values():
+                param.copy_(original, non_blocking=original.is_pinned())
+        if any(p.is_cuda for p, _ in state.originals.values()):
+            torch.cuda.synchronize()  # the host copies are read until the copy ends
+        state.key = ()
+
+
+def patched_key(module) -> tuple:
+    """What is in a denoiser's weights now: ((adapter name, multiplier), ...), or () for the checkpoint's own."""
+    state = getattr(module, STATE, None)
+    return state.key if state is not None else ()
+
+
+def _denoisers(model) -> dict:
+    """The roles loaded from ``name_or_path`` (``Component.source == "main"``): the denoiser(s) a LoRA trains."""
+    return {
+        role: model.parts[role]
+        for role, comp in model.components.items()
+        if comp.source == "main" and comp.has_weights and model.parts.get(role) is not None
+    }
+
+
+def _not_patchable(model, denoisers: dict) -> Optional[str]:
+    """Why the denoisers' weights cannot take a patch, or None."""
+    plan = getattr(model, "plan", None)
+    for role, module in denoisers.items():
+        placement = plan.placements.get(role, "gpu") if plan is not None else "gpu"
+        if placement != "gpu":
+            return f"the {role} is placed '{placement}', not all resident in its own dtype"
+        if any(not p.dtype.is_floating_point or p.element_size() < 2 for p in module.parameters()):
+            return f"the {role} has quantized weights"
+    return None
+
+
+def _not_patchable_adapters(pipe, denoisers: dict) -> Optional[str]:
+    from peft.tuners.lora import LoraLayer
+
+    outside = sorted(role for role, adapters in pipe.get_list_adapters().items() if adapters and role not in denoisers)
+    if outside:
+        return f"a LoRA reaches the {', '.join(outside)}"
+    for module in denoisers.values():
+        for layer in module.modules():
+            if isinstance(layer, LoraLayer):
+                if any(layer.use_dora.values()):
+                    return "a DoRA LoRA"
+                if any(getattr(layer, "lora_bias", {}).values()):
+                    return "a LoRA with biases"
+                if getattr(layer, "lora_embedding_A", None):
+                    return "a LoRA on an embedding"  # its deltas are not in lora_A, which _add_deltas reads
+    return None
+
+
+def _add_deltas(module, multipliers: dict) -> None:
+    """Each LoRA layer's deltas, times their multipliers, added into its base weight (in float32, then rounded
+    once to the weight's dtype); the weight's original kept on the host first."""
+    import torch
+    from peft.tuners.lora import LoraLayer
+
+    state = _state(module)
+    with torch.no_grad():
+        for layer in module.modules():
+            if not isinstance(layer, LoraLayer):
+                continue
+            names = [name for name in multipliers if name in layer.lora_A]
+            if not names:
+                continue
+            weight = layer.get_base_layer().weight
+            if id(weight) not in state.originals:
+                state.originals[id(weight)] = (weight, _host_copy(weight))
+            total = weight.float()
+            for name in names:
+                total.add_(layer.get_delta_weight(name).float(), alpha=multipliers[name])
+            weight.copy_(total)
+
+
+def _host_copy(weight):
+    import torch
+
+    if weight.is_cuda:
+        copy = torch.empty(weight.shape, dtype=weight.dtype, device="cpu", pin_memory=True)
+        copy.copy_(weight)
+        return copy
+    return weight.detach().clone()
+
+
+def _unload(pipe, trainable: list) -> None:
+    pipe.unload_lora_weights()
+    for param, flag in trainable:
+        param.requires_grad_(flag)
+
+
+def _state(module) -> Patched:
+    state = getattr(module, STATE, None)
+    if state is None:
+        state = Patched()
+        setattr(module, STATE, state)
+    return state
+
+
+def _adapters(pipe) -> set:
+    return {a for adapters in pipe.get_list_adapters().values() for a in adapters}
