@@ -8,7 +8,8 @@
 # RESULTS/rc.txt, so a cut session keeps every stage that finished. TINY=1 runs the queue on CPU with --tiny.
 # SKIP="NAME ..." leaves out stages whose results already came back (a machine taken back mid-queue: start the
 # queue again on the fresh one without running what finished). KEEP_MODELS=1 keeps the checkpoints for the next
-# stage (a queue of one family: each stage would build the same one again, Flux.1-dev in 23 s).
+# stage (a queue of one family: each stage would build the same one again, Flux.1-dev in 23 s); a line "NAME -"
+# clears them between two families of such a queue.
 #
 #   bash testing/bench/background.sh start q /tmp/R -- bash testing/bench/gpu_queue.sh QUEUE /tmp/R .whl_engine,.whl_av
 #   TINY=1 bash testing/bench/gpu_queue.sh QUEUE /tmp/R                                     # here: a smoke run
@@ -38,6 +39,8 @@ fi
 while read -r name script args; do
   case "$name" in "" | "#"*) continue ;; esac
   case " ${SKIP:-} " in *" $name "*) echo "=== $name skipped (SKIP)" && continue ;; esac
+  # "NAME -": no script, the checkpoints kept so far go (KEEP_MODELS=1 across families outgrows the disk)
+  [ "$script" = "-" ] && echo "=== $name: checkpoints cleared" && rm -rf "${models:?}"/* && continue
   echo "=== $name $(date +%T)"
   # shellcheck disable=SC2086  # ARGS is a list of words on purpose
   "$python" "testing/bench/$script" --out "$results/$name" --models "$models" "${extra[@]}" $args
