@@ -36,42 +36,42 @@ def test_the_queue_runs_every_stage_keeps_each_exit_code_and_clears_the_checkpoi
     assert list(models.iterdir()) == []
 
 
-def test_stages_named_in_skip_are_left_out(tmp_path):
-    """A machine taken back mid-queue: the queue starts again on the fresh one without the stages that finished."""
-    queue = tmp_path / "queue"
-    queue.write_text("done step_profile.py --no-such-option\nleft step_profile.py --no-such-option\n")
-    env = {**os.environ, "TINY": "1", "MODELS": str(tmp_path / "models"), "SKIP": "done other"}
+def run_queue(tmp_path, stages: str, kept: dict = None, **env) -> tuple[str, list]:
+    """gpu_queue.sh on CPU over the queue ``stages``, with ``kept`` (name -> text) in its models folder first:
+    its output, and the stage names rc.txt lists."""
+    queue, models = tmp_path / "queue", tmp_path / "models"
+    queue.write_text(stages)
+    models.mkdir(exist_ok=True)
+    for name, text in (kept or {}).items():
+        (models / name).write_text(text)
+    env = {**os.environ, "TINY": "1", "MODELS": str(models), **env}
     cmd = ["bash", "testing/bench/gpu_queue.sh", str(queue), str(tmp_path / "results")]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert "=== done skipped" in done.stdout
-    assert [line.split()[0] for line in (tmp_path / "results/rc.txt").read_text().splitlines()] == ["left"]
+    rc = tmp_path / "results/rc.txt"
+    return done.stdout + done.stderr, [line.split()[0] for line in rc.read_text().splitlines()] if rc.exists() else []
+
+
+def test_stages_named_in_skip_are_left_out(tmp_path):
+    """A machine taken back mid-queue: the queue starts again on the fresh one without the stages that finished."""
+    stages = "done step_profile.py --no-such-option\nleft step_profile.py --no-such-option\n"
+    out, ran = run_queue(tmp_path, stages, SKIP="done other")
+    assert "=== done skipped" in out and ran == ["left"]
 
 
 def test_keep_models_leaves_the_checkpoints_for_the_next_stage(tmp_path):
     """A queue of one family: each stage would build the same checkpoint again (Flux.1-dev: 23 s of device time)."""
-    queue, models = tmp_path / "queue", tmp_path / "models"
-    queue.write_text("a step_profile.py --no-such-option\nb step_profile.py --no-such-option\n")
-    models.mkdir()
-    (models / "flux").write_text("built by stage a")
-    env = {**os.environ, "TINY": "1", "MODELS": str(models), "KEEP_MODELS": "1"}
-    cmd = ["bash", "testing/bench/gpu_queue.sh", str(queue), str(tmp_path / "results")]
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert "queue done" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
-    assert (models / "flux").read_text() == "built by stage a"
+    stages = "a step_profile.py --no-such-option\nb step_profile.py --no-such-option\n"
+    out, ran = run_queue(tmp_path, stages, {"flux": "built by stage a"}, KEEP_MODELS="1")
+    assert "queue done" in out and ran == ["a", "b"], out[-2000:]
+    assert (tmp_path / "models/flux").read_text() == "built by stage a"
 
 
 def test_a_dash_stage_clears_the_kept_checkpoints_between_families(tmp_path):
     """KEEP_MODELS=1 over SDXL, Flux.1-dev and Z-Image together outgrows the GPU machine's 64 GB disk."""
-    queue, models = tmp_path / "queue", tmp_path / "models"
-    queue.write_text("a step_profile.py --no-such-option\nclear_sdxl -\nb step_profile.py --no-such-option\n")
-    models.mkdir()
-    (models / "sdxl").write_text("built by stage a")
-    env = {**os.environ, "TINY": "1", "MODELS": str(models), "KEEP_MODELS": "1"}
-    cmd = ["bash", "testing/bench/gpu_queue.sh", str(queue), str(tmp_path / "results")]
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert "=== clear_sdxl: checkpoints cleared" in done.stdout and "queue done" in done.stdout, done.stdout
-    assert list(models.iterdir()) == []
-    assert [line.split()[0] for line in (tmp_path / "results/rc.txt").read_text().splitlines()] == ["a", "b"]
+    stages = "a step_profile.py --no-such-option\nclear_sdxl -\nb step_profile.py --no-such-option\n"
+    out, ran = run_queue(tmp_path, stages, {"sdxl": "built by stage a"}, KEEP_MODELS="1")
+    assert "=== clear_sdxl: checkpoints cleared" in out and "queue done" in out, out[-2000:]
+    assert list((tmp_path / "models").iterdir()) == [] and ran == ["a", "b"]
 
 
 def _stages(queue: str) -> list[tuple[str, str, list, str]]:
