@@ -111,3 +111,57 @@ def test_the_setting_reads_like_the_other_flags(value, expected):
     from extensions_built_in.inference_engine.settings import EngineSettings
 
     assert EngineSettings.from_config({"lora_patch": value}).lora_patch is expected
+
+
+def test_originals_kept_beside_the_weights_go_with_the_holder(tmp_path, loras, monkeypatch):  # noqa: F811
+    """Where the plan leaves room on the GPU the originals are copied there (faster to copy back than from the
+    host); the pool does not count them, so they are copied back and freed when the holder goes. (On the CPU the
+    room is patched in: both copies are CPU memory here, and what is tested is when each goes.)"""
+    from testing.test_lora import with_lora
+    from toolkit.models import lora_patch
+
+    monkeypatch.setattr(lora_patch, "_room_on_device", lambda model: 2**40)
+    h = engine(tmp_path, loras, "beside")
+    try:
+        base, _ = run(h, body())
+        original = weights(denoiser(h))
+        on_a, said = run(h, body(loras["a"]))
+        state = getattr(denoiser(h), lora_patch.STATE)
+        assert state.device and not state.host and any("beside them on the GPU" in m for m in said), said
+        module = denoiser(h)
+        run(h, with_lora())  # another model: this holder goes, and no request of Flux's undoes the patch
+        assert not state.device and not state.key
+        assert all(torch.equal(original[k], v) for k, v in weights(module).items())
+        again, _ = run(h, body())
+    finally:
+        h.close()
+    assert np.array_equal(base, again) and np.abs(on_a - base).max() > 10
+
+
+def test_a_patch_that_fails_midway_is_copied_back_before_the_next_request(tmp_path, loras, monkeypatch):  # noqa: F811
+    from peft.tuners.lora import Linear
+
+    delta, calls = Linear.get_delta_weight, []
+
+    def fails_on_the_third(layer, adapter):
+        calls.append(adapter)
+        if len(calls) == 3:
+            raise RuntimeError("a delta that failed")
+        return delta(layer, adapter)
+
+    h = engine(tmp_path, loras, "midway")
+    try:
+        base, _ = run(h, body())
+        original = weights(denoiser(h))
+        on_a, _ = run(h, body(loras["a"]))
+        run(h, body())
+        monkeypatch.setattr(Linear, "get_delta_weight", fails_on_the_third)
+        failed = [f.header for f in h.client.generate(body(loras["a"]))]
+        monkeypatch.setattr(Linear, "get_delta_weight", delta)
+        assert any(x.get("type") == "error" and "a delta that failed" in x.get("message", "") for x in failed), failed
+        retried, _ = run(h, body(loras["a"]))  # the same LoRA at once: patched whole, not taken for done
+        again, _ = run(h, body())
+        assert all(torch.equal(original[k], v) for k, v in weights(denoiser(h)).items())
+    finally:
+        h.close()
+    assert np.array_equal(retried, on_a) and np.array_equal(base, again)

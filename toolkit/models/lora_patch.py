@@ -2,13 +2,13 @@
 wanted, and the original weights copied back, bit for bit, when they change.
 
 Unmerged adapters (toolkit/models/base_model.py ``apply_lora``) leave the base weights alone, but every step pays
-for them: each LoRA layer reads its input again and reads and writes its output twice more. On SDXL at 1024² that
-made a LoRA step 1.67× a plain one (docs/BENCHMARKS.md "Compare grids"). ComfyUI and Forge instead patch the
-weights for the run; their users expect a LoRA to cost nothing per step. Patching here keeps the pool's promise
-that a shared denoiser is the checkpoint it was loaded from: before the first patch, each weight a LoRA touches is
-copied to the host once (``Patched.originals``), and every change of LoRAs starts by copying those back, so a plain
-request after any number of LoRA switches runs the checkpoint's exact weights. No rounding builds up, unlike
-``unfuse_lora``, which subtracts the delta again in the weights' own precision.
+for them: each LoRA layer reads its input again and reads and writes its output twice more, which on SDXL's narrow,
+memory-bound layers at 1024² is most of a plain layer's cost again (docs/BENCHMARKS.md "Compare grids"). ComfyUI
+and Forge patch the weights for the run instead; their users expect a LoRA to cost nothing per step. Patching here
+keeps the pool's promise that a shared denoiser is the checkpoint it was loaded from: each weight a LoRA touches is
+copied first (``Patched``: beside it on the GPU where the plan leaves room, else to the host), and every change of
+LoRAs starts by copying those back, so a plain request after any number of LoRA switches runs the checkpoint's exact
+weights. No rounding builds up, unlike ``unfuse_lora``, which subtracts the delta again in the weights' precision.
 
 The file's layers are found by diffusers' own loaders (every layout ``load_lora`` reads), each layer's delta comes
 from PEFT (``get_delta_weight``), and the adapters are then unloaded, so the denoiser has its original modules again
@@ -26,18 +26,26 @@ from typing import Optional
 from toolkit.models.lora import adapter_name, load_lora
 
 STATE = "_aitk_lora_patch"  # on each denoiser module: its Patched
+PARTIAL = (("a patch that did not finish", 0.0),)  # a key no request has: restored before anything else
+
+
+# Left free on the device beside the plan's peak when the originals stay there: the plan's peak is an estimate.
+DEVICE_MARGIN = 2 * 2**30
 
 
 @dataclass(eq=False)
 class Patched:
-    """A denoiser's patch: which LoRAs are in its weights (``key``), and the originals of every weight any LoRA
-    has touched, kept for the module's lifetime (they never change) as (parameter, host copy)."""
+    """A denoiser's patch: which LoRAs are in its weights (``key``), and the originals of the weights they changed,
+    each as (parameter, copy). Copies on the host are kept for the module's lifetime (the originals never change,
+    and a pinned copy is slow to make); copies left on the device, where the plan has room, go as soon as they
+    are copied back (``restore``), so no memory the planner cannot see outlives the holder that made them."""
 
     key: tuple = ()
-    originals: dict = field(default_factory=dict)  # id(parameter) -> (parameter, host copy)
+    host: dict = field(default_factory=dict)  # id(parameter) -> (parameter, pinned host copy)
+    device: dict = field(default_factory=dict)  # id(parameter) -> (parameter, copy beside it), this patch only
 
-    def nbytes(self) -> int:
-        return sum(copy.numel() * copy.element_size() for _, copy in self.originals.values())
+    def copies(self) -> list:
+        return [*self.host.values(), *self.device.values()]
 
 
 def patch_loras(model, pipe, loras: list) -> bool:
@@ -71,40 +79,39 @@ def patch_loras(model, pipe, loras: list) -> bool:
         model.print_and_status_update(f"{model.arch}: LoRAs stay unmerged adapters ({why})", "loading")
         return False
     multipliers = dict(key)
+    on_device = _room_on_device(model) >= _touched_bytes(denoisers, multipliers) + DEVICE_MARGIN
     for module in denoisers.values():
-        _add_deltas(module, multipliers)
-    _unload(pipe, trainable)
-    for module in denoisers.values():
+        _state(module).key = PARTIAL  # before any weight changes: a failure midway is still copied back
+        _add_deltas(module, multipliers, on_device)
         _state(module).key = key
-    kept = sum(_state(m).nbytes() for m in denoisers.values()) / 2**30
+    _unload(pipe, trainable)
+    kept = sum(c.numel() * c.element_size() for m in denoisers.values() for _, c in _state(m).copies()) / 2**30
+    where = "beside them on the GPU" if on_device else "on the host"
     model.print_and_status_update(
-        f"{model.arch}: LoRAs added into the weights; the originals ({kept:.2f} GiB) wait on the host and are "
+        f"{model.arch}: LoRAs added into the weights; the originals ({kept:.2f} GiB) wait {where} and are "
         "copied back when the LoRAs change",
         "loading",
     )
     return True
 
 
-def restore(model) -> None:
-    """The denoisers' original weights back (exact copies), where a patch changed them."""
+def restore(model, only_device_copies: bool = False) -> None:
+    """The denoisers' original weights back (exact copies), where a patch changed them; copies kept on the device
+    are freed. ``only_device_copies``: only where such copies exist (a holder leaving: what it kept on the GPU goes
+    with it; a host-kept patch waits for the next request, which may not want it undone)."""
     import torch
 
     for module in _denoisers(model).values():
         state = getattr(module, STATE, None)
-        if state is None or not state.key:
+        if state is None or not state.key or (only_device_copies and not state.device):
             continue
+        copies = state.copies()
         with torch.no_grad():
-            for param, original in state.originals.values():
+            for param, original in copies:
                 param.copy_(original, non_blocking=original.is_pinned())
-        if any(p.is_cuda for p, _ in state.originals.values()):
+        if any(p.is_cuda for p, _ in copies):
             torch.cuda.synchronize()  # the host copies are read until the copy ends
-        state.key = ()
-
-
-def patched_key(module) -> tuple:
-    """What is in a denoiser's weights now: ((adapter name, multiplier), ...), or () for the checkpoint's own."""
-    state = getattr(module, STATE, None)
-    return state.key if state is not None else ()
+        state.key, state.device = (), {}
 
 
 def _denoisers(model) -> dict:
@@ -146,27 +153,56 @@ def _not_patchable_adapters(pipe, denoisers: dict) -> Optional[str]:
     return None
 
 
-def _add_deltas(module, multipliers: dict) -> None:
-    """Each LoRA layer's deltas, times their multipliers, added into its base weight (in float32, then rounded
-    once to the weight's dtype); the weight's original kept on the host first."""
-    import torch
+def _touched(module, multipliers: dict):
+    """(LoRA layer, the adapters of ``multipliers`` it has, its base weight) for each layer a LoRA reaches."""
     from peft.tuners.lora import LoraLayer
+
+    for layer in module.modules():
+        if isinstance(layer, LoraLayer) and (names := [name for name in multipliers if name in layer.lora_A]):
+            yield layer, names, layer.get_base_layer().weight
+
+
+def _touched_bytes(denoisers: dict, multipliers: dict) -> int:
+    return sum(w.numel() * w.element_size() for m in denoisers.values() for _, _, w in _touched(m, multipliers))
+
+
+def _room_on_device(model) -> int:
+    """Bytes the plan leaves free on the GPU beside its peak (0 on the CPU, or with no plan)."""
+    plan = getattr(model, "plan", None)
+    if plan is None or not str(getattr(model, "device", "cpu")).startswith("cuda"):
+        return 0
+    return max(0, plan.available - plan.peak)
+
+
+def _add_deltas(module, multipliers: dict, on_device: bool) -> None:
+    """Each LoRA layer's deltas, times their multipliers, added into its base weight (in float32, then rounded
+    once to the weight's dtype); the weight's original copied first, beside it or to the host."""
+    import torch
 
     state = _state(module)
     with torch.no_grad():
-        for layer in module.modules():
-            if not isinstance(layer, LoraLayer):
-                continue
-            names = [name for name in multipliers if name in layer.lora_A]
-            if not names:
-                continue
-            weight = layer.get_base_layer().weight
-            if id(weight) not in state.originals:
-                state.originals[id(weight)] = (weight, _host_copy(weight))
+        for layer, names, weight in list(_touched(module, multipliers)):
+            if id(weight) not in state.host and id(weight) not in state.device:
+                _keep_original(state, weight, on_device)
             total = weight.float()
             for name in names:
                 total.add_(layer.get_delta_weight(name).float(), alpha=multipliers[name])
             weight.copy_(total)
+
+
+def _keep_original(state: Patched, weight, on_device: bool) -> None:
+    """The weight's original beside it when there is room (the plan said so, and the allocator agrees), else on the
+    host."""
+    from toolkit.device import is_oom
+
+    if on_device:
+        try:
+            state.device[id(weight)] = (weight, weight.detach().clone())
+            return
+        except Exception as e:
+            if not is_oom(e):
+                raise
+    state.host[id(weight)] = (weight, _host_copy(weight))
 
 
 def _host_copy(weight):
