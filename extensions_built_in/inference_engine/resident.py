@@ -19,6 +19,7 @@ from toolkit.models.attention import resolve_attention
 from toolkit.models.components.hub import DownloadRefused
 from toolkit.models.components.pool import ComponentPool, active_pool, free_memory
 from toolkit.models.lora import LoraMismatch
+from toolkit.models.lora_patch import restore as restore_patched
 from toolkit.models.registry import get_model_class
 from toolkit.models.streaming import STREAM_ATTR
 from toolkit.sample_step_hook import GenerationCancelled
@@ -152,12 +153,15 @@ class ResidentModel:
 
     def drop(self) -> None:
         """Forget the holder (its pooled components stay in the pool until released). What its streamed
-        denoisers keep on the GPU goes back to the host: the pool lists them as waiting there, and would not free
-        that memory for the next plan."""
+        denoisers keep on the GPU goes back to the host, and the original weights a LoRA patch kept beside its
+        denoiser are copied back and freed: the pool counts neither, and would not free that memory for the next
+        plan."""
         for module in self.holder.parts.values() if self.holder is not None else ():
             stream = getattr(module, STREAM_ATTR, None)
             if stream is not None:
                 stream.release()
+        if self.holder is not None:
+            restore_patched(self.holder, only_device_copies=True)
         self.holder = self.identity = None
         self.keys = set()
         self.compiler.forget()
