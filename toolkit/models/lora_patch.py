@@ -101,7 +101,7 @@ def restore(model, only_device_copies: bool = False) -> None:
     with it; a host-kept patch waits for the next request, which may not want it undone)."""
     import torch
 
-    for module in _denoisers(model).values():
+    for module in model.parts.values():  # only a patched denoiser has a state
         state = getattr(module, STATE, None)
         if state is None or not state.key or (only_device_copies and not state.device):
             continue
