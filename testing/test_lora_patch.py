@@ -48,12 +48,19 @@ def test_patched_loras_match_adapters_and_the_checkpoint_comes_back_bit_for_bit(
         for name, b in bodies.items():
             images[name], said[name] = run(h, b)
             assert lora_layers(denoiser(h)) == 0, name  # the adapters went once their deltas were in the weights
+            if name == "a_and_mod":
+                health = h.client.health()["lora_patch"]
         again, _ = run(h, body())
         after = weights(denoiser(h))
         assert h.client.health()["counters"]["misses"] == misses  # never reloaded
+        plain_health = h.client.health()["lora_patch"]
     finally:
         h.close()
     assert any("added into the weights" in m for m in said["a"]), said["a"]
+    files = [(p["file"], p["multiplier"]) for p in health["patched"]]
+    assert health["enabled"] and files == [("a.safetensors", 0.7), ("mod.safetensors", 1.3)], health
+    assert health["originals_bytes"]["host"] > 0 and health["originals_bytes"]["device"] == 0
+    assert plain_health["patched"] == []
     assert all(torch.equal(original[k], after[k]) for k in original)  # copied back, not subtracted
     assert np.array_equal(base, again)
     reference = engine(tmp_path, loras, "adapters", patch=False)
@@ -128,6 +135,7 @@ def test_originals_kept_beside_the_weights_go_with_the_holder(tmp_path, loras, m
         on_a, said = run(h, body(loras["a"]))
         state = getattr(denoiser(h), lora_patch.STATE)
         assert state.device and not state.host and any("beside them on the GPU" in m for m in said), said
+        assert h.client.health()["lora_patch"]["originals_bytes"]["device"] > 0
         module = denoiser(h)
         run(h, with_lora())  # another model: this holder goes, and no request of Flux's undoes the patch
         assert not state.device and not state.key

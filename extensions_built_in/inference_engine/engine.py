@@ -49,6 +49,7 @@ from toolkit.models.attention import check_attention
 from toolkit.models.components.hub import DownloadRefused
 from toolkit.models.components.pool import ComponentPool, active_pool, set_host_ram_budget
 from toolkit.models.lora import LoraMismatch
+from toolkit.models.lora_patch import describe as describe_lora_patch
 from toolkit.models.registry import describe_all
 from toolkit.models.speed import wants_fp8
 from toolkit.paths import MODELS_PATH
@@ -214,6 +215,7 @@ class Engine(EngineLine, EngineBatching, EngineProgress):  # engine_line.py, bat
             "compile": self.compiler.state() | {"attention": {"mode": self.settings.attention, "first": first}},
             "gc": collector_state() | {"last_freeze_s": self.heap.last_seconds},  # toolkit/gc_heap.py
             "prompt_cache": prompts.stats(),
+            "lora_patch": describe_lora_patch(holder, self.settings.lora_patch),
             "batching": self.batching_stats(),
             "assets": self.assets.usage() | {"max_age_s": self.assets.max_age_s},
         }

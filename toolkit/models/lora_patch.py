@@ -41,6 +41,7 @@ class Patched:
     are copied back (``restore``), so no memory the planner cannot see outlives the holder that made them."""
 
     key: tuple = ()
+    files: tuple = ()  # (file name, multiplier) of each LoRA in the weights, for /health
     host: dict = field(default_factory=dict)  # id(parameter) -> (parameter, pinned host copy)
     device: dict = field(default_factory=dict)  # id(parameter) -> (parameter, copy beside it), this patch only
 
@@ -84,6 +85,7 @@ def patch_loras(model, pipe, loras: list) -> bool:
         _state(module).key = PARTIAL  # before any weight changes: a failure midway is still copied back
         _add_deltas(module, multipliers, on_device)
         _state(module).key = key
+        _state(module).files = tuple((os.path.basename(path), float(weight)) for path, weight in loras)
     _unload(pipe, trainable)
     kept = sum(c.numel() * c.element_size() for m in denoisers.values() for _, c in _state(m).copies()) / 2**30
     where = "beside them on the GPU" if on_device else "on the host"
@@ -111,7 +113,21 @@ def restore(model, only_device_copies: bool = False) -> None:
                 param.copy_(original, non_blocking=original.is_pinned())
         if any(p.is_cuda for p, _ in copies):
             torch.cuda.synchronize()  # the host copies are read until the copy ends
-        state.key, state.device = (), {}
+        state.key, state.files, state.device = (), (), {}
+
+
+def describe(holder, enabled: bool) -> dict:
+    """``/health``'s ``lora_patch``: whether it is on, which LoRAs the resident denoiser's weights hold now, and
+    the bytes of originals kept for them on the GPU and on the host (read from the server's thread: snapshots only)."""
+    patched, kept = [], {"device": 0, "host": 0}
+    for module in list(holder.parts.values()) if holder is not None else ():
+        state = getattr(module, STATE, None)
+        if state is None:
+            continue
+        patched += [{"file": name, "multiplier": multiplier} for name, multiplier in state.files]
+        for where, copies in (("device", state.device), ("host", state.host)):
+            kept[where] += sum(c.numel() * c.element_size() for _, c in list(copies.values()))
+    return {"enabled": enabled, "patched": patched, "originals_bytes": kept}
 
 
 def _denoisers(model) -> dict:
