@@ -222,7 +222,9 @@ def main(argv=None) -> int:
                 results[name][f"{name}_over_plain"] = round(results[name]["total_s"] / results["plain"]["total_s"], 4)
             print(name, json.dumps({k: v for k, v in results[name].items() if not k.startswith("counters_")}))
             out.write_text(json.dumps(results, indent=1))
-        results["health"] = {k: client.health().get(k) for k in ("compile", "prompt_cache", "vram", "memory", "lora_patch")}
+        results["health"] = {
+            k: client.health().get(k) for k in ("compile", "prompt_cache", "vram", "memory", "lora_patch")
+        }
     out.write_text(json.dumps(results, indent=1))
     return 0
 
