@@ -166,7 +166,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
         self._after_sample_hooks: list[Hook] = []
         # Whether a denoiser (role, module) is or will be compiled; the resident engine sets engine.compile's answer.
         self.will_compile: Callable[[str, Any], bool] = lambda role, module: bool(getattr(module, "_aitk_compiled", 0))
-        self.lora_patch = False  # engine.lora_patch: LoRAs added into the denoiser's weights, not run as adapters
+        self.lora_patch = False  # engine.lora_patch: LoRAs go into the weights instead of staying adapters
 
     @property
     def sample_step_hook(self) -> Optional[Callable[["SampleStep"], None]]:

@@ -4,7 +4,7 @@ wanted, and the original weights copied back, bit for bit, when they change.
 Unmerged adapters (toolkit/models/base_model.py ``apply_lora``) leave the base weights alone, but every step pays
 for them: each LoRA layer reads its input again and reads and writes its output twice more, which on SDXL's narrow,
 memory-bound layers at 1024² is most of a plain layer's cost again (docs/BENCHMARKS.md "Compare grids"). ComfyUI
-and Forge patch the weights for the run instead; their users expect a LoRA to cost nothing per step. Patching here
+and Forge patch the weights while a LoRA is in use; their users expect a LoRA to cost nothing per step. Patching here
 keeps the pool's promise that a shared denoiser is the checkpoint it was loaded from: each weight a LoRA touches is
 copied first (``Patched``: beside it on the GPU where the plan leaves room, else to the host), and every change of
 LoRAs starts by copying those back, so a plain request after any number of LoRA switches runs the checkpoint's exact
