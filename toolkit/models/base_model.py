@@ -21,7 +21,7 @@ from toolkit.memory_plan import OFF_GPU, Plan, WorkingSet
 from toolkit.models import arch_tags, from_image, tiny
 from toolkit.models.attention import attention_kernels
 from toolkit.models.components.loading import end_group_offload_call, import_class, load_component
-from toolkit.models.lora import LoraMismatch, adapter_name, load_lora
+from toolkit.models.lora import LoraMismatch, adapter_name, load_lora, loaded_adapters
 from toolkit.models.lora_hotswap import apply_to_slots
 from toolkit.models.lora_patch import patch_loras
 from toolkit.models.lora_patch import restore as restore_patched
@@ -231,7 +231,7 @@ class BaseModel(arch_tags.ArchPicker, MemoryInputs, TaskPipelines):  # arch_tags
         if apply_to_slots(self, pipe, loras):
             return  # a compiled denoiser: LoRAs hot-swap into fixed slots instead of recompiling it
         wanted = {adapter_name(path): (path, weight) for path, weight in loras}
-        loaded = {a for adapters in pipe.get_list_adapters().values() for a in adapters}
+        loaded = loaded_adapters(pipe)
         if stale := sorted(loaded - set(wanted)):
             pipe.delete_adapters(stale)
         for name, (path, _) in wanted.items():

@@ -208,7 +208,12 @@ def _from_bfl_names(pipe, path: str):
     return out
 
 
+def loaded_adapters(pipe) -> set:
+    """Every adapter name on any of the pipeline's modules."""
+    return {a for adapters in pipe.get_list_adapters().values() for a in adapters}
+
+
 def _forget(pipe, adapter: str) -> None:
     """A failed load may have registered the adapter on some modules already."""
-    if adapter in {a for adapters in pipe.get_list_adapters().values() for a in adapters}:
+    if adapter in loaded_adapters(pipe):
         pipe.delete_adapters([adapter])

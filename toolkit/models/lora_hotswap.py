@@ -24,7 +24,7 @@ import os
 import warnings
 from dataclasses import dataclass
 
-from toolkit.models.lora import LoraMismatch, adapter_name, load_lora, no_match, read_layers, sources
+from toolkit.models.lora import LoraMismatch, adapter_name, load_lora, loaded_adapters, no_match, read_layers, sources
 
 # The highest rank a slot is padded to: 128 is the value diffusers' hot-swap docs use, and it covers the ranks
 # trainers write by default (AI Toolkit: 16-32; 64-128 for style LoRAs). A file of higher rank loads unpadded and
@@ -125,7 +125,7 @@ class Slots:
         self.activate({slot: wanted[fid][1] for fid, slot in holding.items()})
 
     def adapters(self) -> set:
-        return {a for adapters in self.pipe.get_list_adapters().values() for a in adapters}
+        return loaded_adapters(self.pipe)
 
     def free(self, taken: set, new: "Held") -> str:
         """A slot for a new file: a spare one, preferring one that took a file with the same load arguments (a

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from toolkit.models.lora import adapter_name, load_lora
+from toolkit.models.lora import adapter_name, load_lora, loaded_adapters
 
 STATE = "_aitk_lora_patch"  # on each denoiser module: its Patched
 PARTIAL = (("a patch that did not finish", 0.0),)  # a key no request has: restored before anything else
@@ -60,10 +60,10 @@ def patch_loras(model, pipe, loras: list) -> bool:
             model.print_and_status_update(f"{model.arch}: LoRAs stay unmerged adapters ({why})", "loading")
         return False
     key = tuple((adapter_name(path), float(weight)) for path, weight in loras)
-    if all(_state(m).key == key for m in denoisers.values()) and not _adapters(pipe):
+    if all(_state(m).key == key for m in denoisers.values()) and not loaded_adapters(pipe):
         return True  # already in the weights (or nothing wanted and nothing there)
     restore(model)
-    if _adapters(pipe):
+    if loaded_adapters(pipe):
         pipe.unload_lora_weights()  # adapters from a request that could not patch: the original modules again
     if not loras:
         return True
@@ -243,7 +243,3 @@ def _state(module) -> Patched:
         state = Patched()
         setattr(module, STATE, state)
     return state
-
-
-def _adapters(pipe) -> set:
-    return {a for adapters in pipe.get_list_adapters().values() for a in adapters}
